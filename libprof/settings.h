@@ -1,0 +1,69 @@
+// LIBPROF_* environment settings: parsed once, with a clear warning and the default for any bad
+// value.
+//
+// Layer: libprof/ (CUDA-free, so tests run without a GPU). Every setting is documented in
+// README.md; keep the two in step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace libprof {
+
+// Which kinds of records to enable. Names as accepted by LIBPROF_TRACE (comma-separated).
+struct RecordKinds {
+  bool runtime_api = true;   // "runtime"
+  bool driver_api = true;    // "driver"  (internal/noisy driver calls still filtered, see api_filter)
+  bool kernels = true;       // "kernel"
+  bool memcpy = true;        // "memcpy"
+  bool memset = true;        // "memset"
+  bool sync = true;          // "sync"    (synchronisation + CUDA event records)
+  bool memory = true;        // "memory"  (allocations and frees, MEMORY2)
+  bool nvtx = true;          // "nvtx"
+  bool overhead = true;      // "overhead"
+  bool graph_trace = false;  // "graph"   (one record per graph launch instead of per node)
+};
+
+enum class ApiFilter { kSignificant, kAll };
+
+struct Settings {
+  // LIBPROF_OUTPUT: output path template (%p pid, %h host, %q{VAR} env var, %n sequence, %% %).
+  std::string output = "libprof-%p.pb";
+  // LIBPROF_FORCE_OVERWRITE=1: replace an existing file instead of picking the next free name.
+  bool force_overwrite = false;
+  // LIBPROF_LOG_LEVEL: off|error|warn|info|debug|trace.
+  std::string log_level = "warn";
+  // LIBPROF_BUFFER_SIZE_KB: size of one CUPTI activity buffer. CUPTI recommends 1-10 MB.
+  uint32_t buffer_size_kb = 8192;
+  // LIBPROF_BUFFER_POOL: buffers kept ready; more are allocated on demand up to
+  // LIBPROF_MAX_BUFFERS, after which records are dropped (and counted).
+  uint32_t buffer_pool = 4;
+  uint32_t max_buffers = 64;
+  // LIBPROF_DEVICE_BUFFER_SIZE_KB: CUPTI's per-context device buffer (0 = CUPTI's default).
+  uint32_t device_buffer_size_kb = 0;
+  // LIBPROF_FLUSH_INTERVAL_MS: periodic forced flush; a crash loses at most this much.
+  uint32_t flush_interval_ms = 1000;
+  // LIBPROF_TRACE: record kinds (see RecordKinds).
+  RecordKinds kinds;
+  // LIBPROF_API_FILTER: "significant" (default) skips trivial runtime/driver calls at collection
+  // time, as Nsight Systems does; "all" records every call.
+  ApiFilter api_filter = ApiFilter::kSignificant;
+  // LIBPROF_CUPTI_PATH: libcupti to load when the process has none loaded yet.
+  std::string cupti_path;
+
+  // The effective values, by variable name, for the trace header.
+  std::map<std::string, std::string> ToMap() const;
+};
+
+// Parses settings from `getenv`-like lookup (returns nullptr when unset). Each bad value adds one
+// sentence to *warnings naming the variable, the value and the default used instead.
+Settings ParseSettings(const std::function<const char*(const char*)>& getenv_fn,
+                       std::vector<std::string>* warnings);
+
+// Parses from the process environment.
+Settings ParseSettingsFromEnvironment(std::vector<std::string>* warnings);
+
+}  // namespace libprof

@@ -1,0 +1,314 @@
+// The in-memory form of a libprof trace: plain structs with absolute times and resolved ids.
+//
+// Layer: proto/ (CUDA-free, libprotobuf-free). libprof.so builds these from CUPTI records and
+// hands them to TraceWriter; TraceReader gives them back to the analysis. Enum values are those of
+// proto/trace.proto (and of CUPTI where the proto says so), so conversion is a cast.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace libprof {
+
+// Must equal what proto/trace.proto documents; readers reject any other version.
+inline constexpr uint32_t kSchemaVersion = 1;
+inline constexpr const char* kTraceFormat = "libprof-trace";
+
+enum class Timebase : uint8_t { kUnspecified = 0, kClockMonotonic = 1, kClockRealtime = 2 };
+enum class ApiDomain : uint8_t { kUnspecified = 0, kRuntime = 1, kDriver = 2, kInternalLaunch = 3 };
+enum class CopyKind : uint8_t {
+  kUnknown = 0, kHtoD = 1, kDtoH = 2, kHtoA = 3, kAtoH = 4, kAtoA = 5,
+  kAtoD = 6, kDtoA = 7, kDtoD = 8, kHtoH = 9, kPtoP = 10,
+};
+enum class MemoryKind : uint8_t {
+  kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kArray = 4,
+  kManaged = 5, kDeviceStatic = 6, kManagedStatic = 7,
+};
+enum class SyncType : uint8_t {
+  kUnknown = 0, kEventSynchronize = 1, kStreamWaitEvent = 2,
+  kStreamSynchronize = 3, kContextSynchronize = 4,
+};
+enum class NvtxKind : uint8_t { kUnknown = 0, kPushPop = 1, kStartEnd = 2, kMark = 3 };
+enum class MemoryOperation : uint8_t { kUnknown = 0, kAllocation = 1, kRelease = 2 };
+enum class StreamType : uint8_t { kUnknown = 0, kDefault = 1, kNonBlocking = 2, kNull = 3 };
+
+// CUPTI's "not applicable" stream id (Synchronization records of context syncs).
+inline constexpr uint32_t kNoStream = 0xFFFFFFFFu;
+
+struct DeviceInfo {
+  uint32_t id = 0;
+  std::string name;
+  std::string uuid;  // 16 raw bytes
+  uint32_t sm_count = 0;
+  uint64_t global_memory_bytes = 0;
+  uint32_t compute_capability_major = 0;
+  uint32_t compute_capability_minor = 0;
+  std::string pci_bus_id;
+  uint32_t core_clock_khz = 0;
+  uint64_t memory_clock_khz = 0;
+  uint32_t memory_bus_width_bits = 0;
+  uint32_t max_threads_per_block = 0;
+  uint64_t l2_cache_bytes = 0;
+  bool operator==(const DeviceInfo&) const = default;
+};
+
+struct TraceHeader {
+  uint32_t schema_version = kSchemaVersion;
+  std::string libprof_version;
+  uint32_t pid = 0;
+  uint32_t parent_pid = 0;
+  std::string hostname;
+  std::vector<std::string> command_line;
+  uint64_t start_wall_time_ns = 0;
+  Timebase timebase = Timebase::kUnspecified;
+  int64_t wall_clock_offset_ns = 0;
+  uint64_t start_time_ns = 0;
+  uint32_t cuda_driver_version = 0;
+  uint32_t cuda_runtime_version = 0;
+  uint32_t cupti_version = 0;
+  std::string cupti_path;
+  std::vector<DeviceInfo> devices;
+  std::map<std::string, std::string> settings;
+  std::string capture_status;  // "" when CUPTI capture is active
+  bool operator==(const TraceHeader&) const = default;
+};
+
+// Times are nanoseconds on the header's timebase. String ids refer to the file's string table
+// (TraceWriter::Intern on the way in, TraceReader::strings() on the way out); 0 is "".
+
+struct ApiCall {
+  ApiDomain domain = ApiDomain::kRuntime;
+  uint32_t callback_id = 0;
+  uint32_t name_id = 0;  // clean name: "cudaMemcpyAsync"
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  uint32_t thread_id = 0;  // OS thread id (gettid)
+  int32_t return_value = 0;
+  bool nested = false;  // a driver call inside a runtime call of the same thread
+  bool operator==(const ApiCall&) const = default;
+};
+
+struct KernelShape {
+  uint32_t name_id = 0;
+  uint32_t demangled_name_id = 0;
+  std::array<uint32_t, 3> grid{};
+  std::array<uint32_t, 3> block{};
+  std::array<uint32_t, 3> cluster{};  // all 0 when not a cluster launch
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_memory_bytes = 0;
+  uint32_t dynamic_shared_memory_bytes = 0;
+  uint32_t local_memory_per_thread_bytes = 0;
+  uint32_t shared_memory_config_bytes = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  bool operator==(const KernelShape&) const = default;
+};
+
+struct Kernel {
+  KernelShape shape;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+  bool device_launched = false;
+  bool operator==(const Kernel&) const = default;
+};
+
+struct Memcpy {
+  CopyKind copy_kind = CopyKind::kUnknown;
+  MemoryKind src_kind = MemoryKind::kUnknown;
+  MemoryKind dst_kind = MemoryKind::kUnknown;
+  uint64_t bytes = 0;
+  bool async = false;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+  uint32_t src_device_id = 0;  // peer-to-peer only
+  uint32_t dst_device_id = 0;
+  bool operator==(const Memcpy&) const = default;
+};
+
+struct Memset {
+  MemoryKind memory_kind = MemoryKind::kUnknown;
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  bool async = false;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t graph_id = 0;
+  bool operator==(const Memset&) const = default;
+};
+
+struct Synchronization {
+  SyncType type = SyncType::kUnknown;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = kNoStream;
+  uint32_t event_id = 0;
+  uint64_t event_sync_id = 0;
+  int32_t return_value = 0;
+  bool operator==(const Synchronization&) const = default;
+};
+
+struct NvtxEvent {
+  NvtxKind kind = NvtxKind::kUnknown;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;  // == start_ns for marks
+  uint32_t thread_id = 0;
+  uint32_t end_thread_id = 0;  // START_END: the thread that ended the range
+  uint32_t domain_id = 0;      // 0 = default domain; else an NvtxDomain id
+  uint32_t message_id = 0;
+  uint32_t category = 0;
+  uint32_t color_argb = 0;
+  bool has_color = false;
+  uint32_t depth = 0;
+  bool open = false;  // never closed before recording ended
+  uint64_t range_id = 0;
+  bool operator==(const NvtxEvent&) const = default;
+};
+
+struct NvtxDomain {
+  uint32_t id = 0;
+  uint32_t name_id = 0;
+  bool operator==(const NvtxDomain&) const = default;
+};
+
+struct MemoryOp {
+  MemoryOperation operation = MemoryOperation::kUnknown;
+  MemoryKind memory_kind = MemoryKind::kUnknown;
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint64_t time_ns = 0;
+  uint64_t correlation_id = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  bool async = false;
+  uint64_t pool_address = 0;
+  uint32_t pool_type = 0;
+  bool operator==(const MemoryOp&) const = default;
+};
+
+struct StreamInfo {
+  uint32_t stream_id = 0;
+  uint32_t context_id = 0;
+  uint32_t device_id = 0;
+  StreamType type = StreamType::kUnknown;
+  int32_t priority = 0;
+  uint64_t correlation_id = 0;
+  bool operator==(const StreamInfo&) const = default;
+};
+
+struct ContextInfo {
+  uint32_t context_id = 0;
+  uint32_t device_id = 0;
+  uint32_t null_stream_id = 0;
+  uint32_t compute_api = 0;
+  bool operator==(const ContextInfo&) const = default;
+};
+
+struct CudaEvent {
+  uint32_t event_id = 0;
+  uint64_t sync_id = 0;
+  uint64_t correlation_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t device_id = 0;
+  uint64_t device_timestamp_ns = 0;  // 0 when not recorded
+  bool operator==(const CudaEvent&) const = default;
+};
+
+struct Overhead {
+  uint32_t overhead_kind = 0;
+  uint32_t name_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t thread_id = 0;
+  bool operator==(const Overhead&) const = default;
+};
+
+struct GraphTrace {
+  uint32_t graph_id = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t correlation_id = 0;
+  uint32_t device_id = 0;
+  uint32_t stream_id = 0;
+  bool operator==(const GraphTrace&) const = default;
+};
+
+struct DropReport {
+  std::string source;  // "cupti" or "nvtx"
+  uint64_t count = 0;
+  uint64_t at_ns = 0;
+  bool operator==(const DropReport&) const = default;
+};
+
+struct RunEnd {
+  uint64_t end_time_ns = 0;
+  std::string reason;
+  uint64_t records_written = 0;
+  uint64_t records_dropped = 0;
+  uint64_t chunks_written = 0;
+  bool operator==(const RunEnd&) const = default;
+};
+
+// The records of one chunk (reader side) or of any batch (writer side).
+struct TraceRecords {
+  uint32_t process_index = 0;
+  uint64_t sequence = 0;
+  std::vector<ApiCall> api_calls;
+  std::vector<Kernel> kernels;
+  std::vector<Memcpy> memcpys;
+  std::vector<Memset> memsets;
+  std::vector<Synchronization> synchronizations;
+  std::vector<NvtxEvent> nvtx_events;
+  std::vector<NvtxDomain> nvtx_domains;
+  std::vector<MemoryOp> memory_ops;
+  std::vector<StreamInfo> streams;
+  std::vector<ContextInfo> contexts;
+  std::vector<CudaEvent> cuda_events;
+  std::vector<Overhead> overheads;
+  std::vector<DeviceInfo> devices;
+  std::vector<GraphTrace> graph_traces;
+  std::vector<DropReport> drops;
+  std::optional<RunEnd> run_end;
+  uint32_t cuda_runtime_version = 0;  // 0 = not reported in this batch
+
+  // Number of timed records (API, kernel, memcpy, memset, sync, NVTX, memory, event, overhead,
+  // graph), the unit of the "bytes per record" figures.
+  size_t RecordCount() const {
+    return api_calls.size() + kernels.size() + memcpys.size() + memsets.size() +
+           synchronizations.size() + nvtx_events.size() + memory_ops.size() +
+           cuda_events.size() + overheads.size() + graph_traces.size();
+  }
+  bool operator==(const TraceRecords&) const = default;
+};
+
+// Readable names of the enums, as profview prints them ("pageable", "HtoD", ...).
+const char* ToString(CopyKind kind);
+const char* ToString(MemoryKind kind);
+const char* ToString(SyncType type);
+const char* ToString(NvtxKind kind);
+const char* ToString(StreamType type);
+const char* ToString(ApiDomain domain);
+
+}  // namespace libprof

@@ -1,0 +1,62 @@
+// Reads a libprof trace chunk by chunk, so that files of any size stream through bounded memory.
+//
+// Layer: proto/ (CUDA-free). Uses libprotobuf, so it is linked into the tools, never into
+// libprof.so. A file cut short (a crashed process) reads up to its last complete chunk and then
+// reports the truncation; a corrupt chunk stops reading with an error; neither throws.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "proto/trace_model.h"
+
+namespace libprof {
+
+class TraceReader {
+ public:
+  // Opens `path` and reads and validates the header. The error is one sentence that names the
+  // file: missing, unreadable, not a libprof trace, unsupported schema version, cut inside the
+  // header.
+  static std::expected<std::unique_ptr<TraceReader>, std::string> Open(const std::string& path);
+  ~TraceReader();
+
+  // Headers of the processes in this file: one for a plain trace, several for a merged one.
+  const std::vector<TraceHeader>& headers() const { return headers_; }
+  const TraceHeader& header() const { return headers_.front(); }
+
+  // Decodes the next chunk into *out (cleared first): absolute times, thread ids, resolved
+  // kernel shapes and API name ids. Returns false at the end of the file or when the rest cannot
+  // be read; then truncated() / error() tell which.
+  bool Next(TraceRecords* out);
+
+  // The string table of a process, as far as the chunks read so far define it.
+  const std::vector<std::string>& strings(uint32_t process_index = 0) const;
+  // The string with `id`, or "" for an id not (yet) defined.
+  const std::string& String(uint32_t id, uint32_t process_index = 0) const;
+
+  bool truncated() const { return truncated_; }  // the file ends inside a chunk
+  const std::string& error() const { return error_; }  // "" unless a chunk was corrupt
+  uint64_t bytes_read() const { return bytes_read_; }  // up to the end of the last good chunk
+  uint64_t chunks_read() const { return chunks_read_; }
+  uint64_t file_size() const { return file_size_; }
+
+ private:
+  struct ProcessState;
+  TraceReader() = default;
+
+  std::ifstream file_;
+  std::string path_;
+  std::vector<TraceHeader> headers_;
+  std::vector<std::unique_ptr<ProcessState>> processes_;
+  bool truncated_ = false;
+  std::string error_;
+  uint64_t bytes_read_ = 0;
+  uint64_t chunks_read_ = 0;
+  uint64_t file_size_ = 0;
+};
+
+}  // namespace libprof
