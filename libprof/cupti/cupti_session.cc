@@ -1,0 +1,271 @@
+// CaptureSession on CUPTI's Activity API: subscription, clock, buffers, record kinds.
+//
+// Layer: libprof/cupti/ (the only place that includes CUPTI). Start() runs inside cuInit and
+// makes no CUDA call (cupti-facts.md 1.1). CUPTI's buffer callbacks are plain functions, so they
+// reach the session through one global pointer, set before the callbacks are registered.
+#include <cupti.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "libprof/capture_session.h"
+#include "libprof/clock.h"
+#include "libprof/cupti/activity_decoder.h"
+#include "libprof/cupti/api_filter.h"
+#include "libprof/cupti/cupti_api.h"
+#include "libprof/log.h"
+#include "libprof/recorder.h"
+
+namespace libprof {
+namespace {
+
+class CuptiSession;
+std::atomic<CuptiSession*> g_session{nullptr};
+
+uint64_t CUPTIAPI MonotonicTimestamp() { return ReadClockNs(CLOCK_MONOTONIC); }
+
+class CuptiSession : public CaptureSession {
+ public:
+  bool Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
+             Recorder* recorder, std::string* status) override;
+  void Flush(bool forced) override;
+  void Decode(const uint8_t* buffer, size_t size, TraceRecords* out) override;
+  uint64_t TakeDropped() override;
+  void Disable() override;
+  uint32_t cupti_version() const override { return version_; }
+  std::string cupti_path() const override { return api_ ? api_->path : ""; }
+
+  static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                       size_t size, size_t valid_size);
+  static void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                  CUpti_CallbackId cbid, const void* data);
+
+ private:
+  // Logs a failed CUPTI call once, with CUPTI's own words. Returns whether it succeeded.
+  bool Check(CUptiResult result, const char* what);
+  std::string ResultString(CUptiResult result) const;
+  void EnableKinds(const Settings& settings);
+  void Enable(CUpti_ActivityKind kind, const char* name);
+
+  const CuptiApi* api_ = nullptr;
+  uint32_t version_ = 0;
+  BufferPool* pool_ = nullptr;
+  Recorder* recorder_ = nullptr;
+  std::unique_ptr<ActivityDecoder> decoder_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::vector<CUpti_ActivityKind> enabled_;
+  std::atomic<bool> active_{false};
+  std::atomic<bool> fatal_{false};  // CUPTI finalised itself: flush and disable are off limits
+  // CUPTI before 12.9 could crash when a buffer request was refused (Kineto's note,
+  // cupti-facts.md 3.1): there we allocate past the pool's maximum instead.
+  bool may_refuse_buffers_ = true;
+};
+
+std::string CuptiSession::ResultString(CUptiResult result) const {
+  const char* text = nullptr;
+  if (api_ && api_->cuptiGetResultString) api_->cuptiGetResultString(result, &text);
+  return text ? text : "CUPTI error " + std::to_string(static_cast<int>(result));
+}
+
+bool CuptiSession::Check(CUptiResult result, const char* what) {
+  if (result == CUPTI_SUCCESS) return true;
+  Log().warn("{} failed: {}", what, ResultString(result));
+  return false;
+}
+
+bool CuptiSession::Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
+                         Recorder* recorder, std::string* status) {
+  std::string error;
+  api_ = LoadCuptiApi(settings.cupti_path, &error);
+  if (api_ == nullptr) {
+    *status = "CUPTI could not be loaded (" + error + ")";
+    return false;
+  }
+  api_->cuptiGetVersion(&version_);
+  // Index 27 was CUDA 12.9; from 13.0 on the version reads major*10000+minor*100+patch.
+  may_refuse_buffers_ = version_ >= 27;
+  pool_ = pool;
+  recorder_ = recorder;
+
+  // Subscribe first: it is how CUPTI tells us another tool (nsys, ncu, torch.profiler...) owns
+  // it, and then we must not touch the process-wide activity state at all.
+  char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = {};
+  CUptiResult result;
+  if (api_->cuptiSubscribe_v2) {
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "libprof";
+    params.oldSubscriberName = other;
+    params.oldSubscriberSize = sizeof other;
+    result = api_->cuptiSubscribe_v2(&subscriber_, &OnCallback, this, &params);
+  } else {
+    result = api_->cuptiSubscribe(&subscriber_, &OnCallback, this);
+  }
+  if (result != CUPTI_SUCCESS) {
+    *status = result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                  ? std::string("CUPTI is already in use by ") +
+                        (other[0] ? other : "another tool") +
+                        " (only one CUPTI client per process); CUDA activity is not recorded"
+                  : "CUPTI subscription failed: " + ResultString(result);
+    return false;
+  }
+
+  decoder_ = std::make_unique<ActivityDecoder>(*api_, *strings);
+  Check(api_->cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "cuptiSetThreadIdType");
+  // Our clock for every record; must be registered before any kind is enabled.
+  if (api_->cuptiActivityRegisterTimestampCallback == nullptr ||
+      api_->cuptiActivityRegisterTimestampCallback(&MonotonicTimestamp) != CUPTI_SUCCESS) {
+    g_trace_clock = CLOCK_REALTIME;
+    Log().info("CUPTI refused the monotonic clock; timestamps use CLOCK_REALTIME");
+  }
+  uint8_t zeroed = 1;
+  size_t one = sizeof zeroed;
+  Check(api_->cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &one,
+                                        &zeroed),
+        "setting CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER");
+  if (settings.device_buffer_size_kb != 0) {
+    size_t bytes = size_t{settings.device_buffer_size_kb} * 1024;
+    size_t size = sizeof bytes;
+    Check(api_->cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes),
+          "setting CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE");
+  }
+  g_session = this;
+  if (!Check(api_->cuptiActivityRegisterCallbacks(&BufferRequested, &BufferCompleted),
+             "cuptiActivityRegisterCallbacks")) {
+    *status = "CUPTI would not take libprof's activity buffers";
+    api_->cuptiUnsubscribe(subscriber_);
+    g_session = nullptr;
+    return false;
+  }
+  EnableKinds(settings);
+  if (settings.api_filter == ApiFilter::kSignificant) {
+    // After enabling the API kinds: enabling a kind resets the per-call choices.
+    for (uint32_t cbid : InsignificantRuntimeCbids()) api_->cuptiActivityEnableRuntimeApi(cbid, 0);
+    for (uint32_t cbid : InsignificantDriverCbids()) api_->cuptiActivityEnableDriverApi(cbid, 0);
+  }
+  api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
+                            CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
+  api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+  api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
+  active_ = true;
+  return true;
+}
+
+void CuptiSession::Enable(CUpti_ActivityKind kind, const char* name) {
+  CUptiResult result = api_->cuptiActivityEnable(kind);
+  if (result == CUPTI_SUCCESS) {
+    enabled_.push_back(kind);
+  } else {
+    Log().warn("this CUPTI cannot record {} ({})", name, ResultString(result));
+  }
+}
+
+void CuptiSession::EnableKinds(const Settings& settings) {
+  const RecordKinds& k = settings.kinds;
+  // Devices, contexts and streams are few and the analysis needs them to interpret the rest.
+  Enable(CUPTI_ACTIVITY_KIND_DEVICE, "devices");
+  Enable(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts");
+  Enable(CUPTI_ACTIVITY_KIND_STREAM, "streams");
+  if (k.runtime_api) Enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls");
+  if (k.driver_api) Enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls");
+  // Kernels launched outside any API function would otherwise have no API record to match.
+  if (k.runtime_api || k.driver_api) {
+    Enable(CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, "internal launches");
+  }
+  // CONCURRENT_KERNEL, never KERNEL: KERNEL serialises all kernels (cupti_activity.h).
+  if (k.kernels) Enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels");
+  if (k.memcpy) {
+    Enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memcpys");
+    Enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer memcpys");
+  }
+  if (k.memset) Enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets");
+  if (k.sync) {
+    Enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations");
+    Enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA events");
+  }
+  if (k.memory) Enable(CUPTI_ACTIVITY_KIND_MEMORY2, "allocations");
+  if (k.overhead) Enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "profiler overhead");
+  // After CONCURRENT_KERNEL: it replaces per-node records of graph launches.
+  if (k.graph_trace) Enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches");
+}
+
+void CuptiSession::Flush(bool forced) {
+  if (!api_ || fatal_.load() || (!active_.load() && !forced)) return;
+  api_->cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+void CuptiSession::Disable() {
+  if (!api_ || !active_.exchange(false) || fatal_.load()) return;
+  for (CUpti_ActivityKind kind : enabled_) api_->cuptiActivityDisable(kind);
+}
+
+uint64_t CuptiSession::TakeDropped() {
+  size_t dropped = 0;
+  if (api_ && !fatal_.load() &&
+      api_->cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) {
+    return dropped;
+  }
+  return 0;
+}
+
+void CuptiSession::Decode(const uint8_t* buffer, size_t size, TraceRecords* out) {
+  CUpti_Activity* record = nullptr;
+  uint8_t* data = const_cast<uint8_t*>(buffer);
+  while (api_->cuptiActivityGetNextRecord(data, size, &record) == CUPTI_SUCCESS) {
+    decoder_->Decode(record, out);
+  }
+}
+
+void CUPTIAPI CuptiSession::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = nullptr;
+  *size = 0;
+  *max_records = 0;  // fill the buffer
+  CuptiSession* self = g_session.load();
+  if (self == nullptr) return;
+  uint8_t* granted = self->pool_->Acquire();
+  if (granted == nullptr && !self->may_refuse_buffers_) {
+    granted = static_cast<uint8_t*>(std::aligned_alloc(4096, self->pool_->buffer_bytes()));
+    if (granted) std::memset(granted, 0, self->pool_->buffer_bytes());
+  }
+  // nullptr: CUPTI drops the records and counts them (cuptiActivityGetNumDroppedRecords).
+  *buffer = granted;
+  *size = granted ? self->pool_->buffer_bytes() : 0;
+}
+
+void CUPTIAPI CuptiSession::BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t,
+                                            size_t valid_size) {
+  CuptiSession* self = g_session.load();
+  if (self == nullptr || buffer == nullptr) return;
+  self->recorder_->OnBufferCompleted(buffer, valid_size);
+}
+
+void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain domain,
+                                       CUpti_CallbackId cbid, const void* data) {
+  auto* self = static_cast<CuptiSession*>(userdata);
+  try {
+    if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+      // CUPTI has finalised itself: no CUPTI call may follow.
+      self->active_ = false;
+      self->fatal_ = true;
+      Log().warn("CUPTI reported a fatal error and stopped; the trace ends here");
+      return;
+    }
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      const auto* info = static_cast<const CUpti_CallbackData*>(data);
+      if (info->callbackSite != CUPTI_API_ENTER) return;
+    }
+    // cudaDeviceReset or a context going away: take its records while they still exist.
+    if (self->active_.load()) self->api_->cuptiActivityFlushAll(0);
+    self->recorder_->RequestFlush();
+  } catch (...) {
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<CaptureSession> CreateCuptiSession() { return std::make_unique<CuptiSession>(); }
+
+}  // namespace libprof

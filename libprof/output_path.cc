@@ -1,0 +1,85 @@
+#include "libprof/output_path.h"
+
+#include <sys/stat.h>
+
+namespace libprof {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+bool ExpandOutputTemplate(const std::string& templ, const PathContext& context, std::string* out,
+                          std::string* error) {
+  if (templ.empty()) {
+    *error = "the output path is empty";
+    return false;
+  }
+  std::string base = templ;
+  // Like nsys and rocprofv3: a directory gets one file per process inside it.
+  if (base.back() == '/' || IsDirectory(base)) {
+    if (base.back() != '/') base += '/';
+    base += "libprof-%h-%p.pb";
+  }
+  std::string result;
+  for (size_t i = 0; i < base.size(); ++i) {
+    char c = base[i];
+    if (c != '%') {
+      result += c;
+      continue;
+    }
+    if (i + 1 >= base.size()) {
+      *error = "output template '" + templ + "' ends with a lone '%' (write %% for a percent sign)";
+      return false;
+    }
+    char code = base[++i];
+    switch (code) {
+      case 'p': result += std::to_string(context.pid); break;
+      case 'h': result += context.hostname; break;
+      case 'n': result += std::to_string(context.sequence); break;
+      case '%': result += '%'; break;
+      case 'q': {
+        size_t close = base.find('}', i + 1);
+        if (i + 1 >= base.size() || base[i + 1] != '{' || close == std::string::npos ||
+            close == i + 2) {
+          *error = "output template '" + templ + "': %q must be followed by {VARIABLE}";
+          return false;
+        }
+        std::string name = base.substr(i + 2, close - i - 2);
+        const char* value = context.getenv_fn ? context.getenv_fn(name.c_str()) : nullptr;
+        if (value != nullptr) result += value;
+        i = close;
+        break;
+      }
+      default:
+        *error = std::string("output template '") + templ + "': unknown code %" + code +
+                 " (known: %p pid, %h host, %n sequence, %q{VAR} environment variable, %% percent)";
+        return false;
+    }
+  }
+  *out = std::move(result);
+  return true;
+}
+
+std::string PickFreePath(const std::string& path, bool overwrite,
+                         const std::function<bool(const std::string&)>& exists) {
+  if (overwrite || !exists(path)) return path;
+  size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  std::string stem = has_ext ? path.substr(0, dot) : path;
+  std::string ext = has_ext ? path.substr(dot) : "";
+  // Bounded: past this the exclusive create fails and says so, rather than looping forever.
+  constexpr int kMaxTries = 100000;
+  std::string candidate = path;
+  for (int n = 1; n <= kMaxTries; ++n) {
+    candidate = stem + "." + std::to_string(n) + ext;
+    if (!exists(candidate)) break;
+  }
+  return candidate;
+}
+
+}  // namespace libprof

@@ -1,0 +1,232 @@
+#include "libprof/profiler.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+
+#include "libprof/clock.h"
+#include "libprof/log.h"
+#include "libprof/nvtx/nvtx_recorder.h"
+#include "libprof/output_path.h"
+#include "libprof/process_info.h"
+#include "proto/trace_writer.h"
+
+#ifndef LIBPROF_VERSION
+#define LIBPROF_VERSION "unknown"
+#endif
+
+namespace libprof {
+namespace {
+
+// Terminating signals whose default action would skip atexit: we flush, then re-raise.
+constexpr int kFlushSignals[] = {SIGINT, SIGTERM};
+// How long a signal handler waits for the final flush before letting the signal take effect.
+constexpr int kSignalFlushTimeoutMs = 5000;
+
+void SignalHandler(int signal_number) { Profiler::Get().OnTerminatingSignal(signal_number); }
+
+void AtExit() {
+  try {
+    Profiler::Get().OnExit();
+  } catch (...) {
+    // Nothing may escape into the application's exit path.
+  }
+}
+
+// Driver and runtime versions, resolved from what the process already loaded: libprof links
+// neither, and asks only from its writer thread (never inside cuInit).
+uint32_t QueryVersion(const char* const* libraries, const char* symbol) {
+  using VersionFn = int (*)(int*);
+  void* fn = dlsym(RTLD_DEFAULT, symbol);
+  for (const char* const* lib = libraries; fn == nullptr && *lib != nullptr; ++lib) {
+    if (void* handle = dlopen(*lib, RTLD_NOLOAD | RTLD_LAZY)) fn = dlsym(handle, symbol);
+  }
+  int version = 0;
+  if (fn == nullptr || reinterpret_cast<VersionFn>(fn)(&version) != 0) return 0;
+  return static_cast<uint32_t>(version);
+}
+
+uint32_t DriverVersion() {
+  static const char* const kLibs[] = {"libcuda.so.1", nullptr};
+  return QueryVersion(kLibs, "cuDriverGetVersion");
+}
+
+uint32_t RuntimeVersion() {
+  static const char* const kLibs[] = {"libcudart.so.13", "libcudart.so.12", nullptr};
+  return QueryVersion(kLibs, "cudaRuntimeGetVersion");
+}
+
+}  // namespace
+
+Profiler& Profiler::Get() {
+  static Profiler* instance = new Profiler();
+  return *instance;
+}
+
+void Profiler::OnLibraryLoaded() {
+  // Loaded by the driver through CUDA_INJECTION64_PATH (inside cuInit, other threads may be
+  // running): leave the environment alone, setenv is not thread-safe.
+  const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+  std::string self = injection == nullptr || *injection == '\0' ? OwnLibraryPath() : "";
+  if (!self.empty()) {
+    // overwrite = 0: a path the user or collect.sh chose wins.
+    setenv("CUDA_INJECTION64_PATH", self.c_str(), 0);
+    setenv("NVTX_INJECTION64_PATH", self.c_str(), 0);
+  }
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &Profiler::ChildAfterFork); });
+}
+
+void Profiler::ChildAfterFork() {
+  Profiler& self = Get();
+  // A child of a process that started CUDA cannot use CUDA, and a CUPTI flush there hangs
+  // (cupti-facts.md 1.4): the child must never flush, nor touch the parent's file.
+  if (self.recorder_.load() != nullptr || self.injection_seen_) self.inert_ = true;
+  NvtxRecorder::Get().ResetAfterFork();
+}
+
+int Profiler::OnCudaInjection() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (injection_seen_ || inert_) return 1;
+  injection_seen_ = true;
+  StartLocked();
+  return 1;
+}
+
+void Profiler::StartLocked() {
+  std::vector<std::string> warnings;
+  settings_ = ParseSettingsFromEnvironment(&warnings);
+  InitLog(settings_.log_level);
+  for (const std::string& warning : warnings) Log().warn("{}", warning);
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &Profiler::ChildAfterFork); });
+  recording_pid_ = getpid();
+
+  PathContext context{static_cast<uint32_t>(recording_pid_), Hostname(), 0,
+                      [](const char* name) { return std::getenv(name); }};
+  std::string path, error;
+  if (!ExpandOutputTemplate(settings_.output, context, &path, &error)) {
+    Log().warn("LIBPROF_OUTPUT: {}; nothing will be recorded", error);
+    return;
+  }
+  path = PickFreePath(path, settings_.force_overwrite,
+                      [](const std::string& p) { return access(p.c_str(), F_OK) == 0; });
+  std::unique_ptr<FileSink> sink = FileSink::Create(path, settings_.force_overwrite, &error);
+  if (!sink) {
+    Log().warn("{}; nothing will be recorded", error);
+    return;
+  }
+
+  NvtxRecorder& nvtx = NvtxRecorder::Get();
+  nvtx.SetEnabled(settings_.kinds.nvtx);
+  pool_ = std::make_unique<BufferPool>(size_t{settings_.buffer_size_kb} * 1024,
+                                       settings_.buffer_pool, settings_.max_buffers);
+  session_ = CreateCuptiSession();
+  CaptureSession* session = session_.get();
+
+  RecorderHooks hooks;
+  hooks.flush = [session, this] { if (capture_active_) session->Flush(false); };
+  hooks.flush_forced = [session, this] {
+    if (!capture_active_) return;
+    session->Disable();
+    session->Flush(true);
+  };
+  hooks.decode = [session](const uint8_t* buffer, size_t size, TraceRecords* out) {
+    session->Decode(buffer, size, out);
+  };
+  hooks.take_dropped = [session, this]() -> uint64_t {
+    return capture_active_ ? session->TakeDropped() : 0;
+  };
+  hooks.complete_header = [](TraceHeader* header) { header->cuda_driver_version = DriverVersion(); };
+  hooks.runtime_version = [] { return RuntimeVersion(); };
+  hooks.drain_nvtx = [&nvtx](std::vector<NvtxEvent>* events, std::vector<NvtxDomain>* domains,
+                             bool final, uint64_t now_ns) {
+    nvtx.Drain(events, domains, final, now_ns);
+  };
+  hooks.take_nvtx_dropped = [&nvtx] { return nvtx.TakeDropped(); };
+
+  Recorder::Options options;
+  options.flush_interval_ms = settings_.flush_interval_ms;
+  auto* recorder = new Recorder(std::move(sink), path, &nvtx.strings(), pool_.get(),
+                                std::move(hooks), options);
+
+  std::string status;
+  capture_active_ = session->Start(settings_, &nvtx.strings(), pool_.get(), recorder, &status);
+  if (!capture_active_) {
+    Log().warn("{}; only NVTX ranges will be recorded", status);
+  }
+
+  TraceHeader header;
+  header.libprof_version = LIBPROF_VERSION;
+  header.pid = static_cast<uint32_t>(recording_pid_);
+  header.parent_pid = static_cast<uint32_t>(getppid());
+  header.hostname = context.hostname;
+  header.command_line = CommandLine();
+  header.timebase =
+      g_trace_clock.load() == CLOCK_MONOTONIC ? Timebase::kClockMonotonic : Timebase::kClockRealtime;
+  uint64_t wall = ReadClockNs(CLOCK_REALTIME);
+  uint64_t now = NowNs();
+  header.start_wall_time_ns = wall;
+  header.start_time_ns = now;
+  header.wall_clock_offset_ns = static_cast<int64_t>(wall - now);
+  header.cupti_version = session->cupti_version();
+  header.cupti_path = session->cupti_path();
+  header.settings = settings_.ToMap();
+  header.capture_status = capture_active_ ? "" : status;
+
+  if (!recorder->Start(std::move(header))) {
+    if (capture_active_) session->Disable();
+    capture_active_ = false;
+    return;
+  }
+  recorder_ = recorder;
+  std::atexit(&AtExit);
+  InstallSignalHandlers();
+}
+
+void Profiler::InstallSignalHandlers() {
+  for (int signal_number : kFlushSignals) {
+    struct sigaction current {};
+    if (sigaction(signal_number, nullptr, &current) != 0) continue;
+    // Only where the signal would kill the process unflushed. An application handler of its own
+    // decides what happens (Python turns SIGINT into KeyboardInterrupt and exits normally, and
+    // then atexit flushes); an ignored signal stays ignored.
+    if (!(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_DFL) {
+      struct sigaction ours {};
+      ours.sa_handler = &SignalHandler;
+      sigemptyset(&ours.sa_mask);
+      ours.sa_flags = SA_RESTART;
+      sigaction(signal_number, &ours, nullptr);
+    }
+  }
+}
+
+void Profiler::OnExit() {
+  Recorder* recorder = recorder_.load();
+  if (recorder == nullptr || inert_ || getpid() != recording_pid_) return;
+  recorder->Stop("exit");
+}
+
+void Profiler::OnTerminatingSignal(int signal_number) {
+  int saved_errno = errno;
+  Recorder* recorder = recorder_.load();
+  if (recorder != nullptr && !inert_ && getpid() == recording_pid_ &&
+      !recorder->is_writer_thread()) {
+    recorder->RequestStopFromSignal(signal_number);
+    recorder->WaitStoppedFromSignal(kSignalFlushTimeoutMs);
+  }
+  // Back to the default action and re-raise: the signal is blocked while we run, so it is
+  // delivered, and the process ends as it would have without us, once the handler returns.
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  sigaction(signal_number, &default_action, nullptr);
+  raise(signal_number);
+  errno = saved_errno;
+}
+
+}  // namespace libprof

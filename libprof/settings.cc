@@ -1,0 +1,182 @@
+#include "libprof/settings.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+#include <string_view>
+
+namespace libprof {
+namespace {
+
+using Getenv = std::function<const char*(const char*)>;
+
+// Reads an unsigned integer variable within [min, max]; anything else warns and keeps *value.
+void ReadUint(const Getenv& getenv_fn, const char* name, uint32_t min, uint32_t max,
+              uint32_t* value, std::vector<std::string>* warnings) {
+  const char* text = getenv_fn(name);
+  if (text == nullptr || *text == '\0') return;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long parsed = std::strtoull(text, &end, 10);
+  bool ok = errno == 0 && end != text && *end == '\0' && text[0] != '-' && parsed >= min &&
+            parsed <= max;
+  if (!ok) {
+    std::ostringstream message;
+    message << name << "=" << text << " is not a whole number from " << min << " to " << max
+            << "; using the default " << *value;
+    warnings->push_back(message.str());
+    return;
+  }
+  *value = static_cast<uint32_t>(parsed);
+}
+
+void ReadBool(const Getenv& getenv_fn, const char* name, bool* value,
+              std::vector<std::string>* warnings) {
+  const char* text = getenv_fn(name);
+  if (text == nullptr || *text == '\0') return;
+  std::string_view v(text);
+  if (v == "1" || v == "true" || v == "yes" || v == "on") {
+    *value = true;
+  } else if (v == "0" || v == "false" || v == "no" || v == "off") {
+    *value = false;
+  } else {
+    warnings->push_back(std::string(name) + "=" + text + " is not 0/1/true/false; using the default " +
+                        (*value ? "1" : "0"));
+  }
+}
+
+// Maps a LIBPROF_TRACE item to the flag it switches on.
+bool* KindFlag(RecordKinds& kinds, std::string_view name) {
+  if (name == "runtime") return &kinds.runtime_api;
+  if (name == "driver") return &kinds.driver_api;
+  if (name == "kernel") return &kinds.kernels;
+  if (name == "memcpy") return &kinds.memcpy;
+  if (name == "memset") return &kinds.memset;
+  if (name == "sync") return &kinds.sync;
+  if (name == "memory") return &kinds.memory;
+  if (name == "nvtx") return &kinds.nvtx;
+  if (name == "overhead") return &kinds.overhead;
+  if (name == "graph") return &kinds.graph_trace;
+  return nullptr;
+}
+
+// LIBPROF_TRACE="cuda,nvtx" style: a list of kinds; "cuda" means every CUDA kind, "all" everything.
+void ReadKinds(const Getenv& getenv_fn, RecordKinds* kinds, std::vector<std::string>* warnings) {
+  const char* text = getenv_fn("LIBPROF_TRACE");
+  if (text == nullptr || *text == '\0') return;
+  RecordKinds parsed;
+  parsed = RecordKinds{false, false, false, false, false, false, false, false, false, false};
+  std::string_view rest(text);
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.empty()) continue;
+    if (item == "cuda" || item == "all") {
+      bool graph = parsed.graph_trace;
+      bool nvtx = parsed.nvtx || item == "all";
+      parsed = RecordKinds{};
+      parsed.graph_trace = graph;
+      parsed.nvtx = nvtx;
+      continue;
+    }
+    bool* flag = KindFlag(parsed, item);
+    if (flag == nullptr) {
+      warnings->push_back("LIBPROF_TRACE=" + std::string(text) + ": unknown kind '" +
+                          std::string(item) +
+                          "' (known: cuda, all, runtime, driver, kernel, memcpy, memset, sync, "
+                          "memory, nvtx, overhead, graph); using the default set");
+      return;
+    }
+    *flag = true;
+  }
+  *kinds = parsed;
+}
+
+std::string KindsToString(const RecordKinds& k) {
+  std::string out;
+  auto add = [&](bool on, const char* name) {
+    if (!on) return;
+    if (!out.empty()) out += ',';
+    out += name;
+  };
+  add(k.runtime_api, "runtime");
+  add(k.driver_api, "driver");
+  add(k.kernels, "kernel");
+  add(k.memcpy, "memcpy");
+  add(k.memset, "memset");
+  add(k.sync, "sync");
+  add(k.memory, "memory");
+  add(k.nvtx, "nvtx");
+  add(k.overhead, "overhead");
+  add(k.graph_trace, "graph");
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> Settings::ToMap() const {
+  return {
+      {"LIBPROF_OUTPUT", output},
+      {"LIBPROF_FORCE_OVERWRITE", force_overwrite ? "1" : "0"},
+      {"LIBPROF_LOG_LEVEL", log_level},
+      {"LIBPROF_BUFFER_SIZE_KB", std::to_string(buffer_size_kb)},
+      {"LIBPROF_BUFFER_POOL", std::to_string(buffer_pool)},
+      {"LIBPROF_MAX_BUFFERS", std::to_string(max_buffers)},
+      {"LIBPROF_DEVICE_BUFFER_SIZE_KB", std::to_string(device_buffer_size_kb)},
+      {"LIBPROF_FLUSH_INTERVAL_MS", std::to_string(flush_interval_ms)},
+      {"LIBPROF_TRACE", KindsToString(kinds)},
+      {"LIBPROF_API_FILTER", api_filter == ApiFilter::kAll ? "all" : "significant"},
+      {"LIBPROF_CUPTI_PATH", cupti_path},
+  };
+}
+
+Settings ParseSettings(const Getenv& getenv_fn, std::vector<std::string>* warnings) {
+  Settings s;
+  if (const char* v = getenv_fn("LIBPROF_OUTPUT"); v != nullptr && *v != '\0') s.output = v;
+  ReadBool(getenv_fn, "LIBPROF_FORCE_OVERWRITE", &s.force_overwrite, warnings);
+  if (const char* v = getenv_fn("LIBPROF_LOG_LEVEL"); v != nullptr && *v != '\0') {
+    std::string_view level(v);
+    if (level == "off" || level == "error" || level == "warn" || level == "info" ||
+        level == "debug" || level == "trace") {
+      s.log_level = v;
+    } else {
+      warnings->push_back(std::string("LIBPROF_LOG_LEVEL=") + v +
+                          " is not one of off, error, warn, info, debug, trace; using warn");
+    }
+  }
+  // 64 KiB .. 256 MiB: CUPTI needs room for at least a few records; more than 256 MiB per buffer
+  // only delays delivery.
+  ReadUint(getenv_fn, "LIBPROF_BUFFER_SIZE_KB", 64, 262144, &s.buffer_size_kb, warnings);
+  ReadUint(getenv_fn, "LIBPROF_BUFFER_POOL", 1, 1024, &s.buffer_pool, warnings);
+  ReadUint(getenv_fn, "LIBPROF_MAX_BUFFERS", 1, 65536, &s.max_buffers, warnings);
+  if (s.max_buffers < s.buffer_pool) {
+    warnings->push_back("LIBPROF_MAX_BUFFERS=" + std::to_string(s.max_buffers) +
+                        " is below LIBPROF_BUFFER_POOL=" + std::to_string(s.buffer_pool) +
+                        "; using " + std::to_string(s.buffer_pool));
+    s.max_buffers = s.buffer_pool;
+  }
+  ReadUint(getenv_fn, "LIBPROF_DEVICE_BUFFER_SIZE_KB", 0, 4194304, &s.device_buffer_size_kb,
+           warnings);
+  ReadUint(getenv_fn, "LIBPROF_FLUSH_INTERVAL_MS", 10, 3600000, &s.flush_interval_ms, warnings);
+  ReadKinds(getenv_fn, &s.kinds, warnings);
+  if (const char* v = getenv_fn("LIBPROF_API_FILTER"); v != nullptr && *v != '\0') {
+    std::string_view filter(v);
+    if (filter == "all") {
+      s.api_filter = ApiFilter::kAll;
+    } else if (filter == "significant") {
+      s.api_filter = ApiFilter::kSignificant;
+    } else {
+      warnings->push_back(std::string("LIBPROF_API_FILTER=") + v +
+                          " is not 'significant' or 'all'; using significant");
+    }
+  }
+  if (const char* v = getenv_fn("LIBPROF_CUPTI_PATH"); v != nullptr) s.cupti_path = v;
+  return s;
+}
+
+Settings ParseSettingsFromEnvironment(std::vector<std::string>* warnings) {
+  return ParseSettings([](const char* name) { return std::getenv(name); }, warnings);
+}
+
+}  // namespace libprof

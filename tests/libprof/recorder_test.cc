@@ -1,0 +1,173 @@
+#include "libprof/recorder.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "proto/trace_reader.h"
+
+namespace libprof {
+namespace {
+
+// A fake CUPTI: a "buffer" is an array of ApiCall structs, decoded by copying them out.
+struct FakeCapture {
+  std::atomic<int> flushes{0};
+  std::atomic<int> forced_flushes{0};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<uint64_t> nvtx_dropped{0};
+  std::atomic<bool> final_nvtx_drain{false};
+
+  RecorderHooks Hooks() {
+    RecorderHooks hooks;
+    hooks.flush = [this] { ++flushes; };
+    hooks.flush_forced = [this] { ++forced_flushes; };
+    hooks.decode = [](const uint8_t* buffer, size_t size, TraceRecords* out) {
+      for (size_t at = 0; at + sizeof(ApiCall) <= size; at += sizeof(ApiCall)) {
+        ApiCall call;
+        std::memcpy(&call, buffer + at, sizeof call);
+        out->api_calls.push_back(call);
+      }
+    };
+    hooks.take_dropped = [this] { return dropped.exchange(0); };
+    hooks.take_nvtx_dropped = [this] { return nvtx_dropped.exchange(0); };
+    hooks.complete_header = [](TraceHeader* header) { header->cuda_driver_version = 13000; };
+    hooks.runtime_version = [] { return 12080u; };
+    hooks.drain_nvtx = [this](std::vector<NvtxEvent>* events, std::vector<NvtxDomain>*,
+                              bool final, uint64_t now_ns) {
+      if (!final) return;
+      final_nvtx_drain = true;
+      NvtxEvent open_range;
+      open_range.kind = NvtxKind::kPushPop;
+      open_range.start_ns = 5;
+      open_range.end_ns = now_ns;
+      open_range.open = true;
+      events->push_back(open_range);
+    };
+    return hooks;
+  }
+};
+
+struct Fixture {
+  std::string path;
+  StringInterner strings;
+  BufferPool pool{1 << 16, 1, 4};
+  FakeCapture capture;
+  std::unique_ptr<Recorder> recorder;
+
+  explicit Fixture(const std::string& name, uint32_t flush_ms = 1000) {
+    path = ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid()) + ".pb";
+    std::string error;
+    auto sink = FileSink::Create(path, /*overwrite=*/true, &error);
+    EXPECT_NE(sink, nullptr) << error;
+    Recorder::Options options;
+    options.flush_interval_ms = flush_ms;
+    recorder = std::make_unique<Recorder>(std::move(sink), path, &strings, &pool,
+                                          capture.Hooks(), options);
+    TraceHeader header;
+    header.pid = 77;
+    EXPECT_TRUE(recorder->Start(header));
+  }
+
+  // Hands the recorder a buffer holding `calls`, as CUPTI's completion callback would.
+  void Complete(const std::vector<ApiCall>& calls) {
+    uint8_t* buffer = pool.Acquire();
+    ASSERT_NE(buffer, nullptr);
+    std::memcpy(buffer, calls.data(), calls.size() * sizeof(ApiCall));
+    recorder->OnBufferCompleted(buffer, calls.size() * sizeof(ApiCall));
+  }
+
+  TraceRecords ReadAll(bool* has_run_end = nullptr) {
+    auto reader = TraceReader::Open(path);
+    EXPECT_TRUE(reader.has_value()) << reader.error();
+    TraceRecords all, chunk;
+    if (!reader.has_value()) return all;
+    header = (*reader)->header();
+    while ((*reader)->Next(&chunk)) {
+      all.api_calls.insert(all.api_calls.end(), chunk.api_calls.begin(), chunk.api_calls.end());
+      all.nvtx_events.insert(all.nvtx_events.end(), chunk.nvtx_events.begin(),
+                             chunk.nvtx_events.end());
+      all.drops.insert(all.drops.end(), chunk.drops.begin(), chunk.drops.end());
+      if (chunk.run_end) all.run_end = chunk.run_end;
+      if (chunk.cuda_runtime_version) all.cuda_runtime_version = chunk.cuda_runtime_version;
+    }
+    return all;
+  }
+  TraceHeader header;
+};
+
+ApiCall Call(ApiDomain domain, uint64_t start, uint64_t end, uint64_t corr) {
+  ApiCall c;
+  c.domain = domain;
+  c.start_ns = start;
+  c.end_ns = end;
+  c.thread_id = 9;
+  c.correlation_id = corr;
+  return c;
+}
+
+// Proves the whole pipeline: buffers in, header completed, nesting applied, drops and NVTX
+// drained, forced flush at stop, run end written, buffers back in the pool.
+TEST(RecorderTest, StopWritesEverything) {
+  Fixture f("recorder-stop");
+  f.Complete({Call(ApiDomain::kDriver, 110, 120, 2), Call(ApiDomain::kRuntime, 100, 130, 1)});
+  f.capture.dropped = 3;
+  f.recorder->Stop("exit");
+  f.recorder->Stop("exit");  // idempotent
+  EXPECT_EQ(f.capture.forced_flushes.load(), 1);
+  EXPECT_TRUE(f.capture.final_nvtx_drain.load());
+  TraceRecords all = f.ReadAll();
+  EXPECT_EQ(f.header.pid, 77u);
+  EXPECT_EQ(f.header.cuda_driver_version, 13000u);
+  EXPECT_EQ(all.cuda_runtime_version, 12080u);
+  ASSERT_EQ(all.api_calls.size(), 2u);
+  for (const ApiCall& c : all.api_calls) EXPECT_EQ(c.nested, c.correlation_id == 2);
+  ASSERT_EQ(all.nvtx_events.size(), 1u);
+  EXPECT_TRUE(all.nvtx_events[0].open);
+  ASSERT_EQ(all.drops.size(), 1u);
+  EXPECT_EQ(all.drops[0].source, "cupti");
+  EXPECT_EQ(all.drops[0].count, 3u);
+  ASSERT_TRUE(all.run_end.has_value());
+  EXPECT_EQ(all.run_end->reason, "exit");
+  EXPECT_EQ(all.run_end->records_dropped, 3u);
+  EXPECT_EQ(all.run_end->records_written, 3u);  // 2 API calls + 1 NVTX range
+  EXPECT_EQ(f.recorder->records_dropped(), 3u);
+  EXPECT_NE(f.pool.Acquire(), nullptr);
+}
+
+// Proves the periodic flush: records reach the file within a few intervals while the program
+// still runs, so a crash loses at most the last interval.
+TEST(RecorderTest, PeriodicFlushWritesWhileRunning) {
+  Fixture f("recorder-periodic", /*flush_ms=*/20);
+  f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1)});
+  TraceRecords seen;
+  for (int i = 0; i < 200 && seen.api_calls.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    seen = f.ReadAll();
+  }
+  EXPECT_EQ(seen.api_calls.size(), 1u);
+  EXPECT_FALSE(seen.run_end.has_value());  // still recording
+  EXPECT_GT(f.capture.flushes.load(), 0);
+  f.recorder->Stop("exit");
+}
+
+// Proves the signal path: a stop requested the async-signal-safe way finishes the trace with the
+// signal named, and the waiter is released.
+TEST(RecorderTest, SignalStopFinishesTrace) {
+  Fixture f("recorder-signal");
+  f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1)});
+  f.recorder->RequestStopFromSignal(SIGTERM);
+  EXPECT_TRUE(f.recorder->WaitStoppedFromSignal(5000));
+  TraceRecords all = f.ReadAll();
+  ASSERT_TRUE(all.run_end.has_value());
+  EXPECT_EQ(all.run_end->reason, "signal SIGTERM");
+  EXPECT_EQ(all.api_calls.size(), 1u);
+  f.recorder->Stop("exit");  // joins; must not write a second run end
+  EXPECT_TRUE(f.ReadAll().run_end.has_value());
+}
+
+}  // namespace
+}  // namespace libprof

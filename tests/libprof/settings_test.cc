@@ -1,0 +1,126 @@
+#include "libprof/settings.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+namespace libprof {
+namespace {
+
+Settings Parse(const std::map<std::string, std::string>& env, std::vector<std::string>* warnings) {
+  return ParseSettings(
+      [&](const char* name) -> const char* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+      },
+      warnings);
+}
+
+// Proves the defaults hold when nothing is set, and that no warning is given then.
+TEST(SettingsTest, DefaultsWithEmptyEnvironment) {
+  std::vector<std::string> warnings;
+  Settings s = Parse({}, &warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(s.output, "libprof-%p.pb");
+  EXPECT_EQ(s.flush_interval_ms, 1000u);
+  EXPECT_EQ(s.buffer_size_kb, 8192u);
+  EXPECT_TRUE(s.kinds.kernels);
+  EXPECT_TRUE(s.kinds.nvtx);
+  EXPECT_FALSE(s.kinds.graph_trace);
+  EXPECT_EQ(s.api_filter, ApiFilter::kSignificant);
+}
+
+// Proves valid values of every variable are taken.
+TEST(SettingsTest, ValidValuesAreTaken) {
+  std::vector<std::string> warnings;
+  Settings s = Parse({{"LIBPROF_OUTPUT", "/tmp/x-%p.pb"},
+                      {"LIBPROF_FLUSH_INTERVAL_MS", "250"},
+                      {"LIBPROF_BUFFER_SIZE_KB", "1024"},
+                      {"LIBPROF_BUFFER_POOL", "2"},
+                      {"LIBPROF_MAX_BUFFERS", "8"},
+                      {"LIBPROF_FORCE_OVERWRITE", "yes"},
+                      {"LIBPROF_LOG_LEVEL", "debug"},
+                      {"LIBPROF_API_FILTER", "all"},
+                      {"LIBPROF_TRACE", "kernel,memcpy,nvtx"}},
+                     &warnings);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(s.output, "/tmp/x-%p.pb");
+  EXPECT_EQ(s.flush_interval_ms, 250u);
+  EXPECT_EQ(s.buffer_size_kb, 1024u);
+  EXPECT_EQ(s.buffer_pool, 2u);
+  EXPECT_EQ(s.max_buffers, 8u);
+  EXPECT_TRUE(s.force_overwrite);
+  EXPECT_EQ(s.log_level, "debug");
+  EXPECT_EQ(s.api_filter, ApiFilter::kAll);
+  EXPECT_TRUE(s.kinds.kernels);
+  EXPECT_TRUE(s.kinds.memcpy);
+  EXPECT_TRUE(s.kinds.nvtx);
+  EXPECT_FALSE(s.kinds.runtime_api);
+  EXPECT_FALSE(s.kinds.memset);
+}
+
+// Proves each bad value gets one warning naming the variable, and the default is kept.
+TEST(SettingsTest, BadValuesWarnAndKeepDefaults) {
+  std::vector<std::string> warnings;
+  Settings s = Parse({{"LIBPROF_FLUSH_INTERVAL_MS", "soon"},
+                      {"LIBPROF_BUFFER_SIZE_KB", "-5"},
+                      {"LIBPROF_BUFFER_POOL", "99999999999999999999"},
+                      {"LIBPROF_FORCE_OVERWRITE", "maybe"},
+                      {"LIBPROF_LOG_LEVEL", "loud"},
+                      {"LIBPROF_API_FILTER", "some"},
+                      {"LIBPROF_TRACE", "kernel,bogus"}},
+                     &warnings);
+  ASSERT_EQ(warnings.size(), 7u);
+  Settings defaults;
+  EXPECT_EQ(s.flush_interval_ms, defaults.flush_interval_ms);
+  EXPECT_EQ(s.buffer_size_kb, defaults.buffer_size_kb);
+  EXPECT_EQ(s.buffer_pool, defaults.buffer_pool);
+  EXPECT_EQ(s.force_overwrite, defaults.force_overwrite);
+  EXPECT_EQ(s.log_level, "warn");
+  EXPECT_EQ(s.api_filter, ApiFilter::kSignificant);
+  EXPECT_TRUE(s.kinds.runtime_api);  // the whole default set, not a partial parse
+  for (const char* name : {"LIBPROF_FLUSH_INTERVAL_MS", "LIBPROF_BUFFER_SIZE_KB",
+                           "LIBPROF_BUFFER_POOL", "LIBPROF_FORCE_OVERWRITE", "LIBPROF_LOG_LEVEL",
+                           "LIBPROF_API_FILTER", "LIBPROF_TRACE"}) {
+    bool named = false;
+    for (const auto& w : warnings) named |= w.find(name) != std::string::npos;
+    EXPECT_TRUE(named) << name;
+  }
+}
+
+// Proves out-of-range numbers are refused (a 1-byte buffer or a 0 ms flush would break capture).
+TEST(SettingsTest, OutOfRangeNumbersAreRefused) {
+  std::vector<std::string> warnings;
+  Settings s = Parse({{"LIBPROF_BUFFER_SIZE_KB", "1"}, {"LIBPROF_FLUSH_INTERVAL_MS", "0"}},
+                     &warnings);
+  EXPECT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(s.buffer_size_kb, 8192u);
+  EXPECT_EQ(s.flush_interval_ms, 1000u);
+}
+
+// Proves "cuda" selects every CUDA kind without NVTX, and "all" adds NVTX.
+TEST(SettingsTest, TraceGroups) {
+  std::vector<std::string> warnings;
+  Settings cuda = Parse({{"LIBPROF_TRACE", "cuda"}}, &warnings);
+  EXPECT_TRUE(cuda.kinds.kernels && cuda.kinds.memcpy && cuda.kinds.runtime_api);
+  EXPECT_FALSE(cuda.kinds.nvtx);
+  Settings all = Parse({{"LIBPROF_TRACE", "all"}}, &warnings);
+  EXPECT_TRUE(all.kinds.nvtx && all.kinds.kernels);
+  Settings with_graph = Parse({{"LIBPROF_TRACE", "cuda,nvtx,graph"}}, &warnings);
+  EXPECT_TRUE(with_graph.kinds.graph_trace && with_graph.kinds.nvtx && with_graph.kinds.kernels);
+  EXPECT_TRUE(warnings.empty());
+}
+
+// Proves the header's settings map reflects the parsed values.
+TEST(SettingsTest, ToMapRoundsTrip) {
+  std::vector<std::string> warnings;
+  Settings s = Parse({{"LIBPROF_TRACE", "kernel,nvtx"}, {"LIBPROF_FLUSH_INTERVAL_MS", "50"}},
+                     &warnings);
+  auto map = s.ToMap();
+  EXPECT_EQ(map["LIBPROF_TRACE"], "kernel,nvtx");
+  EXPECT_EQ(map["LIBPROF_FLUSH_INTERVAL_MS"], "50");
+}
+
+}  // namespace
+}  // namespace libprof
