@@ -5,7 +5,12 @@
 namespace libprof {
 
 void ApiNestingTracker::Add(const ApiCall& call, std::vector<ApiCall>* ready) {
-  if (call.domain != ApiDomain::kRuntime) {
+  // Internal launches happen outside any API function by definition: nothing to decide.
+  if (call.domain != ApiDomain::kRuntime && call.domain != ApiDomain::kDriver) {
+    ready->push_back(call);
+    return;
+  }
+  if (call.domain == ApiDomain::kDriver) {
     std::deque<ApiCall>& pending = pending_by_thread_[call.thread_id];
     if (pending.size() >= kMaxPendingPerThread) {
       ready->push_back(pending.front());

@@ -27,6 +27,9 @@ constexpr int kFlushSignals[] = {SIGINT, SIGTERM};
 // How long a signal handler waits for the final flush before letting the signal take effect.
 constexpr int kSignalFlushTimeoutMs = 5000;
 
+void PrepareFork() { NvtxRecorder::Get().PrepareFork(); }
+void ParentAfterFork() { NvtxRecorder::Get().ParentAfterFork(); }
+
 void SignalHandler(int signal_number) { Profiler::Get().OnTerminatingSignal(signal_number); }
 
 void AtExit() {
@@ -77,8 +80,12 @@ void Profiler::OnLibraryLoaded() {
     setenv("CUDA_INJECTION64_PATH", self.c_str(), 0);
     setenv("NVTX_INJECTION64_PATH", self.c_str(), 0);
   }
-  static std::once_flag fork_handler;
-  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &Profiler::ChildAfterFork); });
+  RegisterForkHandlers();
+}
+
+void Profiler::RegisterForkHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(&PrepareFork, &ParentAfterFork, &ChildAfterFork); });
 }
 
 void Profiler::ChildAfterFork() {
@@ -102,8 +109,7 @@ void Profiler::StartLocked() {
   settings_ = ParseSettingsFromEnvironment(&warnings);
   InitLog(settings_.log_level);
   for (const std::string& warning : warnings) Log().warn("{}", warning);
-  static std::once_flag fork_handler;
-  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, &Profiler::ChildAfterFork); });
+  RegisterForkHandlers();
   recording_pid_ = getpid();
 
   PathContext context{static_cast<uint32_t>(recording_pid_), Hostname(), 0,

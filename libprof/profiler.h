@@ -42,6 +42,7 @@ class Profiler {
   Profiler() = default;
   void StartLocked();
   void InstallSignalHandlers();
+  static void RegisterForkHandlers();
   static void ChildAfterFork();
 
   std::mutex mutex_;

@@ -145,7 +145,8 @@ void Recorder::Run() {
   if (int sig = stop_signal_.load(); sig != 0) {
     reason = std::string("signal SIG") + (sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
   } else {
-    std::lock_guard<std::mutex> lock(stop_mutex_);
+    // Written by Stop() before stop_requested_ was set (which we have seen): no lock needed, and
+    // none may be taken, since Stop() holds stop_mutex_ while it joins this thread.
     reason = stop_reason_;
   }
   Finish(reason);

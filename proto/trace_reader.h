@@ -15,6 +15,9 @@
 #include "proto/trace_model.h"
 
 namespace libprof {
+namespace trace {
+class Chunk;  // generated from proto/trace.proto
+}  // namespace trace
 
 class TraceReader {
  public:
@@ -46,9 +49,27 @@ class TraceReader {
 
  private:
   struct ProcessState;
+  enum class Read;
+  // One top-level field of the file: its position, number, wire type and payload.
+  struct Field {
+    uint64_t offset = 0;
+    std::string bytes;
+    uint64_t number = 0;
+    uint32_t wire_type = 0;
+    uint64_t oversized = 0;  // the declared length, when over the limit
+  };
   TraceReader() = default;
 
+  std::string OpenAndReadHeaders(const std::string& path);  // "" or Open's error
+  Read ReadVarint(uint64_t* value);
+  Read ReadBytes(uint64_t size, std::string* out);
+  Read ReadField(Field* field);
+  bool Fail(const std::string& problem);  // sets error_ to "path: problem"; returns false
+
   std::ifstream file_;
+  uint64_t offset_ = 0;  // of the next byte file_ gives
+  bool ended_ = false;
+  std::unique_ptr<trace::Chunk> chunk_;  // reused: keeps protobuf's allocations across chunks
   std::string path_;
   std::vector<TraceHeader> headers_;
   std::vector<std::unique_ptr<ProcessState>> processes_;

@@ -54,8 +54,13 @@ class StringInterner {
   void CollectFrom(uint32_t first, std::vector<std::pair<uint32_t, std::string>>* out) const;
 
  private:
+  // Transparent, so that looking up a string_view allocates nothing (NVTX interns per range).
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view value) const { return std::hash<std::string_view>{}(value); }
+  };
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, uint32_t> ids_;
+  std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> ids_;
   std::vector<const std::string*> by_id_;
 };
 
@@ -106,12 +111,17 @@ class TraceWriter {
   bool Flush();
 
   bool failed() const { return failed_; }
-  uint64_t records_written() const { return records_written_; }  // as TraceRecords::RecordCount
+  // Timed records accepted so far, the chunk under construction included (so that a RunEnd built
+  // before Finish counts them), as TraceRecords::RecordCount counts.
+  uint64_t records_written() const { return records_written_; }
   uint64_t chunks_written() const { return chunks_written_; }
+  // Bytes of the header and chunks written completely; a failed write is not counted.
   uint64_t bytes_written() const { return bytes_written_; }
 
  private:
   class ChunkEncoder;
+  template <typename Record>
+  void AddRecord(const Record& record, bool timed);  // the body of every Add
   void MaybeFlush();
 
   ByteSink* sink_;

@@ -147,8 +147,6 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   }
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
                             CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
-  api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
-                            CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
   active_ = true;
   return true;
@@ -257,7 +255,9 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
       const auto* info = static_cast<const CUpti_CallbackData*>(data);
       if (info->callbackSite != CUPTI_API_ENTER) return;
     }
-    // cudaDeviceReset or a context going away: take its records while they still exist.
+    // cudaDeviceReset, on entry: take the records while its context still exists (as NVIDIA's
+    // cupti_trace_injection does). Never flush from resource callbacks such as context
+    // destruction: CUPTI may hold locks there that its flush needs.
     if (self->active_.load()) self->api_->cuptiActivityFlushAll(0);
     self->recorder_->RequestFlush();
   } catch (...) {

@@ -84,3 +84,19 @@ TEST(ApiNestingTest, PendingIsBounded) {
 
 }  // namespace
 }  // namespace libprof
+
+namespace libprof {
+namespace {
+
+// Proves internal launches (made outside any API function) pass straight through, unnested.
+TEST(ApiNestingTest, InternalLaunchPassesThrough) {
+  ApiNestingTracker tracker;
+  std::vector<ApiCall> ready;
+  tracker.Add(Call(ApiDomain::kInternalLaunch, 110, 150, 1, 7), &ready);
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_FALSE(ready[0].nested);
+  EXPECT_EQ(tracker.pending(), 0u);
+}
+
+}  // namespace
+}  // namespace libprof

@@ -1,0 +1,37 @@
+// Turns parsed trace.proto messages (libprotobuf generated code) back into the model: resolves
+// per-list deltas into absolute times and ids, thread indices into OS thread ids, shape ids into
+// KernelShape values and ApiCall names through the ApiName table, while growing the per-process
+// tables that later chunks refer to.
+//
+// Layer: proto/, reader side; libprotobuf. Internal to TraceReader.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "proto/trace.pb.h"
+#include "proto/trace_model.h"
+
+namespace libprof {
+
+// What the chunks of one process have defined so far.
+struct ProcessTables {
+  std::vector<std::string> strings{""};
+  std::vector<uint32_t> thread_ids;                  // by thread index
+  std::unordered_map<uint64_t, uint32_t> api_names;  // (domain << 32 | callback id) -> name id
+  std::vector<std::optional<KernelShape>> shapes;    // by shape id
+};
+
+// Copies a parsed Header. Does not validate format or schema version.
+TraceHeader DecodeHeader(const trace::Header& header);
+
+// Decodes `chunk` into *out (which the caller has cleared), first adding its definitions to
+// *state. On invalid content returns false and sets *problem to a phrase such as "refers to
+// undefined kernel shape 7"; *state may then hold part of the chunk's definitions.
+bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
+                 std::string* problem);
+
+}  // namespace libprof

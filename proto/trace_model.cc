@@ -1,0 +1,115 @@
+// Readable names of the trace model's enums, as profview prints them.
+#include "proto/trace_model.h"
+
+namespace libprof {
+
+const char* ToString(CopyKind kind) {
+  switch (kind) {
+    case CopyKind::kHtoD:
+      return "HtoD";
+    case CopyKind::kDtoH:
+      return "DtoH";
+    case CopyKind::kHtoA:
+      return "HtoA";
+    case CopyKind::kAtoH:
+      return "AtoH";
+    case CopyKind::kAtoA:
+      return "AtoA";
+    case CopyKind::kAtoD:
+      return "AtoD";
+    case CopyKind::kDtoA:
+      return "DtoA";
+    case CopyKind::kDtoD:
+      return "DtoD";
+    case CopyKind::kHtoH:
+      return "HtoH";
+    case CopyKind::kPtoP:
+      return "PtoP";
+    case CopyKind::kUnknown:
+      break;
+  }
+  // Also reached by out-of-range values cast from a newer file.
+  return "unknown";
+}
+
+const char* ToString(MemoryKind kind) {
+  switch (kind) {
+    case MemoryKind::kPageable:
+      return "pageable";
+    case MemoryKind::kPinned:
+      return "pinned";
+    case MemoryKind::kDevice:
+      return "device";
+    case MemoryKind::kArray:
+      return "array";
+    case MemoryKind::kManaged:
+      return "managed";
+    case MemoryKind::kDeviceStatic:
+      return "device static";
+    case MemoryKind::kManagedStatic:
+      return "managed static";
+    case MemoryKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+const char* ToString(SyncType type) {
+  switch (type) {
+    case SyncType::kEventSynchronize:
+      return "event synchronize";
+    case SyncType::kStreamWaitEvent:
+      return "stream wait event";
+    case SyncType::kStreamSynchronize:
+      return "stream synchronize";
+    case SyncType::kContextSynchronize:
+      return "context synchronize";
+    case SyncType::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+const char* ToString(NvtxKind kind) {
+  switch (kind) {
+    case NvtxKind::kPushPop:
+      return "push/pop";
+    case NvtxKind::kStartEnd:
+      return "start/end";
+    case NvtxKind::kMark:
+      return "mark";
+    case NvtxKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+const char* ToString(StreamType type) {
+  switch (type) {
+    case StreamType::kDefault:
+      return "default";
+    case StreamType::kNonBlocking:
+      return "non-blocking";
+    case StreamType::kNull:
+      return "null";
+    case StreamType::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+const char* ToString(ApiDomain domain) {
+  switch (domain) {
+    case ApiDomain::kRuntime:
+      return "runtime";
+    case ApiDomain::kDriver:
+      return "driver";
+    case ApiDomain::kInternalLaunch:
+      return "internal launch";
+    case ApiDomain::kUnspecified:
+      break;
+  }
+  return "unknown";
+}
+
+}  // namespace libprof

@@ -1,0 +1,820 @@
+// GPU capture tests: every samples/ program run under libprof.so, injected through
+// CUDA_INJECTION64_PATH (+ NVTX_INJECTION64_PATH) and through LD_PRELOAD, must behave exactly as
+// without it and leave complete traces that say what the program did.
+//
+// Layer: tests/gpu. This process never touches CUDA: it runs the samples as child processes and
+// reads their traces with TraceReader. Every test skips where the machine has no GPU.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proto/trace_reader.h"
+
+extern char** environ;
+
+namespace libprof {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+constexpr seconds kRunTimeout{60};     // a sample runs in 1-3 s without libprof (H100)
+constexpr seconds kForkTimeout{60};    // fork_children must end well within this
+constexpr seconds kTorchTimeout{240};  // importing torch alone takes seconds
+
+// ---------------------------------------------------------------------------------------------
+// Running programs
+
+enum class Mode { kInjection, kPreload };
+
+const char* ModeName(Mode mode) { return mode == Mode::kInjection ? "Injection" : "Preload"; }
+void PrintTo(Mode mode, std::ostream* os) { *os << ModeName(mode); }
+
+struct RunResult {
+  int exit_code = -1;  // exit status, 128 + signal number, or 127 when exec failed
+  bool timed_out = false;
+  pid_t pid = 0;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// The last `n` characters of `text`, for failure messages.
+std::string Tail(const std::string& text, size_t n = 6000) {
+  return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+// This process's environment without anything that would inject or configure libprof, plus
+// `extra`: a baseline run sees no profiler, a profiled one exactly the variables given.
+std::vector<std::string> ChildEnvironment(const std::map<std::string, std::string>& extra) {
+  static const std::set<std::string> kDropped = {"LD_PRELOAD", "CUDA_INJECTION64_PATH",
+                                                 "NVTX_INJECTION64_PATH", "NVTX_INJECTION32_PATH"};
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const std::string name = text.substr(0, text.find('='));
+    if (kDropped.contains(name) || name.starts_with("LIBPROF_") || extra.contains(name)) continue;
+    env.push_back(text);
+  }
+  for (const auto& [name, value] : extra) env.push_back(name + "=" + value);
+  return env;
+}
+
+// True if `program` is an executable file in one of PATH's folders.
+bool OnPath(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+RunResult RunProgram(const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& extra, const std::string& dir,
+                     seconds timeout);
+
+// Where a hung process is stuck: every thread's backtrace from gdb, or from cuda-gdb (the GPU
+// machine has no gdb), if one is installed.
+std::string HangReport(pid_t pid, const std::string& dir) {
+  std::string debugger = OnPath("gdb") ? "gdb" : OnPath("cuda-gdb") ? "cuda-gdb" : "";
+  if (debugger.empty()) return "(install gdb for the backtraces of a hung process)\n";
+  const RunResult gdb =
+      RunProgram({debugger, "-batch", "-nx", "-p", std::to_string(pid), "-ex", "thread apply all bt"},
+                 {}, dir, seconds{60});
+  return gdb.out;
+}
+
+// Runs argv[0] (looked up in PATH when it has no '/') in `dir` with ChildEnvironment(extra),
+// stdout and stderr captured, stdin /dev/null. After `timeout` the threads' backtraces are
+// appended to stderr (HangReport) and the process group is killed.
+RunResult RunProgram(const std::vector<std::string>& argv,
+                     const std::map<std::string, std::string>& extra, const std::string& dir,
+                     seconds timeout) {
+  static int runs = 0;
+  const std::string base = dir + "/run" + std::to_string(++runs);
+  const std::string out_path = base + ".stdout";
+  const std::string err_path = base + ".stderr";
+  // Everything the child needs is built before fork: it only calls async-signal-safe functions.
+  const std::vector<std::string> env = ChildEnvironment(extra);
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const int out_fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err_fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int in_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  RunResult result;
+  if (out_fd < 0 || err_fd < 0 || in_fd < 0) {
+    result.err = "cannot create output files in " + dir;
+    return result;
+  }
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);  // its own group, so a timeout kills its children too
+    dup2(in_fd, 0);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    execvpe(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(out_fd);
+  close(err_fd);
+  close(in_fd);
+  if (pid < 0) {
+    result.err = "fork failed";
+    return result;
+  }
+  setpgid(pid, pid);  // also here: whichever runs first
+  result.pid = pid;
+  int status = 0;
+  std::string hang_report;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      result.timed_out = true;
+      hang_report = HangReport(pid, dir);
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = ReadFile(out_path);
+  result.err = ReadFile(err_path);
+  if (result.timed_out) result.err += "\n--- hung; backtraces before the kill:\n" + hang_report;
+  return result;
+}
+
+// "" when this machine can run the samples, else why not. Loads libcuda but calls nothing in it.
+std::string NoGpuReason() {
+  static const std::string reason = []() -> std::string {
+    if (access("/dev/nvidiactl", F_OK) != 0 || access("/dev/nvidia0", F_OK) != 0) {
+      return "no NVIDIA GPU (/dev/nvidiactl or /dev/nvidia0 missing)";
+    }
+    void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (cuda == nullptr) return std::string("libcuda.so.1 cannot be loaded: ") + dlerror();
+    dlclose(cuda);
+    return "";
+  }();
+  return reason;
+}
+
+// The python3 to run torch with: $LIBPROF_TEST_PYTHON, else python3 on PATH (a virtualenv's),
+// else the one CMake found.
+std::string Python() {
+  if (const char* chosen = std::getenv("LIBPROF_TEST_PYTHON"); chosen && *chosen) return chosen;
+  return OnPath("python3") ? "python3" : LIBPROF_PYTHON3;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading traces
+
+struct Trace {
+  std::string path;
+  TraceHeader header;
+  TraceRecords records;  // every chunk's records appended
+  std::vector<std::string> strings;
+
+  const std::string& Str(uint32_t id) const {
+    static const std::string kEmpty;
+    return id < strings.size() ? strings[id] : kEmpty;
+  }
+  // The names of each kernel, mangled and demangled, as one string (for substring searches).
+  std::string KernelNames(const Kernel& k) const {
+    return Str(k.shape.name_id) + " " + Str(k.shape.demangled_name_id);
+  }
+};
+
+template <typename T>
+void AppendAll(std::vector<T>* into, std::vector<T>* from) {
+  into->insert(into->end(), std::make_move_iterator(from->begin()),
+               std::make_move_iterator(from->end()));
+}
+
+void Append(TraceRecords* into, TraceRecords* from) {
+  AppendAll(&into->api_calls, &from->api_calls);
+  AppendAll(&into->kernels, &from->kernels);
+  AppendAll(&into->memcpys, &from->memcpys);
+  AppendAll(&into->memsets, &from->memsets);
+  AppendAll(&into->synchronizations, &from->synchronizations);
+  AppendAll(&into->nvtx_events, &from->nvtx_events);
+  AppendAll(&into->nvtx_domains, &from->nvtx_domains);
+  AppendAll(&into->memory_ops, &from->memory_ops);
+  AppendAll(&into->streams, &from->streams);
+  AppendAll(&into->contexts, &from->contexts);
+  AppendAll(&into->cuda_events, &from->cuda_events);
+  AppendAll(&into->overheads, &from->overheads);
+  AppendAll(&into->devices, &from->devices);
+  AppendAll(&into->graph_traces, &from->graph_traces);
+  AppendAll(&into->drops, &from->drops);
+  if (from->run_end) into->run_end = from->run_end;
+  if (from->cuda_runtime_version != 0) into->cuda_runtime_version = from->cuda_runtime_version;
+}
+
+// Reads the whole file; an unreadable, truncated or corrupt file is an error.
+std::expected<Trace, std::string> ReadTrace(const std::string& path) {
+  auto reader = TraceReader::Open(path);
+  if (!reader) return std::unexpected(reader.error());
+  Trace trace;
+  trace.path = path;
+  trace.header = (*reader)->header();
+  TraceRecords chunk;
+  while ((*reader)->Next(&chunk)) Append(&trace.records, &chunk);
+  if (!(*reader)->error().empty()) return std::unexpected((*reader)->error());
+  if ((*reader)->truncated()) return std::unexpected(path + ": truncated");
+  trace.strings = (*reader)->strings();
+  return trace;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+
+// A run under libprof: the program's result and the traces its processes wrote.
+struct Capture {
+  RunResult run;
+  std::vector<Trace> traces;
+  std::vector<std::string> errors;  // traces that could not be read
+};
+
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string reason = NoGpuReason(); !reason.empty()) GTEST_SKIP() << reason;
+    ASSERT_TRUE(fs::exists(LIBPROF_SO_PATH)) << LIBPROF_SO_PATH << " is not built";
+    std::string pattern = (fs::temp_directory_path() / "libprof-gpu-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr) << "mkdtemp " << pattern;
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    if (dir_.empty()) return;
+    if (HasFailure()) {
+      std::cerr << "kept " << dir_ << " (traces and program output)\n";
+    } else {
+      std::error_code ignored;
+      fs::remove_all(dir_, ignored);
+    }
+  }
+
+  RunResult RunPlain(const std::vector<std::string>& argv, seconds timeout = kRunTimeout) {
+    return RunProgram(argv, {}, dir_, timeout);
+  }
+
+  // Runs argv under libprof in `mode`, each process's trace going to its own file in a fresh
+  // folder, and reads every trace file found there.
+  Capture Profile(const std::vector<std::string>& argv, Mode mode, seconds timeout = kRunTimeout) {
+    const std::string traces = dir_ + "/traces" + std::to_string(++profiles_);
+    fs::create_directories(traces);
+    std::map<std::string, std::string> env = {{"LIBPROF_OUTPUT", traces + "/trace-%p.pb"}};
+    if (mode == Mode::kInjection) {
+      env["CUDA_INJECTION64_PATH"] = LIBPROF_SO_PATH;
+      env["NVTX_INJECTION64_PATH"] = LIBPROF_SO_PATH;
+    } else {
+      env["LD_PRELOAD"] = LIBPROF_SO_PATH;  // libprof sets both injection variables itself
+    }
+    Capture capture;
+    capture.run = RunProgram(argv, env, dir_, timeout);
+    std::vector<std::string> paths;
+    for (const auto& entry : fs::directory_iterator(traces)) paths.push_back(entry.path());
+    std::sort(paths.begin(), paths.end());
+    for (const auto& path : paths) {
+      auto trace = ReadTrace(path);
+      if (trace) {
+        capture.traces.push_back(std::move(*trace));
+      } else {
+        capture.errors.push_back(trace.error());
+      }
+    }
+    return capture;
+  }
+
+  // Profile() plus the checks every capture must pass: clean exit within the time limit, and
+  // `traces` readable files. Returns false (after failing the test) if the capture is unusable.
+  bool ProfileOk(const std::vector<std::string>& argv, Mode mode, size_t traces, Capture* out,
+                 seconds timeout = kRunTimeout) {
+    *out = Profile(argv, mode, timeout);
+    if (out->run.timed_out) {
+      ADD_FAILURE() << argv[0] << " under libprof did not end within " << timeout.count()
+                    << " s; stderr:\n"
+                    << Tail(out->run.err);
+      return false;
+    }
+    EXPECT_EQ(out->run.exit_code, 0) << "stderr:\n" << Tail(out->run.err);
+    EXPECT_TRUE(out->errors.empty()) << ::testing::PrintToString(out->errors);
+    EXPECT_EQ(out->traces.size(), traces) << "stderr:\n" << Tail(out->run.err);
+    return !HasFailure();
+  }
+
+  std::string dir_;
+  int profiles_ = 0;
+};
+
+// The header describes the process and its GPUs, CUPTI capture was active, nothing was dropped
+// and the run ended cleanly.
+void ExpectCompleteTrace(const Trace& trace) {
+  SCOPED_TRACE(trace.path);
+  const TraceHeader& h = trace.header;
+  EXPECT_NE(h.pid, 0u);
+  EXPECT_EQ(h.capture_status, "") << "CUPTI capture was not active";
+  // Devices are known once CUDA is up, after the header was written: they may come in chunks.
+  std::vector<DeviceInfo> devices = h.devices;
+  devices.insert(devices.end(), trace.records.devices.begin(), trace.records.devices.end());
+  ASSERT_FALSE(devices.empty()) << "no devices in the header or the chunks";
+  for (const DeviceInfo& device : devices) {
+    EXPECT_FALSE(device.name.empty()) << "device " << device.id;
+    EXPECT_GT(device.sm_count, 0u) << "device " << device.id;
+  }
+  for (const DropReport& drop : trace.records.drops) {
+    EXPECT_EQ(drop.count, 0u) << drop.source << " dropped records";
+  }
+  ASSERT_TRUE(trace.records.run_end.has_value()) << "no RunEnd: the trace was not closed";
+  EXPECT_EQ(trace.records.run_end->records_dropped, 0u);
+}
+
+struct SampleCase {
+  const char* name;
+  std::vector<std::string> argv;
+  size_t traces;  // files the run writes: one per process that uses CUDA
+};
+
+void PrintTo(const SampleCase& sample, std::ostream* os) { *os << sample.name; }
+
+const std::vector<SampleCase>& SampleCases() {
+  static const std::vector<SampleCase> cases = {
+      {"normalize_nrm2", {LIBPROF_SAMPLE_normalize_nrm2, "20"}, 1},
+      {"pageable_vs_pinned", {LIBPROF_SAMPLE_pageable_vs_pinned}, 1},
+      {"stream_overlap", {LIBPROF_SAMPLE_stream_overlap, "--order", "per-chunk"}, 1},
+      {"launch_bound", {LIBPROF_SAMPLE_launch_bound, "5000"}, 1},
+      {"launch_bound_graph", {LIBPROF_SAMPLE_launch_bound, "5000", "--graph"}, 1},
+      {"alloc_loop", {LIBPROF_SAMPLE_alloc_loop}, 1},
+      {"nvtx_ranges", {LIBPROF_SAMPLE_nvtx_ranges}, 1},
+      {"fork_children", {LIBPROF_SAMPLE_fork_children}, 3},
+  };
+  return cases;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every sample, both modes: transparent to the program, complete traces.
+
+class SampleTest : public GpuTest,
+                   public ::testing::WithParamInterface<std::tuple<SampleCase, Mode>> {};
+
+// Proves libprof is transparent (same stdout and exit code as without it) and writes exactly one
+// complete trace per CUDA process, under that process's pid, with nothing dropped.
+TEST_P(SampleTest, TransparentAndComplete) {
+  const auto& [sample, mode] = GetParam();
+  const RunResult baseline = RunPlain(sample.argv);
+  ASSERT_FALSE(baseline.timed_out);
+  ASSERT_EQ(baseline.exit_code, 0) << "the sample fails without libprof:\n" << Tail(baseline.err);
+
+  const Capture capture = Profile(sample.argv, mode, kRunTimeout);
+  ASSERT_FALSE(capture.run.timed_out) << "stderr:\n" << Tail(capture.run.err);
+  EXPECT_EQ(capture.run.exit_code, baseline.exit_code) << "stderr:\n" << Tail(capture.run.err);
+  EXPECT_EQ(capture.run.out, baseline.out);
+  EXPECT_TRUE(capture.errors.empty()) << ::testing::PrintToString(capture.errors);
+  ASSERT_EQ(capture.traces.size(), sample.traces) << "stderr:\n" << Tail(capture.run.err);
+
+  std::set<uint32_t> pids;
+  for (const Trace& trace : capture.traces) {
+    ExpectCompleteTrace(trace);
+    pids.insert(trace.header.pid);
+    EXPECT_NE(trace.path.find("trace-" + std::to_string(trace.header.pid) + ".pb"),
+              std::string::npos)
+        << trace.path << " is not named after its pid " << trace.header.pid;
+  }
+  EXPECT_EQ(pids.size(), capture.traces.size()) << "two traces with the same pid";
+  EXPECT_TRUE(pids.contains(static_cast<uint32_t>(capture.run.pid)))
+      << "no trace of the process started, pid " << capture.run.pid;
+}
+
+INSTANTIATE_TEST_SUITE_P(Samples, SampleTest,
+                         ::testing::Combine(::testing::ValuesIn(SampleCases()),
+                                            ::testing::Values(Mode::kInjection, Mode::kPreload)),
+                         [](const ::testing::TestParamInfo<SampleTest::ParamType>& info) {
+                           return std::string(std::get<0>(info.param).name) + "_" +
+                                  ModeName(std::get<1>(info.param));
+                         });
+
+// ---------------------------------------------------------------------------------------------
+// What each sample's trace must contain (both modes).
+
+class ModeTest : public GpuTest, public ::testing::WithParamInterface<Mode> {};
+
+#define LIBPROF_INSTANTIATE_MODES(suite)                                 \
+  INSTANTIATE_TEST_SUITE_P(                                              \
+      Modes, suite, ::testing::Values(Mode::kInjection, Mode::kPreload), \
+      [](const ::testing::TestParamInfo<Mode>& info) { return ModeName(info.param); })
+
+template <typename T, typename Pred>
+size_t CountIf(const std::vector<T>& items, Pred pred) {
+  return static_cast<size_t>(std::count_if(items.begin(), items.end(), pred));
+}
+
+// Host time of the API call with `correlation_id` (the outermost one when a driver call nested
+// in it shares the id), or -1 if there is none.
+int64_t ApiDurationNs(const Trace& trace, uint64_t correlation_id) {
+  int64_t longest = -1;
+  for (const ApiCall& api : trace.records.api_calls) {
+    if (api.correlation_id == correlation_id) {
+      longest = std::max(longest, static_cast<int64_t>(api.end_ns - api.start_ns));
+    }
+  }
+  return longest;
+}
+
+using NormalizeNrm2Test = ModeTest;
+LIBPROF_INSTANTIATE_MODES(NormalizeNrm2Test);
+
+// Proves cuBLAS's kernels, the nrm2 result copies and the launch/copy API calls are captured,
+// every kernel is joined to the API call that launched it, and the copies' host time shows the
+// wait for the ~1 ms kernel before them (seed 000).
+TEST_P(NormalizeNrm2Test, KernelsCopiesAndCorrelation) {
+  constexpr size_t kIterations = 20;
+  Capture c;
+  ASSERT_TRUE(
+      ProfileOk({LIBPROF_SAMPLE_normalize_nrm2, std::to_string(kIterations)}, GetParam(), 1, &c));
+  const Trace& t = c.traces[0];
+  const auto& r = t.records;
+
+  EXPECT_GE(
+      CountIf(r.kernels,
+              [&](const Kernel& k) { return t.KernelNames(k).find("nrm2") != std::string::npos; }),
+      kIterations);
+  EXPECT_GE(
+      CountIf(r.kernels,
+              [&](const Kernel& k) { return t.KernelNames(k).find("scal") != std::string::npos; }),
+      kIterations);
+  EXPECT_GE(CountIf(r.kernels,
+                    [&](const Kernel& k) {
+                      return t.KernelNames(k).find("SpinKernel") != std::string::npos;
+                    }),
+            kIterations);
+
+  std::vector<const Memcpy*> results;  // the 4-byte DtoH copies of nrm2's result
+  for (const Memcpy& m : r.memcpys) {
+    if (m.copy_kind == CopyKind::kDtoH && m.bytes == 4) results.push_back(&m);
+  }
+  EXPECT_GE(results.size(), kIterations) << "one DtoH copy of the norm per iteration";
+
+  EXPECT_GT(CountIf(r.api_calls,
+                    [&](const ApiCall& a) {
+                      return t.Str(a.name_id) == "cudaLaunchKernel" ||
+                             t.Str(a.name_id) == "cuLaunchKernel";
+                    }),
+            0u);
+  EXPECT_GT(CountIf(r.api_calls,
+                    [&](const ApiCall& a) {
+                      return t.Str(a.name_id).find("Memcpy") != std::string::npos;
+                    }),
+            0u);
+
+  std::set<uint64_t> api_ids;
+  for (const ApiCall& a : r.api_calls) api_ids.insert(a.correlation_id);
+  size_t orphans = 0;
+  std::string example;
+  for (const Kernel& k : r.kernels) {
+    if (!api_ids.contains(k.correlation_id)) {
+      if (orphans++ == 0) example = t.KernelNames(k) + " corr " + std::to_string(k.correlation_id);
+    }
+  }
+  EXPECT_EQ(orphans, 0u) << "of " << r.kernels.size() << " kernels have no API call, e.g. "
+                         << example;
+
+  // Each result copy waits for SpinKernel (1 ms) and nrm2: most must hold the host > 0.5 ms.
+  size_t blocked = 0;
+  for (const Memcpy* m : results) {
+    if (ApiDurationNs(t, m->correlation_id) > 500'000) ++blocked;
+  }
+  EXPECT_GE(blocked, results.size() / 2)
+      << "copy API calls holding the host > 0.5 ms, of " << results.size();
+}
+
+using PageableVsPinnedTest = ModeTest;
+LIBPROF_INSTANTIATE_MODES(PageableVsPinnedTest);
+
+// Proves pageable and pinned host memory are told apart in both directions, with the bytes the
+// program copied, and that the small pageable DtoH async copy is seen blocking while the pinned
+// one is not (seeds 002, 003).
+TEST_P(PageableVsPinnedTest, MemoryKindsAndBytes) {
+  constexpr uint64_t kBytes = 64ull << 20;
+  constexpr size_t kCopiesPerCase = 3 * 2;  // 3 reps, cudaMemcpy and cudaMemcpyAsync
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_pageable_vs_pinned, "64", "3"}, GetParam(), 1, &c));
+  const Trace& t = c.traces[0];
+
+  // One entry per copy API call (a staged pageable copy may come as several records).
+  struct Copy {
+    CopyKind kind;
+    MemoryKind src, dst;
+    uint64_t bytes = 0;
+  };
+  std::map<uint64_t, Copy> copies;
+  for (const Memcpy& m : t.records.memcpys) {
+    auto it = copies.try_emplace(m.correlation_id, Copy{m.copy_kind, m.src_kind, m.dst_kind}).first;
+    it->second.bytes += m.bytes;
+  }
+  auto count = [&](CopyKind kind, MemoryKind host, uint64_t bytes) {
+    size_t n = 0;
+    for (const auto& [correlation, copy] : copies) {
+      const MemoryKind side = kind == CopyKind::kHtoD ? copy.src : copy.dst;
+      if (copy.kind == kind && side == host && copy.bytes == bytes) ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count(CopyKind::kHtoD, MemoryKind::kPageable, kBytes), kCopiesPerCase);
+  EXPECT_EQ(count(CopyKind::kHtoD, MemoryKind::kPinned, kBytes), kCopiesPerCase);
+  EXPECT_EQ(count(CopyKind::kDtoH, MemoryKind::kPageable, kBytes), kCopiesPerCase);
+  EXPECT_EQ(count(CopyKind::kDtoH, MemoryKind::kPinned, kBytes), kCopiesPerCase);
+  EXPECT_EQ(count(CopyKind::kDtoH, MemoryKind::kPageable, 4), 1u);
+  EXPECT_EQ(count(CopyKind::kDtoH, MemoryKind::kPinned, 4), 1u);
+
+  // Both 4-byte copies follow a 2 ms kernel: to pageable memory the call waits for it.
+  for (const auto& [correlation, copy] : copies) {
+    if (copy.kind != CopyKind::kDtoH || copy.bytes != 4) continue;
+    const int64_t host_ns = ApiDurationNs(t, correlation);
+    if (copy.dst == MemoryKind::kPageable) {
+      EXPECT_GT(host_ns, 1'000'000) << "the pageable 4-byte copy did not block";
+    } else {
+      EXPECT_GE(host_ns, 0) << "no API call for the pinned 4-byte copy";
+      EXPECT_LT(host_ns, 1'000'000) << "the pinned 4-byte copy blocked";
+    }
+  }
+}
+
+using NvtxRangesTest = ModeTest;
+LIBPROF_INSTANTIATE_MODES(NvtxRangesTest);
+
+// Proves NVTX push/pop nesting, domains with registered strings and colours, start/end ranges
+// ended on another thread, marks and a range opened before CUDA initialised are all recorded,
+// and that the four kinds of synchronisation records are present.
+TEST_P(NvtxRangesTest, RangesAndSynchronizations) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_nvtx_ranges}, GetParam(), 1, &c));
+  const Trace& t = c.traces[0];
+  const auto& events = t.records.nvtx_events;
+  auto find = [&](const std::string& message, NvtxKind kind) -> const NvtxEvent* {
+    for (const NvtxEvent& e : events) {
+      if (e.kind == kind && t.Str(e.message_id) == message) return &e;
+    }
+    return nullptr;
+  };
+
+  const NvtxEvent* outer = find("outer", NvtxKind::kPushPop);
+  const NvtxEvent* inner = find("inner", NvtxKind::kPushPop);
+  ASSERT_NE(outer, nullptr);
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(outer->depth, 0u);
+  EXPECT_EQ(inner->depth, 1u);
+  EXPECT_EQ(outer->domain_id, 0u);
+  EXPECT_EQ(inner->thread_id, outer->thread_id);
+  EXPECT_EQ(outer->thread_id, t.header.pid) << "NVTX thread ids must be OS thread ids";
+  EXPECT_LE(outer->start_ns, inner->start_ns);
+  EXPECT_LE(inner->end_ns, outer->end_ns);
+  EXPECT_LT(inner->start_ns, inner->end_ns);
+  EXPECT_FALSE(outer->open);
+
+  uint32_t domain_id = 0;
+  for (const NvtxDomain& d : t.records.nvtx_domains) {
+    if (t.Str(d.name_id) == "libprof-sample") domain_id = d.id;
+  }
+  ASSERT_NE(domain_id, 0u) << "domain libprof-sample not recorded";
+  const NvtxEvent* registered = find("registered-range", NvtxKind::kPushPop);
+  ASSERT_NE(registered, nullptr) << "the registered string must be resolved to its text";
+  EXPECT_EQ(registered->domain_id, domain_id);
+  EXPECT_TRUE(registered->has_color);
+  EXPECT_EQ(registered->color_argb, 0xFF00FF00u);
+  EXPECT_EQ(registered->depth, 0u) << "depth counts within the domain";
+
+  const NvtxEvent* cross = find("cross-thread", NvtxKind::kStartEnd);
+  ASSERT_NE(cross, nullptr);
+  EXPECT_EQ(cross->thread_id, t.header.pid);
+  EXPECT_NE(cross->end_thread_id, 0u);
+  EXPECT_NE(cross->end_thread_id, cross->thread_id);
+  EXPECT_FALSE(cross->open);
+  EXPECT_LT(cross->start_ns, cross->end_ns);
+
+  const NvtxEvent* mark = find("checkpoint", NvtxKind::kMark);
+  ASSERT_NE(mark, nullptr);
+  EXPECT_EQ(mark->start_ns, mark->end_ns);
+
+  const NvtxEvent* early = find("before-cuda-init", NvtxKind::kPushPop);
+  ASSERT_NE(early, nullptr) << "the range pushed before cuInit is lost";
+  EXPECT_FALSE(early->open);
+  uint64_t first_api = UINT64_MAX;
+  for (const ApiCall& a : t.records.api_calls) first_api = std::min(first_api, a.start_ns);
+  EXPECT_LT(early->start_ns, first_api) << "it was pushed before any CUDA call";
+  EXPECT_LT(early->end_ns, outer->start_ns);
+
+  for (SyncType type : {SyncType::kStreamSynchronize, SyncType::kEventSynchronize,
+                        SyncType::kStreamWaitEvent, SyncType::kContextSynchronize}) {
+    EXPECT_GT(CountIf(t.records.synchronizations,
+                      [&](const Synchronization& s) { return s.type == type; }),
+              0u)
+        << "no " << ToString(type) << " record";
+  }
+}
+
+using LaunchBoundTest = ModeTest;
+LIBPROF_INSTANTIATE_MODES(LaunchBoundTest);
+
+// Proves no kernel is lost or duplicated in a burst of 5000 tiny launches.
+TEST_P(LaunchBoundTest, EveryLaunchIsOneKernel) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_launch_bound, "5000"}, GetParam(), 1, &c));
+  const auto& r = c.traces[0].records;
+  EXPECT_EQ(r.kernels.size(), 5000u);
+  EXPECT_EQ(CountIf(r.kernels, [](const Kernel& k) { return k.graph_id != 0; }), 0u);
+  std::set<uint64_t> correlations;
+  for (const Kernel& k : r.kernels) correlations.insert(k.correlation_id);
+  EXPECT_EQ(correlations.size(), r.kernels.size()) << "kernels sharing a correlation id";
+}
+
+// Proves kernels run by CUDA graph launches are recorded one per node, tagged with their graph,
+// and that the graph launch API calls (50 of them, not 5000 launches) are recorded.
+TEST_P(LaunchBoundTest, GraphKernelsCarryGraphIds) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_launch_bound, "5000", "--graph"}, GetParam(), 1, &c));
+  const Trace& t = c.traces[0];
+  EXPECT_EQ(t.records.kernels.size(), 5000u);
+  EXPECT_EQ(CountIf(t.records.kernels, [](const Kernel& k) { return k.graph_id == 0; }), 0u)
+      << "kernels without a graph id";
+  EXPECT_EQ(CountIf(t.records.api_calls,
+                    [&](const ApiCall& a) { return t.Str(a.name_id) == "cudaGraphLaunch"; }),
+            50u);
+}
+
+using AllocLoopTest = ModeTest;
+LIBPROF_INSTANTIATE_MODES(AllocLoopTest);
+
+// Proves allocations and releases are recorded with their memory kinds: one per cudaMalloc and
+// cudaFree, stream-ordered ones flagged async, managed memory as managed; and memsets.
+TEST_P(AllocLoopTest, AllocationsReleasesAndMemsets) {
+  constexpr size_t kIterations = 200;
+  constexpr uint64_t kBytes = 16ull << 20;
+  Capture c;
+  ASSERT_TRUE(
+      ProfileOk({LIBPROF_SAMPLE_alloc_loop, std::to_string(kIterations), "16"}, GetParam(), 1, &c));
+  const auto& r = c.traces[0].records;
+  auto count = [&](MemoryOperation op, MemoryKind kind, bool async, uint64_t bytes) {
+    return CountIf(r.memory_ops, [&](const MemoryOp& m) {
+      return m.operation == op && m.memory_kind == kind && m.async == async &&
+             (bytes == 0 || m.bytes == bytes);
+    });
+  };
+  // Phase 1 (plus the 16 MiB memset target of phase 4).
+  EXPECT_GE(count(MemoryOperation::kAllocation, MemoryKind::kDevice, false, kBytes), kIterations);
+  EXPECT_GE(count(MemoryOperation::kRelease, MemoryKind::kDevice, false, 0), kIterations);
+  // Phase 2: the pool may serve several cudaMallocAsync from one reservation; at least one each.
+  EXPECT_GE(count(MemoryOperation::kAllocation, MemoryKind::kDevice, true, 0), 1u);
+  EXPECT_GE(count(MemoryOperation::kRelease, MemoryKind::kDevice, true, 0), 1u);
+  // Phase 3.
+  EXPECT_GE(count(MemoryOperation::kAllocation, MemoryKind::kManaged, false, 1u << 20), 1u);
+  // Phase 4: cudaMemset of 16 MiB and cudaMemsetAsync of 8 MiB.
+  EXPECT_GE(CountIf(r.memsets, [&](const Memset& m) { return m.bytes == kBytes; }), 1u);
+  EXPECT_GE(CountIf(r.memsets, [&](const Memset& m) { return m.bytes == kBytes / 2; }), 1u);
+}
+
+using StreamOverlapTest = ModeTest;
+LIBPROF_INSTANTIATE_MODES(StreamOverlapTest);
+
+// Proves kernels and copies carry the stream they ran on, and stream records give each stream's
+// type as created (2 default, 2 non-blocking), in both issue orders.
+TEST_P(StreamOverlapTest, StreamsAndTypes) {
+  for (const char* order : {"per-chunk", "by-stage"}) {
+    SCOPED_TRACE(order);
+    Capture c;
+    ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_stream_overlap, "--order", order}, GetParam(), 1, &c));
+    const auto& r = c.traces[0].records;
+    EXPECT_EQ(r.kernels.size(), 8u);
+    std::set<uint32_t> kernel_streams;
+    for (const Kernel& k : r.kernels) kernel_streams.insert(k.stream_id);
+    EXPECT_EQ(kernel_streams.size(), 4u);
+    std::map<uint32_t, StreamType> type_of;  // a stream may be reported more than once
+    for (const StreamInfo& s : r.streams) type_of[s.stream_id] = s.type;
+    std::map<StreamType, int> types;
+    for (uint32_t id : kernel_streams) {
+      EXPECT_TRUE(type_of.contains(id)) << "no stream record for stream " << id;
+      if (type_of.contains(id)) ++types[type_of[id]];
+    }
+    EXPECT_EQ(types[StreamType::kDefault], 2) << "streams created with cudaStreamDefault";
+    EXPECT_EQ(types[StreamType::kNonBlocking], 2) << "streams created with cudaStreamNonBlocking";
+    EXPECT_EQ(CountIf(r.memcpys,
+                      [](const Memcpy& m) {
+                        return m.copy_kind == CopyKind::kHtoD && m.src_kind == MemoryKind::kPinned;
+                      }),
+              8u);
+    EXPECT_EQ(CountIf(r.memcpys,
+                      [](const Memcpy& m) {
+                        return m.copy_kind == CopyKind::kDtoH && m.dst_kind == MemoryKind::kPinned;
+                      }),
+              8u);
+    std::set<uint32_t> copy_streams;
+    for (const Memcpy& m : r.memcpys) copy_streams.insert(m.stream_id);
+    EXPECT_EQ(copy_streams, kernel_streams);
+  }
+}
+
+// Proves work on the legacy default stream is recorded on the context's NULL stream.
+TEST_P(StreamOverlapTest, SerialUsesTheNullStream) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_stream_overlap, "--order", "serial"}, GetParam(), 1, &c));
+  const auto& r = c.traces[0].records;
+  ASSERT_EQ(r.kernels.size(), 8u);
+  std::set<uint32_t> kernel_streams;
+  for (const Kernel& k : r.kernels) kernel_streams.insert(k.stream_id);
+  ASSERT_EQ(kernel_streams.size(), 1u);
+  ASSERT_FALSE(r.contexts.empty()) << "no context record";
+  EXPECT_EQ(*kernel_streams.begin(), r.contexts.front().null_stream_id);
+}
+
+using ForkChildrenTest = ModeTest;
+LIBPROF_INSTANTIATE_MODES(ForkChildrenTest);
+
+// Proves children forked before CUDA initialised each record their own trace (3 in all, with
+// the parent), a child forked after it writes none and exits promptly (no hang in an inherited
+// CUPTI flush).
+TEST_P(ForkChildrenTest, OneTracePerCudaProcess) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_fork_children}, GetParam(), 3, &c, kForkTimeout));
+  const uint32_t parent = static_cast<uint32_t>(c.run.pid);
+  size_t parents = 0;
+  for (const Trace& t : c.traces) {
+    SCOPED_TRACE(t.path);
+    ExpectCompleteTrace(t);
+    if (t.header.pid == parent) {
+      ++parents;
+    } else {
+      EXPECT_EQ(t.header.parent_pid, parent) << "a child's parent pid";
+    }
+    EXPECT_EQ(CountIf(t.records.kernels,
+                      [&](const Kernel& k) {
+                        return t.KernelNames(k).find("SquareKernel") != std::string::npos;
+                      }),
+              1u);
+    EXPECT_EQ(
+        CountIf(t.records.memcpys, [](const Memcpy& m) { return m.copy_kind == CopyKind::kDtoH; }),
+        1u);
+  }
+  EXPECT_EQ(parents, 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PyTorch
+
+class TorchTest : public GpuTest {};
+
+// Proves libprof preloaded into a PyTorch process leaves its output unchanged and records its
+// kernels and the NVTX range pushed through torch.cuda.nvtx (torch's own NVTX instance).
+TEST_F(TorchTest, PreloadedIntoPyTorch) {
+  const std::string python = Python();
+  const RunResult probe =
+      RunPlain({python, "-c", "import torch; assert torch.cuda.is_available()"}, kTorchTimeout);
+  if (probe.exit_code != 0) {
+    GTEST_SKIP() << python << " has no CUDA-enabled torch:\n" << Tail(probe.err, 500);
+  }
+  const std::vector<std::string> argv = {python, LIBPROF_TORCH_LOOP_PY};
+  const RunResult baseline = RunPlain(argv, kTorchTimeout);
+  ASSERT_EQ(baseline.exit_code, 0) << Tail(baseline.err);
+
+  Capture c;
+  ASSERT_TRUE(ProfileOk(argv, Mode::kPreload, 1, &c, kTorchTimeout));
+  EXPECT_EQ(c.run.out, baseline.out);
+  const Trace& t = c.traces[0];
+  ExpectCompleteTrace(t);
+  EXPECT_GE(t.records.kernels.size(), 1000u) << "1000 add_ kernels and a matmul";
+  EXPECT_GT(CountIf(t.records.nvtx_events,
+                    [&](const NvtxEvent& e) {
+                      return e.kind == NvtxKind::kPushPop && t.Str(e.message_id) == "torch_loop";
+                    }),
+            0u)
+      << "torch.cuda.nvtx range missing";
+}
+
+}  // namespace
+}  // namespace libprof

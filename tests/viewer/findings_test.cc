@@ -1,0 +1,388 @@
+// Proves each findings rule on synthetic traces, including the tricky cases of the issue: two
+// streams where only one had to wait; legacy default vs non-blocking vs per-thread default
+// streams; four threads each blocked on its own stream's kernel; a blocked call with no device
+// work of its own (cudaFree); graph launches; event waits; and that no finding's blocked time
+// exceeds its host time.
+#include "viewer-cli/findings.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/viewer/scenarios.h"
+#include "viewer-cli/findings_report.h"
+#include "viewer-cli/stream_deps.h"
+#include "viewer-cli/trace_index.h"
+
+namespace libprof::viewer::testing {
+namespace {
+
+std::vector<Finding> Of(const std::vector<Finding>& all, const std::string& rule) {
+  std::vector<Finding> out;
+  for (const Finding& f : all) {
+    if (f.rule == rule) out.push_back(f);
+  }
+  return out;
+}
+
+const Finding* ByCorr(const std::vector<Finding>& all, const std::string& rule, uint64_t corr) {
+  for (const Finding& f : all) {
+    if (f.rule == rule && f.correlation_id == corr) return &f;
+  }
+  return nullptr;
+}
+
+// The correlation id of the n-th (0-based) call named `api`.
+uint64_t CorrOf(const ProcessTrace& t, const std::string& api, int n = 0) {
+  for (const ApiCall& c : t.records.api_calls) {
+    if (t.Str(c.name_id) == api && n-- == 0) return c.correlation_id;
+  }
+  ADD_FAILURE() << "no call " << api;
+  return 0;
+}
+
+FindingsOptions MinWait(uint64_t ns) {
+  FindingsOptions o;
+  o.min_wait_ns = ns;
+  return o;
+}
+
+class FindingsTest : public ::testing::Test {
+ protected:
+  ProcessTrace Load(const TraceBuilder& b) { return b.RoundTrip(dir_.Path("t.pb")); }
+  TempDir dir_;
+};
+
+TEST_F(FindingsTest, Nrm2CopyBlamesBothKernelsWithOverlaps) {
+  const ProcessTrace t = Load(Nrm2Scenario());
+  const std::vector<Finding> all = FindFindings(t, {});
+  const auto blocked = Of(all, "blocked-on-prior-work");
+  ASSERT_EQ(blocked.size(), 1u);
+  const Finding& f = blocked[0];
+  EXPECT_EQ(f.api, "cudaMemcpyAsync");
+  EXPECT_EQ(f.pid, 4242u);
+  EXPECT_EQ(f.thread_id, 1u);
+  EXPECT_EQ(f.host_start_ns, 90'000u);
+  EXPECT_EQ(f.host_duration_ns, 4'940'000u);
+  EXPECT_EQ(f.blocked_ns, 5'020'000u - 90'000u);  // until the second kernel ended
+  EXPECT_EQ(f.stream_id, 7u);
+  EXPECT_EQ(f.bytes, 4u);
+  EXPECT_EQ(f.copy_kind, "DtoH");
+  EXPECT_EQ(f.src_kind, "device");
+  EXPECT_EQ(f.dst_kind, "pageable");
+  ASSERT_EQ(f.blamed.size(), 2u);
+  EXPECT_EQ(f.blamed[0].kind, "kernel");
+  EXPECT_EQ(f.blamed[0].name,
+            "nrm2_kernel<float, float, float, 1, 0, 128>(cublasNrm2Params<int, float, float>)");
+  EXPECT_EQ(f.blamed[0].overlap_ns, 5'010'000u - 90'000u);
+  EXPECT_EQ(f.blamed[0].launched_before_ns, 30'000u);
+  EXPECT_EQ(f.blamed[0].via, "stream");
+  EXPECT_EQ(f.blamed[1].overlap_ns, 9'000u);
+  EXPECT_EQ(f.explanation,
+            "cudaMemcpyAsync (4 B device→pageable) took 4.94 ms on the host: 4.93 ms waiting for "
+            "nrm2_kernel<…>(…) (corr 9, launched 30.0 µs earlier) and 1 more + 1.91 µs copying");
+  // The same copy is also a pageable async copy: its own cost is what is left (10 µs).
+  const Finding* pageable = ByCorr(all, "pageable-async-memcpy", f.correlation_id);
+  ASSERT_NE(pageable, nullptr);
+  EXPECT_EQ(pageable->blocked_ns, 10'000u);
+  EXPECT_EQ(pageable->blocked_ns + f.blocked_ns, f.host_duration_ns);
+  // The upload (pageable H→D, staged at once) is not blocked but still flagged as pageable.
+  const Finding* up = ByCorr(all, "pageable-async-memcpy", CorrOf(t, "cudaMemcpyAsync", 0));
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(ByCorr(all, "blocked-on-prior-work", up->correlation_id), nullptr);
+  // cudaStreamSynchronize returned at once (nothing pending): below the threshold.
+  EXPECT_TRUE(Of(all, "sync-api").empty());
+}
+
+TEST_F(FindingsTest, BlockedTimeNeverExceedsHostTime) {
+  for (const TraceBuilder& b :
+       {Nrm2Scenario(), StreamsScenario(), ThreadsScenario(), IdleScenario()}) {
+    const ProcessTrace t = Load(b);
+    const std::vector<Finding> all = FindFindings(t, {});
+    EXPECT_FALSE(all.empty());
+    std::map<std::pair<uint32_t, uint64_t>, uint64_t> per_call;
+    for (const Finding& f : all) {
+      EXPECT_LE(f.blocked_ns, f.host_duration_ns) << f.explanation;
+      for (const Blamed& bl : f.blamed) EXPECT_LE(bl.overlap_ns, f.blocked_ns) << f.explanation;
+      if (!f.api.empty()) per_call[{f.thread_id, f.correlation_id}] += f.blocked_ns;
+    }
+    // All findings of one call together stay within its host time.
+    for (const Finding& f : all) {
+      const std::pair<uint32_t, uint64_t> key(f.thread_id, f.correlation_id);
+      if (!f.api.empty()) {
+        EXPECT_LE(per_call[key], f.host_duration_ns);
+      }
+    }
+  }
+}
+
+TEST_F(FindingsTest, TwoStreamsOnlyTheCopysStreamIsBlamed) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", CorrOf(t, "cudaMemcpyAsync", 0));
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->blocked_ns, 990'000u);  // the stream-13 kernel ends at 1010 µs; the copy began at 20
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].name, "spin(float*, int, long)");
+  EXPECT_EQ(f->blamed[0].stream_id, 13u);
+}
+
+TEST_F(FindingsTest, LegacyDefaultStreamWaitsForBlockingStreamsOnly) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", CorrOf(t, "cudaMemcpy", 0));
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].name, "blocking_work(float*)");  // stream 14, not the non-blocking 15
+  EXPECT_EQ(f->blamed[0].via, "legacy-default-stream");
+  EXPECT_EQ(f->blocked_ns, 5012'000u - 4020'000u);
+  // The synchronous copy's own part is a sync-memcpy finding.
+  const Finding* sync = ByCorr(all, "sync-memcpy", f->correlation_id);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->blocked_ns, 5100'000u - 5012'000u);
+}
+
+TEST_F(FindingsTest, PerThreadDefaultStreamDoesNotWaitForOtherStreams) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const uint64_t memset = CorrOf(t, "cudaMemset_ptds");
+  EXPECT_EQ(ByCorr(all, "blocked-on-prior-work", memset), nullptr);
+  const Finding* own = ByCorr(all, "sync-memset", memset);
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->blocked_ns, 80'000u);
+  EXPECT_EQ(own->dst_kind, "device");
+}
+
+TEST_F(FindingsTest, PerThreadDefaultStreamStillSynchronisesWithTheLegacyStream) {
+  // CUDA: the per-thread default stream "is not a non-blocking stream and will synchronize with
+  // the legacy default stream". A legacy-stream copy waits for per-thread work; a copy on a
+  // non-blocking stream does not.
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(20, StreamType::kNull);  // per-thread: not the context's null stream
+  b.AddStream(15, StreamType::kNonBlocking);
+  b.Launch("_Z2ptPf", 0, 5, 10, 1010, 20, 1, "cudaLaunchKernel_ptsz");
+  const uint64_t legacy = b.Api("cudaMemcpy", 20, 1100, 2);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, 8, 1012, 1013, legacy, 7,
+              false);
+  b.Launch("_Z2ptPf", 2000, 2005, 2010, 3010, 20, 1, "cudaLaunchKernel_ptsz");
+  const uint64_t nb = b.Api("cudaMemcpyAsync", 2020, 2100, 2);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 8, 2030, 2031, nb, 15,
+              true);
+  b.SetEnd(4000);
+  const ProcessTrace t = Load(b);
+  const TraceIndex index(t);
+  const StreamModel model(index);
+  EXPECT_EQ(model.ClassOf(7), StreamClass::kLegacyNull);
+  EXPECT_EQ(model.ClassOf(20), StreamClass::kPerThread);
+  EXPECT_EQ(model.ClassOf(15), StreamClass::kNonBlocking);
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", legacy);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].stream_id, 20u);
+  EXPECT_EQ(f->blamed[0].via, "legacy-default-stream");
+  EXPECT_EQ(ByCorr(all, "blocked-on-prior-work", nb), nullptr);
+}
+
+TEST_F(FindingsTest, StreamClassesWithoutStreamRecords) {
+  // No STREAM records: the context's null stream is legacy, a stream fed by _ptsz calls is
+  // per-thread, any other is assumed blocking.
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.Launch("_Z1aPf", 0, 1, 2, 3, 7);
+  b.Launch("_Z1aPf", 4, 5, 6, 7, 21, 1, "cudaLaunchKernel_ptsz");
+  b.Launch("_Z1aPf", 8, 9, 10, 11, 22);
+  b.SetEnd(20);
+  const ProcessTrace t = Load(b);
+  const TraceIndex index(t);
+  const StreamModel model(index);
+  EXPECT_EQ(model.ClassOf(7), StreamClass::kLegacyNull);
+  EXPECT_EQ(model.ClassOf(21), StreamClass::kPerThread);
+  EXPECT_EQ(model.ClassOf(22), StreamClass::kBlocking);
+}
+
+TEST_F(FindingsTest, FourThreadsEachBlockedOnItsOwnStream) {
+  const ProcessTrace t = Load(ThreadsScenario());
+  const auto blocked = Of(FindFindings(t, {}), "blocked-on-prior-work");
+  ASSERT_EQ(blocked.size(), 4u);
+  for (const Finding& f : blocked) {
+    const uint32_t i = f.thread_id - 100;
+    ASSERT_LT(i, 4u);
+    EXPECT_EQ(f.stream_id, 30 + i);
+    ASSERT_EQ(f.blamed.size(), 1u) << f.explanation;  // only its own stream's kernel
+    EXPECT_EQ(f.blamed[0].stream_id, 30 + i);
+    // Kernel [base+10, base+1010+200i], copy call from base+6: blocked until the kernel ended.
+    EXPECT_EQ(f.blocked_ns, (1004u + 200u * i) * 1000u);
+    EXPECT_EQ(f.blamed[0].overlap_ns, (1000u + 200u * i) * 1000u);
+    EXPECT_EQ(f.nvtx, (std::vector<std::string>{"step", "copy"}));
+  }
+  // Grouped: one row, four findings, total = the sum.
+  const auto groups = GroupFindings(blocked);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].count, 4u);
+  EXPECT_EQ(groups[0].total_blocked_ns, (1004u + 1204u + 1404u + 1604u) * 1000u);
+  EXPECT_EQ(groups[0].worst.thread_id, 103u);
+}
+
+TEST_F(FindingsTest, SyncApisBlameWhatTheyWaitedFor) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  // cudaDeviceSynchronize at 1040: only the stream-14 kernel was still running.
+  const Finding* device = ByCorr(all, "sync-api", CorrOf(t, "cudaDeviceSynchronize"));
+  ASSERT_NE(device, nullptr);
+  ASSERT_EQ(device->blamed.size(), 1u);
+  EXPECT_EQ(device->blamed[0].name, "long_spin(float*, int, long)");
+  EXPECT_EQ(device->blocked_ns, 3012'000u - 1040'000u);
+  // cudaStreamSynchronize(14): not the non-blocking kernel on 15 that ran longer.
+  const Finding* stream = ByCorr(all, "sync-api", CorrOf(t, "cudaStreamSynchronize"));
+  ASSERT_NE(stream, nullptr);
+  EXPECT_EQ(stream->stream_id, 14u);
+  ASSERT_EQ(stream->blamed.size(), 1u);
+  EXPECT_EQ(stream->blamed[0].stream_id, 14u);
+  EXPECT_EQ(stream->blocked_ns, 11010'000u - 9020'000u);
+  // cudaEventSynchronize: the kernel before the record, not the one after it.
+  const Finding* event = ByCorr(all, "sync-api", CorrOf(t, "cudaEventSynchronize"));
+  ASSERT_NE(event, nullptr);
+  ASSERT_EQ(event->blamed.size(), 1u);
+  EXPECT_EQ(event->blamed[0].name, "spin(float*, int, long)");
+  EXPECT_EQ(event->blocked_ns, 14010'000u - 13020'000u);
+  EXPECT_NE(event->explanation.find("event recorded on stream 13"), std::string::npos);
+}
+
+TEST_F(FindingsTest, CudaFreeWithoutDeviceWorkIsAnImplicitSync) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "implicit-sync", CorrOf(t, "cudaFree"));
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->blocked_ns, 18010'000u - 17020'000u);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].via, "device");
+  EXPECT_FALSE(f->stream_id.has_value());
+  EXPECT_EQ(
+      f->explanation,
+      "cudaFree took 1.01 ms on the host: 990.0 µs waiting for spin(float*, int, long) (corr 17, "
+      "launched 20.0 µs earlier, on stream 13); cudaFree synchronises the device");
+}
+
+TEST_F(FindingsTest, GraphLaunchIsBlamedAsOneItem) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", CorrOf(t, "cudaMemcpyAsync", 1));
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].kind, "graph");
+  EXPECT_EQ(f->blamed[0].name, "[graph 5]");
+  EXPECT_EQ(f->blamed[0].correlation_id, CorrOf(t, "cudaGraphLaunch"));
+  EXPECT_EQ(f->blamed[0].overlap_ns, 3 * 280'000u);  // three nodes, the gaps between them excluded
+  EXPECT_EQ(f->blocked_ns, 19900'000u - 19015'000u);
+}
+
+TEST_F(FindingsTest, EventWaitLinksStreams) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", CorrOf(t, "cudaMemcpyAsync", 2));
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].name, "producer_work(float*)");
+  EXPECT_EQ(f->blamed[0].stream_id, 14u);
+  EXPECT_EQ(f->blamed[0].via, "event");
+}
+
+TEST_F(FindingsTest, SyncMemcpyExcludesSmallHostToDevice) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* big = ByCorr(all, "sync-memcpy", CorrOf(t, "cudaMemcpy", 1));
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(big->bytes, 64u << 20);
+  EXPECT_EQ(big->blocked_ns, 2'000'000u);
+  EXPECT_EQ(ByCorr(all, "sync-memcpy", CorrOf(t, "cudaMemcpy", 2)), nullptr);  // 64 KiB H→D
+  // With the exclusion lowered, it is reported.
+  FindingsOptions options;
+  options.sync_memcpy_min_h2d_bytes = 1024;
+  EXPECT_NE(ByCorr(FindFindings(t, options), "sync-memcpy", CorrOf(t, "cudaMemcpy", 2)), nullptr);
+}
+
+TEST_F(FindingsTest, AsyncPinnedCopyThatReturnsEarlyIsNotBlocked) {
+  TraceBuilder b;
+  b.Launch("_Z4spinPfil", 0, 5, 10, 2010, 13);
+  const uint64_t pinned = b.Api("cudaMemcpyAsync", 20, 30, 1);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, 1 << 20, 2011, 2100,
+              pinned, 13, true);
+  // A small pageable H→D copy is staged at once: returns before the kernel ends, not blocked.
+  const uint64_t staged = b.Api("cudaMemcpyAsync", 40, 43, 1);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 4, 2101, 2102, staged,
+              13, true);
+  b.SetEnd(3000);
+  const auto all = FindFindings(Load(b), {});
+  EXPECT_TRUE(Of(all, "blocked-on-prior-work").empty());
+  EXPECT_EQ(ByCorr(all, "pageable-async-memcpy", pinned), nullptr);
+  EXPECT_NE(ByCorr(all, "pageable-async-memcpy", staged), nullptr);
+}
+
+TEST_F(FindingsTest, ShortWaitsAreBelowTheThreshold) {
+  const ProcessTrace t = Load(ThreadsScenario());
+  EXPECT_EQ(Of(FindFindings(t, MinWait(2'000'000)), "blocked-on-prior-work").size(), 0u);
+  EXPECT_EQ(Of(FindFindings(t, MinWait(1'300'000)), "blocked-on-prior-work").size(), 2u);
+}
+
+TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
+  const ProcessTrace t = Load(IdleScenario());
+  const auto all = FindFindings(t, {});
+  const auto gaps = Of(all, "gpu-idle-gaps");
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].blocked_ns, 610'100'000u - 10'100'500u);
+  EXPECT_EQ(gaps[0].device_id, 0u);
+  EXPECT_NE(gaps[0].host_activity.find("most in cudaMalloc, 500.0 µs"), std::string::npos);
+  // The active span [108.5 µs, 699.9 ms] in 30 chunks; the first holds the launch loop.
+  const auto low = Of(all, "gpu-low-utilization");
+  ASSERT_FALSE(low.empty());
+  const Finding& first = low.front();
+  EXPECT_EQ(first.host_start_ns, 108'500u);
+  EXPECT_EQ(first.kernels, 1000u);
+  ASSERT_TRUE(first.utilization.has_value());
+  EXPECT_LT(*first.utilization, 0.5);
+  // 999 gaps of 8 µs each between the tiny kernels, 7.5 µs of each with the host inside the
+  // next cudaLaunchKernel: the GPU waited for launches.
+  EXPECT_EQ(first.launch_bound_idle_ns, 999u * 7'500u);
+  // The long kernel's chunks are busy: not reported.
+  for (const Finding& f : low) EXPECT_LT(f.host_start_ns, 610'000'000u);
+  // A higher gap threshold hides the gap.
+  FindingsOptions high;
+  high.gap_threshold_ns = 700'000'000;
+  EXPECT_TRUE(Of(FindFindings(t, high), "gpu-idle-gaps").empty());
+}
+
+TEST_F(FindingsTest, EmptyAndHostOnlyTracesHaveNoFindings) {
+  TraceBuilder empty;
+  empty.SetEnd(10);
+  EXPECT_TRUE(FindFindings(Load(empty), {}).empty());
+  EXPECT_TRUE(FindFindings(Load(HostOnlyScenario()), {}).empty());
+  FindingsReportContext context;
+  EXPECT_NE(FindingsTable({}, context).find("No findings"), std::string::npos);
+  EXPECT_EQ(FindingsJson({}, context).rfind("{\n  \"findings\": []", 0), 0u);
+}
+
+TEST_F(FindingsTest, JsonHasTheIssueShape) {
+  const ProcessTrace t = Load(Nrm2Scenario());
+  const auto all = FindFindings(t, {});
+  FindingsReportContext context;
+  context.all = true;
+  const std::string json = FindingsJson(Of(all, "blocked-on-prior-work"), context);
+  for (const char* key :
+       {"\"rule\": \"blocked-on-prior-work\"", "\"api\": \"cudaMemcpyAsync\"", "\"pid\": 4242",
+        "\"thread_id\": 1", "\"correlation_id\": ", "\"host_start_ns\": 90000",
+        "\"host_duration_ns\": 4940000", "\"blocked_ns\": 4930000", "\"stream_id\": 7",
+        "\"bytes\": 4", "\"copy_kind\": \"DtoH\"", "\"src_kind\": \"device\"",
+        "\"dst_kind\": \"pageable\"", "\"blamed\": [", "\"kind\": \"kernel\"",
+        "\"overlap_ns\": 4920000", "\"nvtx\": []", "\"explanation\": \"cudaMemcpyAsync (4 B"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  }
+  EXPECT_EQ(json.find("\"count\""), std::string::npos);
+  context.all = false;
+  const std::string grouped = FindingsJson(all, context);
+  EXPECT_NE(grouped.find("\"count\": 1"), std::string::npos);
+  EXPECT_NE(grouped.find("\"total_blocked_ns\": 4930000"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace libprof::viewer::testing

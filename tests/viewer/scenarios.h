@@ -1,0 +1,33 @@
+// Synthetic traces shared by the unit tests and the golden files (make_golden_traces writes them
+// to disk). Each models a situation from the issue with known, hand-computed answers.
+#pragma once
+
+#include "tests/viewer/trace_builder.h"
+
+namespace libprof::viewer::testing {
+
+// CUBLAS.nrm2 as in CUDA.jl's discussion: two kernels on stream 7 and a 4-byte device→pageable
+// cudaMemcpyAsync that waits ~4.9 ms for them, plus the usual noise (capture-info queries,
+// cudaGetLastError) and nested driver calls. 5.03 ms long.
+TraceBuilder Nrm2Scenario();
+
+// Several streams and rules in one process (see the comments in scenarios.cc for each call):
+// two streams where only one had to wait, the legacy default stream, a non-blocking and a
+// per-thread default stream, cudaStreamSynchronize, cudaEventSynchronize through an event,
+// cudaFree (no device work of its own), a synchronous memcpy and memset, a graph launch.
+TraceBuilder StreamsScenario();
+
+// Four threads, each with its own stream: every thread's D→H copy waits for its own stream's
+// kernel only. NVTX ranges nest on each thread ("step" › "copy"), and a start/end range opened
+// on thread 1 is ended on thread 2.
+TraceBuilder ThreadsScenario();
+
+// A launch loop of tiny kernels (GPU mostly idle, launch-bound), then a 600 ms idle gap while
+// the host sits in cudaMalloc-free host work, then a busy period. Exercises gpu-idle-gaps and
+// gpu-low-utilization.
+TraceBuilder IdleScenario();
+
+// Only API calls, no device activity.
+TraceBuilder HostOnlyScenario();
+
+}  // namespace libprof::viewer::testing

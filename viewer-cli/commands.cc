@@ -1,0 +1,99 @@
+#include "viewer-cli/commands.h"
+
+#include "viewer-cli/findings_report.h"
+#include "viewer-cli/summary.h"
+#include "viewer-cli/summary_report.h"
+#include "viewer-cli/trace_listing.h"
+
+namespace libprof::viewer {
+namespace {
+
+std::expected<std::vector<ProcessTrace>, std::string> Load(const CommandOptions& options,
+                                                           std::vector<std::string>* warnings) {
+  if (options.files.empty()) return std::unexpected("no trace file given");
+  auto loaded = LoadTraces(options.files, warnings);
+  if (!loaded) return std::unexpected(loaded.error());
+  return ApplyFilters(std::move(*loaded), options.filters);
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
+                                                   std::vector<std::string>* warnings) {
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  const std::vector<int64_t> offsets = TimeOffsets(*traces);
+  std::vector<Summary> parts;
+  for (size_t i = 0; i < traces->size(); ++i) {
+    parts.push_back(Summarize((*traces)[i], SummaryOptions{.raw = options.raw}, offsets[i]));
+  }
+  const Summary total = parts.size() == 1 ? parts.front() : CombineSummaries(parts);
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return SummaryCsv(parts, total);
+    case OutputFormat::kJson:
+      return SummaryJson(parts, total);
+    case OutputFormat::kTable:
+      break;
+  }
+  return SummaryTable(parts, total, options.terminal_width);
+}
+
+std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
+                                                    std::vector<std::string>* warnings) {
+  if (options.thresholds.util_threshold < 0 || options.thresholds.util_threshold > 1) {
+    return std::unexpected("--util-threshold must be a percentage between 0 and 100");
+  }
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  std::vector<Finding> findings;
+  FindingsReportContext context{.all = options.all,
+                                .thresholds = options.thresholds,
+                                .terminal_width = options.terminal_width};
+  for (const ProcessTrace& t : *traces) {
+    std::vector<Finding> part = FindFindings(t, options.thresholds);
+    findings.insert(findings.end(), part.begin(), part.end());
+    context.trace_ns += t.window_ns();
+  }
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return FindingsCsv(findings, context);
+    case OutputFormat::kJson:
+      return FindingsJson(findings, context);
+    case OutputFormat::kTable:
+      break;
+  }
+  return FindingsTable(findings, context);
+}
+
+std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
+                                                 std::vector<std::string>* warnings) {
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  std::vector<ListingRow> all;
+  std::string table;
+  for (const ProcessTrace& t : *traces) {
+    std::vector<ListingRow> rows = TraceRows(t, options.raw);
+    if (options.format == OutputFormat::kTable) {
+      if (traces->size() > 1) {
+        table += "Process " + std::to_string(t.header.pid) +
+                 (t.header.hostname.empty() ? "" : " on " + t.header.hostname) + " (" + t.path +
+                 ")\n";
+      }
+      table += TraceTable(rows, options.terminal_width);
+      if (traces->size() > 1) table += "\n";
+    }
+    all.insert(all.end(), rows.begin(), rows.end());
+  }
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return TraceCsv(all);
+    case OutputFormat::kJson:
+      return TraceJson(all);
+    case OutputFormat::kTable:
+      break;
+  }
+  return table;
+}
+
+}  // namespace libprof::viewer

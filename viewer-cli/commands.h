@@ -1,0 +1,41 @@
+// The subcommands of profview as library calls: load the traces, filter, analyse, format. The
+// executable (profview_main.cc) only parses flags into these structs and prints the result.
+//
+// Layer: viewer-cli/ analysis library. Returns output text or a one-sentence error; never
+// throws, never prints.
+#pragma once
+
+#include <cstddef>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "viewer-cli/filters.h"
+#include "viewer-cli/findings.h"
+
+namespace libprof::viewer {
+
+enum class OutputFormat { kTable, kCsv, kJson };
+
+struct CommandOptions {
+  std::vector<std::string> files;
+  FilterOptions filters;
+  OutputFormat format = OutputFormat::kTable;
+  bool raw = false;  // summary/trace: also nested, noisy and internal API calls
+  size_t terminal_width = 120;
+};
+
+struct FindingsCommandOptions : CommandOptions {
+  FindingsOptions thresholds;
+  bool all = false;  // one row per call instead of grouped rows
+};
+
+// Warnings (truncated file, dropped records) are appended to *warnings, one line each.
+std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
+                                                   std::vector<std::string>* warnings);
+std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
+                                                    std::vector<std::string>* warnings);
+std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
+                                                 std::vector<std::string>* warnings);
+
+}  // namespace libprof::viewer

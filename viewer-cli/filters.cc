@@ -1,0 +1,185 @@
+#include "viewer-cli/filters.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "viewer-cli/intervals.h"
+
+namespace libprof::viewer {
+namespace {
+
+template <typename T, typename Pred>
+void KeepIf(std::vector<T>* list, Pred keep) {
+  std::erase_if(*list, [&](const T& x) { return !keep(x); });
+}
+
+bool Contains(const std::vector<uint32_t>& list, uint32_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+bool InWindows(const std::vector<Interval>& windows, uint64_t t) {
+  for (const Interval& w : windows) {
+    if (t >= w.start_ns && t < w.end_ns) return true;
+  }
+  return false;
+}
+
+// Keeps the API calls marked in `keep` and every record correlated with a kept call.
+void KeepCalls(ProcessTrace* trace, const std::vector<bool>& keep) {
+  TraceRecords& r = trace->records;
+  std::unordered_set<uint64_t> corrs;
+  for (size_t i = 0; i < r.api_calls.size(); ++i) {
+    if (keep[i] && r.api_calls[i].correlation_id != 0) corrs.insert(r.api_calls[i].correlation_id);
+  }
+  std::vector<ApiCall> calls;
+  for (size_t i = 0; i < r.api_calls.size(); ++i) {
+    if (keep[i]) calls.push_back(r.api_calls[i]);
+  }
+  r.api_calls = std::move(calls);
+  auto kept = [&](uint64_t corr) { return corrs.contains(corr); };
+  KeepIf(&r.kernels, [&](const Kernel& x) { return kept(x.correlation_id); });
+  KeepIf(&r.memcpys, [&](const Memcpy& x) { return kept(x.correlation_id); });
+  KeepIf(&r.memsets, [&](const Memset& x) { return kept(x.correlation_id); });
+  KeepIf(&r.graph_traces, [&](const GraphTrace& x) { return kept(x.correlation_id); });
+  KeepIf(&r.synchronizations, [&](const Synchronization& x) { return kept(x.correlation_id); });
+  KeepIf(&r.cuda_events, [&](const CudaEvent& x) { return kept(x.correlation_id); });
+  KeepIf(&r.memory_ops, [&](const MemoryOp& x) { return kept(x.correlation_id); });
+}
+
+void ApplyWindow(ProcessTrace* trace, uint64_t from, uint64_t to) {
+  const uint64_t base = trace->start_ns();
+  std::vector<Interval> window = {{base + from, to == UINT64_MAX ? UINT64_MAX : base + to}};
+  trace->windows = Intersect(trace->windows, window);
+  const std::vector<Interval>& w = trace->windows;
+  TraceRecords& r = trace->records;
+  auto in = [&](uint64_t t) { return InWindows(w, t); };
+  KeepIf(&r.api_calls, [&](const ApiCall& x) { return in(x.start_ns); });
+  KeepIf(&r.kernels, [&](const Kernel& x) { return in(x.start_ns); });
+  KeepIf(&r.memcpys, [&](const Memcpy& x) { return in(x.start_ns); });
+  KeepIf(&r.memsets, [&](const Memset& x) { return in(x.start_ns); });
+  KeepIf(&r.graph_traces, [&](const GraphTrace& x) { return in(x.start_ns); });
+  KeepIf(&r.synchronizations, [&](const Synchronization& x) { return in(x.start_ns); });
+  KeepIf(&r.nvtx_events, [&](const NvtxEvent& x) { return in(x.start_ns); });
+  KeepIf(&r.overheads, [&](const Overhead& x) { return in(x.start_ns); });
+  KeepIf(&r.memory_ops, [&](const MemoryOp& x) { return in(x.time_ns); });
+}
+
+void ApplyThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids) {
+  TraceRecords& r = trace->records;
+  std::vector<bool> keep(r.api_calls.size());
+  for (size_t i = 0; i < keep.size(); ++i) keep[i] = Contains(tids, r.api_calls[i].thread_id);
+  KeepCalls(trace, keep);
+  KeepIf(&r.nvtx_events, [&](const NvtxEvent& x) { return Contains(tids, x.thread_id); });
+  KeepIf(&r.overheads, [&](const Overhead& x) { return Contains(tids, x.thread_id); });
+}
+
+// Returns false when no range of this process matches.
+bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
+  TraceRecords& r = trace->records;
+  std::unordered_map<uint32_t, std::string> domains;
+  for (const NvtxDomain& d : r.nvtx_domains) domains[d.id] = trace->Str(d.name_id);
+  struct Range {
+    uint64_t start, end;
+    uint32_t thread, end_thread;
+  };
+  std::vector<Range> ranges;
+  for (const NvtxEvent& e : r.nvtx_events) {
+    if (e.kind == NvtxKind::kMark) continue;
+    const std::string& domain = e.domain_id == 0 ? std::string() : domains[e.domain_id];
+    for (const std::string& name : names) {
+      if (NvtxNameMatches(name, domain, trace->Str(e.message_id))) {
+        const uint32_t end_thread = e.kind == NvtxKind::kStartEnd ? e.end_thread_id : e.thread_id;
+        ranges.push_back({e.start_ns, e.end_ns, e.thread_id, end_thread});
+        break;
+      }
+    }
+  }
+  if (ranges.empty()) return false;
+  auto inside = [&](uint32_t thread, uint64_t start, uint64_t end) {
+    for (const Range& g : ranges) {
+      if ((thread == g.thread || thread == g.end_thread) && start >= g.start && end <= g.end) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<bool> keep(r.api_calls.size());
+  for (size_t i = 0; i < keep.size(); ++i) {
+    const ApiCall& c = r.api_calls[i];
+    keep[i] = inside(c.thread_id, c.start_ns, c.start_ns);
+  }
+  KeepCalls(trace, keep);
+  KeepIf(&r.nvtx_events,
+         [&](const NvtxEvent& x) { return inside(x.thread_id, x.start_ns, x.end_ns); });
+  KeepIf(&r.overheads,
+         [&](const Overhead& x) { return inside(x.thread_id, x.start_ns, x.start_ns); });
+  std::vector<Interval> spans;
+  for (const Range& g : ranges) spans.push_back({g.start, g.end});
+  trace->windows = Intersect(trace->windows, MergeIntervals(std::move(spans)));
+  return true;
+}
+
+}  // namespace
+
+bool NvtxNameMatches(const std::string& wanted, const std::string& domain,
+                     const std::string& message) {
+  if (wanted == message) return true;
+  if (domain.empty() || wanted.size() <= domain.size() + 1) return false;
+  if (wanted.compare(0, domain.size(), domain) != 0 || wanted[domain.size()] != ':') return false;
+  size_t rest = domain.size() + 1;
+  while (rest < wanted.size() && wanted[rest] == ' ') ++rest;
+  return wanted.compare(rest, std::string::npos, message) == 0;
+}
+
+std::expected<std::vector<ProcessTrace>, std::string> ApplyFilters(std::vector<ProcessTrace> traces,
+                                                                   const FilterOptions& options) {
+  if (!options.pids.empty()) {
+    for (uint32_t pid : options.pids) {
+      if (std::none_of(traces.begin(), traces.end(),
+                       [&](const ProcessTrace& t) { return t.header.pid == pid; })) {
+        return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
+      }
+    }
+    std::erase_if(traces,
+                  [&](const ProcessTrace& t) { return !Contains(options.pids, t.header.pid); });
+  }
+  if (options.from_ns || options.to_ns) {
+    const uint64_t from = options.from_ns.value_or(0);
+    const uint64_t to = options.to_ns.value_or(UINT64_MAX);
+    if (from >= to) return std::unexpected("--from must be earlier than --to");
+    for (ProcessTrace& t : traces) ApplyWindow(&t, from, to);
+  }
+  if (!options.tids.empty()) {
+    for (uint32_t tid : options.tids) {
+      const bool found = std::any_of(traces.begin(), traces.end(), [&](const ProcessTrace& t) {
+        return std::any_of(t.records.api_calls.begin(), t.records.api_calls.end(),
+                           [&](const ApiCall& c) { return c.thread_id == tid; }) ||
+               std::any_of(t.records.nvtx_events.begin(), t.records.nvtx_events.end(),
+                           [&](const NvtxEvent& e) { return e.thread_id == tid; });
+      });
+      if (!found)
+        return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
+    }
+    for (ProcessTrace& t : traces) ApplyThreads(&t, options.tids);
+  }
+  if (!options.nvtx.empty()) {
+    bool any = false;
+    std::vector<ProcessTrace> kept;
+    for (ProcessTrace& t : traces) {
+      if (ApplyNvtx(&t, options.nvtx)) {
+        any = true;
+        kept.push_back(std::move(t));
+      }
+    }
+    if (!any) {
+      std::string names;
+      for (const std::string& n : options.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
+      return std::unexpected("no NVTX range named " + names + " in the traces");
+    }
+    traces = std::move(kept);
+  }
+  return traces;
+}
+
+}  // namespace libprof::viewer

@@ -1,0 +1,227 @@
+// profview: the command line over profview_analysis. Only parses flags, calls the library and
+// prints; every error becomes one line on stderr and a non-zero exit (1 bad input, 2 bad usage).
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "viewer-cli/commands.h"
+#include "viewer-cli/table_renderer.h"
+#include "viewer-cli/units.h"
+
+namespace {
+
+using libprof::viewer::CommandOptions;
+using libprof::viewer::FindingsCommandOptions;
+using libprof::viewer::OutputFormat;
+
+constexpr int kBadInput = 1;
+constexpr int kBadUsage = 2;
+
+// Flags shared by every subcommand, bound to `options`; --from/--to arrive as text.
+struct CommonFlags {
+  std::string format = "table";
+  std::string from, to;
+};
+
+void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
+  sub->add_option("traces", options->files, "libprof trace files (one per process)")
+      ->required()
+      ->type_name("TRACE");
+  sub->add_option("--format", flags->format, "output format: table (default), csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  sub->add_option("--nvtx", options->filters.nvtx,
+                  "only activity inside NVTX ranges with this name (\"name\" or \"domain:name\"): "
+                  "API calls started inside the range on its thread and the device work they "
+                  "issued; percentages are then of the ranges' total time")
+      ->allow_extra_args(false)
+      ->type_name("NAME");
+  sub->add_option("--pid", options->filters.pids, "only these processes")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  sub->add_option("--tid", options->filters.tids,
+                  "only these host threads and the device work they issued")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  sub->add_option("--from", flags->from,
+                  "start of the time window, from the recording start (e.g. 1.5s, 200ms, 20us, "
+                  "1500 = ns); records starting before it are left out")
+      ->type_name("TIME");
+  sub->add_option("--to", flags->to, "end of the time window, from the recording start")
+      ->type_name("TIME");
+}
+
+// Turns the text flags into options; false with a message on a bad value.
+bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* error) {
+  options->format = flags.format == "csv"    ? OutputFormat::kCsv
+                    : flags.format == "json" ? OutputFormat::kJson
+                                             : OutputFormat::kTable;
+  for (auto [text, target, flag] : {std::tuple{&flags.from, &options->filters.from_ns, "--from"},
+                                    std::tuple{&flags.to, &options->filters.to_ns, "--to"}}) {
+    if (text->empty()) continue;
+    auto parsed = libprof::viewer::ParseDuration(*text);
+    if (!parsed) {
+      *error = std::string(flag) + ": " + parsed.error();
+      return false;
+    }
+    *target = *parsed;
+  }
+  options->terminal_width = libprof::viewer::TerminalWidth();
+  return true;
+}
+
+constexpr const char* kSummaryHelp =
+    "Summarise host API calls, device activity, memory copies and NVTX ranges per name, like "
+    "CUDA.jl's CUDA.@profile. Several files (one per process) are summarised per process and in "
+    "total.";
+
+constexpr const char* kSummaryDefinitions =
+    "Definitions:\n"
+    "  Time (%): a row's total time divided by the profiled wall time (the recording, or the "
+    "window selected by --from/--to/--nvtx).\n"
+    "  \"calling CUDA APIs took\": the union over all threads of the intervals of the API calls "
+    "in the host table: wall time during which at least one thread was inside a CUDA call. "
+    "Nested driver calls and overlapping threads are counted once; per-row totals are sums.\n"
+    "  \"GPU was busy\": the union of all kernel, copy, memset and graph intervals on every "
+    "device and stream (overlaps counted once).\n"
+    "  Time distribution: mean ± standard deviation (min ‥ max) per call.\n"
+    "  Hidden by default (--raw shows them): driver calls made inside runtime calls, internal "
+    "launches, and noisy queries (cuGetProcAddress, cuKernelGetName, capture-info and error "
+    "queries, attribute and version getters).\n"
+    "  NVTX GPU time: device time of the work whose launching API call started inside the range "
+    "on the range's thread.";
+
+constexpr const char* kFindingsHelp =
+    "Explain why host time was spent waiting, and on what. Rules (stable ids): "
+    "blocked-on-prior-work, sync-api, implicit-sync, pageable-async-memcpy, sync-memcpy, "
+    "sync-memset, gpu-idle-gaps, gpu-low-utilization (see viewer-cli/USAGE.md). Findings with the "
+    "same rule, API and blamed work are grouped and sorted by time lost; --all lists each one.";
+
+constexpr const char* kFindingsDefinitions =
+    "Rules:\n"
+    "  blocked-on-prior-work  a copy/memset call waited >= --min-wait for earlier device work it "
+    "had to follow\n"
+    "  sync-api               cudaDeviceSynchronize/StreamSynchronize/EventSynchronize, "
+    "cuCtxSynchronize...: the wait and what it waited for\n"
+    "  implicit-sync          cudaFree, cudaFreeHost, cudaMalloc, cudaHostRegister...: the wait\n"
+    "  pageable-async-memcpy  an *Async copy with pageable host memory (always reported)\n"
+    "  sync-memcpy            a synchronous copy costing >= --min-wait (H2D <= 64 KiB excluded)\n"
+    "  sync-memset            a synchronous memset costing >= --min-wait\n"
+    "  gpu-idle-gaps          GPU idle >= --gap-threshold between two operations\n"
+    "  gpu-low-utilization    a chunk of the GPU's active span busy < --util-threshold, with the "
+    "idle time spent waiting for launches\n"
+    "Stream order: a call follows earlier work on its stream; the legacy default stream and "
+    "blocking streams (including per-thread default streams) follow each other's earlier work; "
+    "non-blocking streams follow only their own; cudaStreamWaitEvent adds the event's stream. "
+    "A call's waits and own cost never add up to more than its host time.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"profview: analyse libprof traces (CUDA API calls, GPU activity, NVTX ranges)",
+               "profview"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "help for every subcommand");
+
+  CommandOptions summary;
+  CommonFlags summary_flags;
+  CLI::App* summary_cmd = app.add_subcommand("summary", kSummaryHelp);
+  summary_cmd->footer(kSummaryDefinitions);
+  AddCommon(summary_cmd, &summary, &summary_flags);
+  summary_cmd->add_flag("--raw", summary.raw, "show nested, internal and noisy API calls too");
+
+  FindingsCommandOptions findings;
+  CommonFlags findings_flags;
+  std::string min_wait = "20us", gap = "500ms";
+  double util_percent = 50;
+  CLI::App* findings_cmd = app.add_subcommand("findings", kFindingsHelp);
+  findings_cmd->footer(kFindingsDefinitions);
+  AddCommon(findings_cmd, &findings, &findings_flags);
+  findings_cmd->add_flag("--all", findings.all, "one row per finding instead of grouped rows");
+  findings_cmd
+      ->add_option("--min-wait", min_wait,
+                   "report waits and synchronous costs of at least this long (default "
+                   "20us)")
+      ->type_name("TIME");
+  findings_cmd
+      ->add_option("--gap-threshold", gap,
+                   "gpu-idle-gaps: report GPU idle gaps of at least this long (default "
+                   "500ms, as nsys's gpu_gaps)")
+      ->type_name("TIME");
+  findings_cmd->add_option("--util-chunks", findings.thresholds.util_chunks,
+                           "gpu-low-utilization: number of equal chunks of the trace (default 30)");
+  findings_cmd->add_option("--util-threshold", util_percent,
+                           "gpu-low-utilization: report chunks busy less than this percentage "
+                           "(default 50)");
+  findings_cmd
+      ->add_option("--sync-memcpy-min-h2d", findings.thresholds.sync_memcpy_min_h2d_bytes,
+                   "sync-memcpy: host-to-device copies up to this many bytes are not "
+                   "reported (default 65536)")
+      ->type_name("BYTES");
+
+  CommandOptions trace;
+  CommonFlags trace_flags;
+  CLI::App* trace_cmd = app.add_subcommand(
+      "trace",
+      "List API calls, device operations and NVTX ranges in time order, like CUDA.@profile "
+      "trace=true: ID (correlation id), start (from the recording start), duration, thread or "
+      "GPU, name and details. Host rows are indented by their enclosing NVTX ranges.");
+  AddCommon(trace_cmd, &trace, &trace_flags);
+  trace_cmd->add_flag("--raw", trace.raw, "show nested, internal and noisy API calls too");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "profview: " << e.what() << " (see profview --help)\n";
+    return kBadUsage;
+  }
+
+  try {
+    std::vector<std::string> warnings;
+    std::expected<std::string, std::string> result;
+    std::string error;
+    if (summary_cmd->parsed()) {
+      if (!Finish(summary_flags, &summary, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      result = libprof::viewer::RunSummary(summary, &warnings);
+    } else if (findings_cmd->parsed()) {
+      if (!Finish(findings_flags, &findings, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      for (auto [text, target, flag] :
+           {std::tuple{&min_wait, &findings.thresholds.min_wait_ns, "--min-wait"},
+            std::tuple{&gap, &findings.thresholds.gap_threshold_ns, "--gap-threshold"}}) {
+        auto parsed = libprof::viewer::ParseDuration(*text);
+        if (!parsed) {
+          std::cerr << "profview: " << flag << ": " << parsed.error() << "\n";
+          return kBadUsage;
+        }
+        *target = *parsed;
+      }
+      findings.thresholds.util_threshold = util_percent / 100.0;
+      result = libprof::viewer::RunFindings(findings, &warnings);
+    } else {
+      if (!Finish(trace_flags, &trace, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      result = libprof::viewer::RunTrace(trace, &warnings);
+    }
+    for (const std::string& w : warnings) std::cerr << "profview: warning: " << w << "\n";
+    if (!result) {
+      std::cerr << "profview: " << result.error() << "\n";
+      return kBadInput;
+    }
+    std::cout << *result;
+    std::cout.flush();
+    return std::cout ? 0 : kBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "profview: internal error: " << e.what() << "\n";
+    return kBadInput;
+  }
+}

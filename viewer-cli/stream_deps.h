@@ -1,0 +1,116 @@
+// CUDA stream semantics over a trace: which earlier device work an operation issued on a stream
+// had to wait for, so that a host wait can be blamed on the work that really caused it.
+//
+// Layer: viewer-cli/ analysis library. Built on TraceIndex; pure computation.
+//
+// Rules (CUDA Runtime API, "Stream synchronization behavior"):
+// - work on a stream follows all work issued earlier on the same stream;
+// - the legacy NULL stream waits for all earlier work on the blocking streams of its context,
+//   and blocking streams wait for earlier work on the legacy NULL stream;
+// - non-blocking streams (cudaStreamNonBlocking) take part in neither;
+// - a per-thread default stream "does not synchronize with other streams (just like explicitly
+//   created streams)" but "is not a non-blocking stream and will synchronize with the legacy
+//   default stream if both are used": it behaves as a blocking stream;
+// - cudaStreamWaitEvent(S, e): work issued on S afterwards follows the work that was issued on
+//   e's stream before e was recorded (SYNCHRONIZATION STREAM_WAIT_EVENT + CUDA_EVENT records).
+//
+// Stream classes come from STREAM records (CUpti_ActivityStreamFlag). cupti_activity.h (13.0)
+// documents only DEFAULT, NON_BLOCKING and NULL and says nothing of per-thread default streams;
+// we assume a per-thread default stream is reported with flag NULL but a stream id different
+// from its context's null stream (CONTEXT record `nullStreamId`), and also recognise it by work
+// issued through a `_ptsz`/`_ptds` API when the trace keeps such raw names (libprof's clean
+// names drop the suffix, so there the STREAM and CONTEXT records decide). A stream without a STREAM
+// record is the legacy NULL stream if it is a context's null stream, per-thread if `_ptsz` work was
+// issued on it, and otherwise assumed blocking (cudaStreamCreate's default).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "viewer-cli/trace_index.h"
+
+namespace libprof::viewer {
+
+enum class StreamClass : uint8_t { kLegacyNull, kBlocking, kNonBlocking, kPerThread };
+const char* ToString(
+    StreamClass c);  // "legacy-default", "blocking", "non-blocking", "per-thread-default"
+
+// All device work issued under one correlation id: one kernel or copy, or every node of a graph
+// launch (which may run on several internal streams).
+struct WorkUnit {
+  uint64_t correlation_id = 0;
+  uint64_t issue_ns = 0;      // start of the launching API call; the first op's start if unknown
+  uint64_t start_ns = 0;      // first op start
+  uint64_t end_ns = 0;        // last op end
+  std::vector<uint32_t> ops;  // indices into TraceIndex::device_ops()
+  std::vector<uint32_t> streams;  // sorted, unique
+  uint32_t context_id = 0;
+};
+
+// How a pending unit is linked to the waiting operation.
+enum class Via : uint8_t { kSameStream, kLegacyStream, kEventWait, kDevice };
+const char* ToString(Via via);  // "stream", "legacy-default-stream", "event", "device"
+
+struct Dependency {
+  uint32_t unit = 0;
+  Via via = Via::kSameStream;
+};
+
+class StreamModel {
+ public:
+  explicit StreamModel(const TraceIndex& index);
+
+  const std::vector<WorkUnit>& units() const { return units_; }
+  // The unit issued under `corr`, or -1.
+  int64_t UnitOf(uint64_t corr) const;
+  StreamClass ClassOf(uint32_t stream_id) const;
+
+  // Units that an operation issued at `issue_ns` (tie broken by `corr`, which is itself
+  // excluded) on `stream` must follow and that were still unfinished at `after_ns`.
+  std::vector<Dependency> PendingOnStream(uint32_t stream, uint64_t issue_ns, uint64_t corr,
+                                          uint64_t after_ns) const;
+  // Units on every stream issued before `issue_ns` and unfinished at `after_ns` (device-wide
+  // synchronisation).
+  std::vector<Dependency> PendingOnDevice(uint64_t issue_ns, uint64_t corr,
+                                          uint64_t after_ns) const;
+
+  // Where and when the event of a cudaEventRecord was recorded, by CUDA_EVENT sync id (or, when
+  // the sync id is 0, the last recording of `event_id` issued before `before_ns`).
+  struct EventRecord {
+    uint32_t stream_id = 0;
+    uint64_t issue_ns = 0;
+    uint64_t correlation_id = 0;
+  };
+  std::optional<EventRecord> FindEvent(uint64_t sync_id, uint32_t event_id,
+                                       uint64_t before_ns) const;
+
+ private:
+  struct StreamState {
+    std::vector<uint32_t> units;    // by (issue_ns, correlation id)
+    std::vector<uint64_t> max_end;  // running maximum of end_ns along `units`
+    struct Wait {
+      uint64_t issue_ns;
+      EventRecord event;
+    };
+    std::vector<Wait> waits;  // by issue_ns
+    uint32_t context_id = 0;
+    StreamClass klass = StreamClass::kBlocking;
+  };
+  void Visit(uint32_t stream, uint64_t issue_ns, uint64_t corr, uint64_t after_ns, Via via,
+             int depth, std::vector<Dependency>* out) const;
+  // Number of units of `state` issued before (issue_ns, corr).
+  size_t IssuedBefore(const StreamState& state, uint64_t issue_ns, uint64_t corr) const;
+  void Scan(const StreamState& state, uint64_t issue_ns, uint64_t corr, uint64_t after_ns, Via via,
+            std::vector<Dependency>* out) const;
+
+  const TraceIndex* index_;
+  std::vector<WorkUnit> units_;
+  std::unordered_map<uint64_t, uint32_t> unit_by_corr_;
+  std::unordered_map<uint32_t, StreamState> streams_;
+  std::unordered_map<uint64_t, EventRecord> events_by_sync_;
+  std::unordered_map<uint32_t, std::vector<EventRecord>> events_by_id_;  // by issue_ns
+};
+
+}  // namespace libprof::viewer

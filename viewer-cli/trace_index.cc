@@ -1,0 +1,186 @@
+#include "viewer-cli/trace_index.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "viewer-cli/kernel_names.h"
+
+namespace libprof::viewer {
+
+const char* ToString(DeviceOpKind kind) {
+  switch (kind) {
+    case DeviceOpKind::kKernel:
+      return "kernel";
+    case DeviceOpKind::kMemcpy:
+      return "memcpy";
+    case DeviceOpKind::kMemset:
+      return "memset";
+    case DeviceOpKind::kGraph:
+      return "graph";
+  }
+  return "unknown";
+}
+
+std::string TraceIndex::CopyName(MemoryKind src, MemoryKind dst, CopyKind kind) {
+  if (kind == CopyKind::kPtoP) return "[copy device to peer device memory]";
+  return std::string("[copy ") + ToString(src) + " to " + ToString(dst) + " memory]";
+}
+
+std::string TraceIndex::SetName(MemoryKind kind) {
+  return std::string("[set ") + ToString(kind) + " memory]";
+}
+
+TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
+  const TraceRecords& r = trace.records;
+  auto intern = [this](std::string name) -> const std::string* {
+    auto [it, inserted] = names_.try_emplace(name, nullptr);
+    if (inserted) it->second = std::make_unique<std::string>(std::move(name));
+    return it->second.get();
+  };
+
+  // Kernel names are demangled once per distinct (mangled, demangled) pair.
+  std::map<std::pair<uint32_t, uint32_t>, const std::string*> kernel_names;
+  std::vector<std::pair<DeviceOp, const std::string*>> ops;
+  ops.reserve(r.kernels.size() + r.memcpys.size() + r.memsets.size() + r.graph_traces.size());
+  for (uint32_t i = 0; i < r.kernels.size(); ++i) {
+    const Kernel& k = r.kernels[i];
+    const auto key = std::make_pair(k.shape.name_id, k.shape.demangled_name_id);
+    auto it = kernel_names.find(key);
+    if (it == kernel_names.end()) {
+      it = kernel_names
+               .emplace(key, intern(KernelDisplayName(trace.Str(k.shape.name_id),
+                                                      trace.Str(k.shape.demangled_name_id))))
+               .first;
+    }
+    ops.push_back({DeviceOp{.kind = DeviceOpKind::kKernel,
+                            .record = i,
+                            .start_ns = k.start_ns,
+                            .end_ns = k.end_ns,
+                            .correlation_id = k.correlation_id,
+                            .stream_id = k.stream_id,
+                            .context_id = k.shape.context_id,
+                            .device_id = k.shape.device_id,
+                            .graph_id = k.graph_id},
+                   it->second});
+  }
+  for (uint32_t i = 0; i < r.memcpys.size(); ++i) {
+    const Memcpy& m = r.memcpys[i];
+    ops.push_back({DeviceOp{.kind = DeviceOpKind::kMemcpy,
+                            .record = i,
+                            .start_ns = m.start_ns,
+                            .end_ns = m.end_ns,
+                            .correlation_id = m.correlation_id,
+                            .stream_id = m.stream_id,
+                            .context_id = m.context_id,
+                            .device_id = m.device_id,
+                            .graph_id = m.graph_id,
+                            .bytes = m.bytes},
+                   intern(CopyName(m.src_kind, m.dst_kind, m.copy_kind))});
+  }
+  for (uint32_t i = 0; i < r.memsets.size(); ++i) {
+    const Memset& m = r.memsets[i];
+    ops.push_back({DeviceOp{.kind = DeviceOpKind::kMemset,
+                            .record = i,
+                            .start_ns = m.start_ns,
+                            .end_ns = m.end_ns,
+                            .correlation_id = m.correlation_id,
+                            .stream_id = m.stream_id,
+                            .context_id = m.context_id,
+                            .device_id = m.device_id,
+                            .graph_id = m.graph_id,
+                            .bytes = m.bytes},
+                   intern(SetName(m.memory_kind))});
+  }
+  for (uint32_t i = 0; i < r.graph_traces.size(); ++i) {
+    const GraphTrace& g = r.graph_traces[i];
+    ops.push_back({DeviceOp{.kind = DeviceOpKind::kGraph,
+                            .record = i,
+                            .start_ns = g.start_ns,
+                            .end_ns = g.end_ns,
+                            .correlation_id = g.correlation_id,
+                            .stream_id = g.stream_id,
+                            .device_id = g.device_id,
+                            .graph_id = g.graph_id},
+                   intern("[graph " + std::to_string(g.graph_id) + "]")});
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+    return a.first.start_ns < b.first.start_ns;
+  });
+  ops_.reserve(ops.size());
+  op_names_.reserve(ops.size());
+  for (auto& [op, name] : ops) {
+    if (op.correlation_id != 0) {
+      ops_by_corr_[op.correlation_id].push_back(static_cast<uint32_t>(ops_.size()));
+    }
+    ops_.push_back(op);
+    op_names_.push_back(name);
+  }
+
+  // Nesting per thread: a call inside the interval of an open call on the same thread.
+  nested_.assign(r.api_calls.size(), false);
+  outermost_.resize(r.api_calls.size());
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_thread;
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i)
+    by_thread[r.api_calls[i].thread_id].push_back(i);
+  for (auto& [tid, calls] : by_thread) {
+    std::sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
+      const ApiCall& x = r.api_calls[a];
+      const ApiCall& y = r.api_calls[b];
+      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+      if (x.end_ns != y.end_ns) return x.end_ns > y.end_ns;  // the enclosing one first
+      return x.nested < y.nested;
+    });
+    std::vector<uint32_t> open;
+    for (uint32_t i : calls) {
+      const ApiCall& c = r.api_calls[i];
+      while (!open.empty() && r.api_calls[open.back()].end_ns <= c.start_ns) {
+        open.pop_back();
+      }
+      const bool inside = !open.empty() && c.end_ns <= r.api_calls[open.back()].end_ns &&
+                          c.start_ns >= r.api_calls[open.back()].start_ns;
+      nested_[i] = c.nested || inside;
+      outermost_[i] = inside ? outermost_[open.front()] : i;
+      if (!inside) open.clear();
+      open.push_back(i);
+    }
+  }
+
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+    const ApiCall& c = r.api_calls[i];
+    if (c.correlation_id == 0) continue;
+    auto [it, inserted] = call_by_corr_.try_emplace(c.correlation_id, i);
+    if (!inserted && nested_[it->second] && !nested_[i]) it->second = i;
+  }
+  for (const NvtxDomain& d : r.nvtx_domains) domain_names_[d.id] = d.name_id;
+}
+
+int64_t TraceIndex::LaunchingCall(uint64_t corr) const {
+  auto it = call_by_corr_.find(corr);
+  return it == call_by_corr_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+const std::vector<uint32_t>& TraceIndex::OpsOf(uint64_t corr) const {
+  static const std::vector<uint32_t>* empty = new std::vector<uint32_t>;
+  auto it = ops_by_corr_.find(corr);
+  return it == ops_by_corr_.end() ? *empty : it->second;
+}
+
+const std::string& TraceIndex::OpName(const DeviceOp& op) const {
+  return *op_names_[&op - ops_.data()];
+}
+
+const std::string& TraceIndex::NvtxDomainName(uint32_t domain_id) const {
+  static const std::string* empty = new std::string;
+  if (domain_id == 0) return *empty;
+  auto it = domain_names_.find(domain_id);
+  return it == domain_names_.end() ? *empty : trace_->Str(it->second);
+}
+
+std::string TraceIndex::NvtxName(const NvtxEvent& event) const {
+  const std::string& domain = NvtxDomainName(event.domain_id);
+  const std::string& message = trace_->Str(event.message_id);
+  return domain.empty() ? message : domain + ": " + message;
+}
+
+}  // namespace libprof::viewer

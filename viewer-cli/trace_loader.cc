@@ -1,0 +1,144 @@
+#include "viewer-cli/trace_loader.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "proto/trace_reader.h"
+
+namespace libprof::viewer {
+namespace {
+
+template <typename T>
+void Append(const std::vector<T>& from, std::vector<T>* to) {
+  to->insert(to->end(), from.begin(), from.end());
+}
+
+// Widens [*lo, *hi) to cover a record's time, skipping records without timestamps.
+void Cover(uint64_t start, uint64_t end, uint64_t* lo, uint64_t* hi) {
+  if (start == 0 && end == 0) return;
+  *lo = std::min(*lo, start);
+  *hi = std::max(*hi, std::max(start, end));
+}
+
+}  // namespace
+
+const std::string& ProcessTrace::Str(uint32_t id) const {
+  static const std::string* empty = new std::string;
+  return id < strings.size() ? strings[id] : *empty;
+}
+
+uint64_t ProcessTrace::window_ns() const {
+  uint64_t total = 0;
+  for (const Interval& w : windows) total += w.length();  // kept disjoint by their producers
+  return total;
+}
+
+void AppendRecords(const TraceRecords& from, TraceRecords* to) {
+  Append(from.api_calls, &to->api_calls);
+  Append(from.kernels, &to->kernels);
+  Append(from.memcpys, &to->memcpys);
+  Append(from.memsets, &to->memsets);
+  Append(from.synchronizations, &to->synchronizations);
+  Append(from.nvtx_events, &to->nvtx_events);
+  Append(from.nvtx_domains, &to->nvtx_domains);
+  Append(from.memory_ops, &to->memory_ops);
+  Append(from.streams, &to->streams);
+  Append(from.contexts, &to->contexts);
+  Append(from.cuda_events, &to->cuda_events);
+  Append(from.overheads, &to->overheads);
+  Append(from.devices, &to->devices);
+  Append(from.graph_traces, &to->graph_traces);
+  Append(from.drops, &to->drops);
+  if (from.run_end) to->run_end = from.run_end;
+  if (from.cuda_runtime_version != 0) to->cuda_runtime_version = from.cuda_runtime_version;
+}
+
+uint64_t DroppedRecords(const TraceRecords& records) {
+  uint64_t reported = 0;
+  for (const DropReport& d : records.drops) reported += d.count;
+  return std::max(reported, records.run_end ? records.run_end->records_dropped : 0);
+}
+
+void SetDefaultWindow(ProcessTrace* trace) {
+  const TraceRecords& r = trace->records;
+  uint64_t lo = std::numeric_limits<uint64_t>::max();
+  uint64_t hi = 0;
+  for (const auto& x : r.api_calls) Cover(x.start_ns, x.end_ns, &lo, &hi);
+  for (const auto& x : r.kernels) Cover(x.start_ns, x.end_ns, &lo, &hi);
+  for (const auto& x : r.memcpys) Cover(x.start_ns, x.end_ns, &lo, &hi);
+  for (const auto& x : r.memsets) Cover(x.start_ns, x.end_ns, &lo, &hi);
+  for (const auto& x : r.synchronizations) Cover(x.start_ns, x.end_ns, &lo, &hi);
+  for (const auto& x : r.nvtx_events) Cover(x.start_ns, x.end_ns, &lo, &hi);
+  for (const auto& x : r.graph_traces) Cover(x.start_ns, x.end_ns, &lo, &hi);
+  for (const auto& x : r.overheads) Cover(x.start_ns, x.end_ns, &lo, &hi);
+  for (const auto& x : r.memory_ops) Cover(x.time_ns, x.time_ns, &lo, &hi);
+  const uint64_t header_start = trace->header.start_time_ns;
+  uint64_t start = lo;
+  if (header_start != 0 && header_start <= lo) start = header_start;
+  if (lo > hi) {  // no timed record
+    start = header_start;
+    hi = header_start;
+  }
+  uint64_t end = hi;
+  if (r.run_end && r.run_end->end_time_ns >= hi && r.run_end->end_time_ns >= start) {
+    end = r.run_end->end_time_ns;
+  }
+  trace->windows = {Interval{start, std::max(start, end)}};
+  trace->origin_ns = start;
+}
+
+std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
+    const std::string& path, std::vector<std::string>* warnings) {
+  auto opened = TraceReader::Open(path);
+  if (!opened) return std::unexpected(opened.error());
+  TraceReader& reader = **opened;
+  std::vector<ProcessTrace> processes(reader.headers().size());
+  for (size_t i = 0; i < processes.size(); ++i) {
+    processes[i].path = path;
+    processes[i].header = reader.headers()[i];
+  }
+  TraceRecords chunk;
+  while (reader.Next(&chunk)) {
+    if (chunk.process_index >= processes.size()) {
+      return std::unexpected(path + ": a chunk names process " +
+                             std::to_string(chunk.process_index) + " but the file has " +
+                             std::to_string(processes.size()) + " header(s)");
+    }
+    ProcessTrace& p = processes[chunk.process_index];
+    AppendRecords(chunk, &p.records);
+    ++p.chunks;
+  }
+  if (!reader.error().empty()) return std::unexpected(reader.error());
+  for (size_t i = 0; i < processes.size(); ++i) {
+    processes[i].strings = reader.strings(static_cast<uint32_t>(i));
+    processes[i].truncated = reader.truncated();
+    SetDefaultWindow(&processes[i]);
+  }
+  if (reader.truncated()) {
+    warnings->push_back(path +
+                        ": the file ends inside a chunk (the process did not finish "
+                        "writing it); analysing the " +
+                        std::to_string(reader.chunks_read()) + " complete chunk(s) before it");
+  }
+  for (const ProcessTrace& p : processes) {
+    if (const uint64_t dropped = DroppedRecords(p.records); dropped > 0) {
+      warnings->push_back(path + ": " + std::to_string(dropped) +
+                          " record(s) were dropped during capture (pid " +
+                          std::to_string(p.header.pid) + "); totals are lower bounds");
+    }
+  }
+  return processes;
+}
+
+std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
+    const std::vector<std::string>& paths, std::vector<std::string>* warnings) {
+  std::vector<ProcessTrace> all;
+  for (const std::string& path : paths) {
+    auto loaded = LoadTraceFile(path, warnings);
+    if (!loaded) return std::unexpected(loaded.error());
+    for (ProcessTrace& p : *loaded) all.push_back(std::move(p));
+  }
+  return all;
+}
+
+}  // namespace libprof::viewer

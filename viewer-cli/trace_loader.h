@@ -1,0 +1,58 @@
+// Loads libprof trace files into memory, one ProcessTrace per recorded process, for analysis.
+//
+// Layer: viewer-cli/ analysis library. Reads through proto/trace_reader.h (libprotobuf); knows
+// nothing of CUDA. A file cut short is loaded up to its last complete chunk with a warning; a
+// missing, foreign or corrupt file is an error, returned, never thrown.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "proto/trace_model.h"
+#include "viewer-cli/intervals.h"
+
+namespace libprof::viewer {
+
+struct ProcessTrace {
+  std::string path;  // the file it came from
+  TraceHeader header;
+  TraceRecords records;              // every chunk of this process, in file order
+  std::vector<std::string> strings;  // id -> string
+  bool truncated = false;
+  uint64_t chunks = 0;
+  // The time being analysed: the whole recording by default (see SetDefaultWindow), narrowed by
+  // --from/--to, or the union of the --nvtx ranges. Percentages are of its total length.
+  std::vector<Interval> windows;
+  // The recording's start (the first window's start before any filter): times that profview
+  // prints relative to the trace (findings' host_start_ns, trace listing) count from here.
+  uint64_t origin_ns = 0;
+
+  const std::string& Str(uint32_t id) const;
+  uint64_t start_ns() const { return windows.empty() ? 0 : windows.front().start_ns; }
+  uint64_t end_ns() const { return windows.empty() ? 0 : windows.back().end_ns; }
+  uint64_t window_ns() const;  // union length of `windows`
+};
+
+// Sets `windows` to the recording: from the header's start_time_ns (or the earliest record if the
+// header has none or a later one) to RunEnd's end_time_ns (or the latest record end if later or
+// absent). Records with no timestamps (start and end 0) are ignored. Empty trace: [start, start).
+void SetDefaultWindow(ProcessTrace* trace);
+
+// Reads every process of `path`. Warnings (truncation, dropped records) are appended to
+// *warnings as one line each, without a "profview:" prefix.
+std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
+    const std::string& path, std::vector<std::string>* warnings);
+
+// LoadTraceFile for each path, concatenated in argument order. Stops at the first error.
+std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
+    const std::vector<std::string>& paths, std::vector<std::string>* warnings);
+
+// Appends every list of `from` to `to`; run_end and the runtime version are taken when set.
+void AppendRecords(const TraceRecords& from, TraceRecords* to);
+
+// Records lost during capture: the larger of RunEnd's count and the sum of drop reports.
+uint64_t DroppedRecords(const TraceRecords& records);
+
+}  // namespace libprof::viewer
