@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
-# Runs on the lent GPU machine (see .library/device): the gpu tests, then records the fixture
-# traces committed under samples/traces/. Expects the build folder built on the dev machine at
-# /work/main/build (carried along) and Debian's shared libraries the test binaries need in
-# .carry/lib. Results land in $OUT.
+# Runs on the lent GPU machine (see .library/device): the GPU tests, then records the fixture
+# traces committed under samples/traces/. Expects build-device/ (a Release build made on the dev
+# machine, object files removed) carried along, with Debian's libprotobuf in
+# build-device/carrylib. Everything worth keeping goes to $OUT.
 set -uo pipefail
 repo=$PWD
-# Test binaries carry absolute paths of the build tree; make them valid here.
+# The test binary holds absolute paths of the build tree; make them valid here.
 mkdir -p /work && [[ -e /work/main ]] || ln -s "$repo" /work/main
-export LD_LIBRARY_PATH=$repo/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-nvidia-smi -L
+export LD_LIBRARY_PATH=/work/main/build-device/carrylib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LIBPROF_TEST_PYTHON=${LIBPROF_TEST_PYTHON:-python3}
 out=${OUT:-/tmp/out}
-mkdir -p "$out"
-cd /work/main/build
-ctest -L gpu --output-on-failure --timeout 300 2>&1 | tee "$out/ctest-gpu.log" | tail -n 80
-lib=/work/main/build/libprof/libprof.so
 mkdir -p "$out/traces"
-record() {  # record NAME ARGS...: one trace per sample into $out/traces/NAME.pb
+nvidia-smi -L
+b=/work/main/build-device
+"$b/tests/gpu/gpu_capture_test" ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} >"$out/gpu_test.log" 2>&1
+echo "gpu_capture_test exit code: $?"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[==========\]|tests? (passed|failed)" "$out/gpu_test.log" | tail -40
+
+lib=$b/libprof/libprof.so
+record() {  # record NAME PROGRAM ARGS...: one trace into $out/traces/NAME.pb
   local name=$1; shift
   rm -f "/tmp/$name.pb"
-  LIBPROF_OUTPUT=/tmp/$name.pb CUDA_INJECTION64_PATH=$lib NVTX_INJECTION64_PATH=$lib "$@" \
-    >/dev/null 2>"$out/traces/$name.stderr" && cp "/tmp/$name.pb" "$out/traces/$name.pb"
-  ls -l "$out/traces/$name.pb"
+  LIBPROF_OUTPUT=/tmp/$name.pb CUDA_INJECTION64_PATH=$lib NVTX_INJECTION64_PATH=$lib \
+    timeout 120 "$@" >/dev/null 2>"/tmp/$name.stderr"
+  echo "$name: exit $?, $(stat -c %s /tmp/$name.pb 2>/dev/null) bytes"
+  cat "/tmp/$name.stderr"
+  cp "/tmp/$name.pb" "$out/traces/$name.pb" 2>/dev/null
 }
-s=/work/main/build/samples
-record normalize_nrm2 $s/normalize_nrm2 20
-record pageable_vs_pinned $s/pageable_vs_pinned
-record nvtx_ranges $s/nvtx_ranges
+[[ -n "${SKIP_RECORD:-}" ]] && exit 0
+record normalize_nrm2 $b/samples/normalize_nrm2 20
+record pageable_vs_pinned $b/samples/pageable_vs_pinned 16 2
+record nvtx_ranges $b/samples/nvtx_ranges
+record stream_overlap $b/samples/stream_overlap --order per-chunk
+record launch_bound $b/samples/launch_bound 2000
