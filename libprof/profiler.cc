@@ -1,6 +1,5 @@
 #include "libprof/profiler.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -9,6 +8,7 @@
 #include <ctime>
 
 #include "libprof/clock.h"
+#include "libprof/driver_queries.h"
 #include "libprof/log.h"
 #include "libprof/nvtx/nvtx_recorder.h"
 #include "libprof/output_path.h"
@@ -38,29 +38,6 @@ void AtExit() {
   } catch (...) {
     // Nothing may escape into the application's exit path.
   }
-}
-
-// Driver and runtime versions, resolved from what the process already loaded: libprof links
-// neither, and asks only from its writer thread (never inside cuInit).
-uint32_t QueryVersion(const char* const* libraries, const char* symbol) {
-  using VersionFn = int (*)(int*);
-  void* fn = dlsym(RTLD_DEFAULT, symbol);
-  for (const char* const* lib = libraries; fn == nullptr && *lib != nullptr; ++lib) {
-    if (void* handle = dlopen(*lib, RTLD_NOLOAD | RTLD_LAZY)) fn = dlsym(handle, symbol);
-  }
-  int version = 0;
-  if (fn == nullptr || reinterpret_cast<VersionFn>(fn)(&version) != 0) return 0;
-  return static_cast<uint32_t>(version);
-}
-
-uint32_t DriverVersion() {
-  static const char* const kLibs[] = {"libcuda.so.1", nullptr};
-  return QueryVersion(kLibs, "cuDriverGetVersion");
-}
-
-uint32_t RuntimeVersion() {
-  static const char* const kLibs[] = {"libcudart.so.13", "libcudart.so.12", nullptr};
-  return QueryVersion(kLibs, "cudaRuntimeGetVersion");
 }
 
 }  // namespace
@@ -147,8 +124,11 @@ void Profiler::StartLocked() {
   hooks.take_dropped = [session, this]() -> uint64_t {
     return capture_active_ ? session->TakeDropped() : 0;
   };
-  hooks.complete_header = [](TraceHeader* header) { header->cuda_driver_version = DriverVersion(); };
-  hooks.runtime_version = [] { return RuntimeVersion(); };
+  hooks.complete_header = [](TraceHeader* header) {
+    header->cuda_driver_version = CudaDriverVersion();
+  };
+  hooks.runtime_version = [] { return CudaRuntimeVersion(); };
+  hooks.complete_device = [](DeviceInfo* device) { FillDeviceDetails(device); };
   hooks.drain_nvtx = [&nvtx](std::vector<NvtxEvent>* events, std::vector<NvtxDomain>* domains,
                              bool final, uint64_t now_ns) {
     nvtx.Drain(events, domains, final, now_ns);

@@ -176,6 +176,9 @@ void Recorder::WriteRecords(TraceRecords& records) {
       runtime_version_known_ = true;
     }
   }
+  if (hooks_.complete_device) {
+    for (DeviceInfo& device : records.devices) hooks_.complete_device(&device);
+  }
   std::vector<ApiCall> calls;
   calls.swap(records.api_calls);
   writer_.AddAll(records);

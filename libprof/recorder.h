@@ -37,6 +37,8 @@ struct RecorderHooks {
   std::function<uint64_t()> take_dropped;
   // Completes the header just before it is written (versions that need CUDA loaded).
   std::function<void(TraceHeader*)> complete_header;
+  // Adds what CUPTI's device records lack (PCI bus id, memory interface).
+  std::function<void(DeviceInfo*)> complete_device;
   // The CUDA runtime version once a runtime is loaded, else 0.
   std::function<uint32_t()> runtime_version;
   // Moves completed NVTX events (and new domains) out; `final` also closes open ranges at `now`.

@@ -20,12 +20,19 @@ struct FakeCapture {
   std::atomic<uint64_t> dropped{0};
   std::atomic<uint64_t> nvtx_dropped{0};
   std::atomic<bool> final_nvtx_drain{false};
+  std::atomic<bool> emit_device{false};
 
   RecorderHooks Hooks() {
     RecorderHooks hooks;
     hooks.flush = [this] { ++flushes; };
     hooks.flush_forced = [this] { ++forced_flushes; };
-    hooks.decode = [](const uint8_t* buffer, size_t size, TraceRecords* out) {
+    hooks.decode = [this](const uint8_t* buffer, size_t size, TraceRecords* out) {
+      if (emit_device) {
+        DeviceInfo device;
+        device.name = "H200";
+        device.sm_count = 132;
+        out->devices.push_back(device);
+      }
       for (size_t at = 0; at + sizeof(ApiCall) <= size; at += sizeof(ApiCall)) {
         ApiCall call;
         std::memcpy(&call, buffer + at, sizeof call);
@@ -36,6 +43,7 @@ struct FakeCapture {
     hooks.take_nvtx_dropped = [this] { return nvtx_dropped.exchange(0); };
     hooks.complete_header = [](TraceHeader* header) { header->cuda_driver_version = 13000; };
     hooks.runtime_version = [] { return 12080u; };
+    hooks.complete_device = [](DeviceInfo* device) { device->pci_bus_id = "0000:18:00.0"; };
     hooks.drain_nvtx = [this](std::vector<NvtxEvent>* events, std::vector<NvtxDomain>*,
                               bool final, uint64_t now_ns) {
       if (!final) return;
@@ -91,6 +99,7 @@ struct Fixture {
       all.nvtx_events.insert(all.nvtx_events.end(), chunk.nvtx_events.begin(),
                              chunk.nvtx_events.end());
       all.drops.insert(all.drops.end(), chunk.drops.begin(), chunk.drops.end());
+      all.devices.insert(all.devices.end(), chunk.devices.begin(), chunk.devices.end());
       if (chunk.run_end) all.run_end = chunk.run_end;
       if (chunk.cuda_runtime_version) all.cuda_runtime_version = chunk.cuda_runtime_version;
     }
@@ -136,6 +145,18 @@ TEST(RecorderTest, StopWritesEverything) {
   EXPECT_EQ(all.run_end->records_written, 3u);  // 2 API calls + 1 NVTX range
   EXPECT_EQ(f.recorder->records_dropped(), 3u);
   EXPECT_NE(f.pool.Acquire(), nullptr);
+}
+
+// Proves device records are completed (PCI bus id from the driver) before they are written.
+TEST(RecorderTest, DevicesAreCompleted) {
+  Fixture f("recorder-devices");
+  f.capture.emit_device = true;
+  f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1)});
+  f.recorder->Stop("exit");
+  TraceRecords all = f.ReadAll();
+  ASSERT_EQ(all.devices.size(), 1u);
+  EXPECT_EQ(all.devices[0].name, "H200");
+  EXPECT_EQ(all.devices[0].pci_bus_id, "0000:18:00.0");
 }
 
 // Proves the periodic flush: records reach the file within a few intervals while the program
