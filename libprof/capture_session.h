@@ -33,6 +33,11 @@ class CaptureSession {
   virtual void Decode(const uint8_t* buffer, size_t size, TraceRecords* out) = 0;
   // Records CUPTI dropped since the last call.
   virtual uint64_t TakeDropped() = 0;
+  // Called after each periodic Flush(false). Returns a warning, once, when CUDA work goes on but
+  // no activity buffer reaches libprof any more: another CUPTI client in the process (Kineto,
+  // behind torch.profiler) re-registered CUPTI's process-wide buffer callbacks. *missed counts
+  // the kernel launches seen since (a lower bound of the records lost).
+  virtual std::string CheckStillCapturing(uint64_t* missed) = 0;
   // Stops new records (before the final flush).
   virtual void Disable() = 0;
 

@@ -124,6 +124,9 @@ void Profiler::StartLocked() {
   hooks.take_dropped = [session, this]() -> uint64_t {
     return capture_active_ ? session->TakeDropped() : 0;
   };
+  hooks.check_capture = [session, this](uint64_t* missed) -> std::string {
+    return capture_active_ ? session->CheckStillCapturing(missed) : "";
+  };
   hooks.complete_header = [](TraceHeader* header) {
     header->cuda_driver_version = CudaDriverVersion();
   };

@@ -128,6 +128,7 @@ void Recorder::Run() {
     bool tick = now >= next_tick;
     if (tick && hooks_.flush) hooks_.flush();
     ProcessCompletedBuffers();
+    if (tick) CheckCapture();
     if (!tick) continue;
     DrainNvtx(/*final=*/false);
     // A driver call can only be nested in a runtime call still running; two intervals is more
@@ -197,6 +198,16 @@ void Recorder::DrainNvtx(bool final) {
   TraceRecords records;
   hooks_.drain_nvtx(&records.nvtx_events, &records.nvtx_domains, final, NowNs());
   writer_.AddAll(records);
+}
+
+void Recorder::CheckCapture() {
+  if (!hooks_.check_capture) return;
+  uint64_t missed = 0;
+  std::string warning = hooks_.check_capture(&missed);
+  if (warning.empty()) return;
+  Log().warn("{}", warning);
+  // Reported apart from records_dropped_: no buffer setting would have kept these.
+  writer_.Add(DropReport{"cupti-taken-over", missed, NowNs()});
 }
 
 void Recorder::TakeDrops() {

@@ -41,6 +41,9 @@ struct RecorderHooks {
   std::function<void(DeviceInfo*)> complete_device;
   // The CUDA runtime version once a runtime is loaded, else 0.
   std::function<uint32_t()> runtime_version;
+  // After each periodic flush: a warning (once) when capture was lost to another CUPTI client,
+  // with the launches missed so far.
+  std::function<std::string(uint64_t* missed)> check_capture;
   // Moves completed NVTX events (and new domains) out; `final` also closes open ranges at `now`.
   std::function<void(std::vector<NvtxEvent>*, std::vector<NvtxDomain>*, bool final,
                      uint64_t now_ns)>
@@ -95,6 +98,7 @@ class Recorder {
   void WriteRecords(TraceRecords& records);
   void DrainNvtx(bool final);
   void TakeDrops();
+  void CheckCapture();
   void Finish(const std::string& reason);
   void Wake(char what);
 

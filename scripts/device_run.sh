@@ -33,3 +33,16 @@ record pageable_vs_pinned $b/samples/pageable_vs_pinned 16 2
 record nvtx_ranges $b/samples/nvtx_ranges
 record stream_overlap $b/samples/stream_overlap --order per-chunk
 record launch_bound $b/samples/launch_bound 2000
+
+# A first look at the cost per launch (bench/ has the real benchmark): launch_bound, 200k launches.
+if [[ -n "${QUICK_OVERHEAD:-}" ]]; then
+  for round in 1 2 3; do
+    for mode in none libprof; do
+      env=()
+      [[ $mode == libprof ]] && env=(LIBPROF_OUTPUT=/tmp/oh.pb LIBPROF_FORCE_OVERWRITE=1 CUDA_INJECTION64_PATH=$lib)
+      start=$(date +%s%N)
+      env "${env[@]}" $b/samples/launch_bound 200000 >/dev/null
+      echo "round $round $mode: $(( ($(date +%s%N) - start) / 1000000 )) ms for 200000 launches"
+    done
+  done
+fi

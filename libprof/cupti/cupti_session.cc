@@ -5,6 +5,8 @@
 // reach the session through one global pointer, set before the callbacks are registered.
 #include <cupti.h>
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -23,6 +25,24 @@ namespace {
 class CuptiSession;
 std::atomic<CuptiSession*> g_session{nullptr};
 
+constexpr CUpti_CallbackId kRuntimeLaunchCbids[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+};
+constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+};
+// Periodic flushes in a row that saw launches but delivered no buffer before we conclude that
+// another client took CUPTI's buffers. A flush with flag 0 delivers every buffer whose records
+// are complete, full or not (cupti_activity.h), and API records are complete when the call
+// returns, so one silent tick is already unusual; three leave room for a stalled writer.
+constexpr int kSilentTicksForTakeover = 3;
+
 uint64_t CUPTIAPI MonotonicTimestamp() { return ReadClockNs(CLOCK_MONOTONIC); }
 
 class CuptiSession : public CaptureSession {
@@ -32,6 +52,7 @@ class CuptiSession : public CaptureSession {
   void Flush(bool forced) override;
   void Decode(const uint8_t* buffer, size_t size, TraceRecords* out) override;
   uint64_t TakeDropped() override;
+  std::string CheckStillCapturing(uint64_t* missed) override;
   void Disable() override;
   uint32_t cupti_version() const override { return version_; }
   std::string cupti_path() const override { return api_ ? api_->path : ""; }
@@ -47,6 +68,7 @@ class CuptiSession : public CaptureSession {
   bool Check(CUptiResult result, const char* what);
   std::string ResultString(CUptiResult result) const;
   void EnableKinds(const Settings& settings);
+  static void WarnIfTorchProfilerPresent();
   void Enable(CUpti_ActivityKind kind, const char* name);
 
   const CuptiApi* api_ = nullptr;
@@ -58,6 +80,15 @@ class CuptiSession : public CaptureSession {
   std::vector<CUpti_ActivityKind> enabled_;
   std::atomic<bool> active_{false};
   std::atomic<bool> fatal_{false};  // CUPTI finalised itself: flush and disable are off limits
+  // Takeover detection (CheckStillCapturing): launches seen by our callback vs buffers
+  // delivered to us. Ticks with launches but no buffer, in a row.
+  std::atomic<uint64_t> launches_{0};
+  std::atomic<uint64_t> buffers_completed_{0};
+  uint64_t launches_at_check_ = 0;
+  uint64_t buffers_at_check_ = 0;
+  uint64_t launches_at_silence_ = 0;
+  int silent_ticks_ = 0;
+  bool takeover_reported_ = false;
   // CUPTI before 12.9 could crash when a buffer request was refused (Kineto's note,
   // cupti-facts.md 3.1): there we allocate past the pool's maximum instead.
   bool may_refuse_buffers_ = true;
@@ -148,8 +179,32 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
                             CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
+  api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_ERROR);
+  api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_WARNING);
+  WarnIfTorchProfilerPresent();
+  // Kernel launches, only counted: they tell a quiet program from lost buffers.
+  for (CUpti_CallbackId cbid : kRuntimeLaunchCbids) {
+    api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  }
+  for (CUpti_CallbackId cbid : kDriverLaunchCbids) {
+    api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  }
   active_ = true;
   return true;
+}
+
+// PyTorch carries its own CUPTI client (Kineto, behind torch.profiler). Measured with PyTorch
+// 2.11 on CUDA 13.0: once libprof holds CUPTI, Kineto's cuptiSubscribe fails with
+// CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED and torch.profiler records no CUDA activity
+// (Kineto says "CUDA profiler activities will be missing"), while libprof's trace stays
+// complete. CUPTI gives us no signal when that happens, so say it up front, once.
+void CuptiSession::WarnIfTorchProfilerPresent() {
+  void* torch = dlopen("libtorch_cpu.so", RTLD_NOLOAD | RTLD_LAZY);
+  if (torch == nullptr) return;
+  dlclose(torch);
+  Log().warn(
+      "this is a PyTorch process and libprof now holds CUPTI, which serves one client per process "
+      "(CUDA 13.0): torch.profiler in this process will record CPU activity only");
 }
 
 void CuptiSession::Enable(CUpti_ActivityKind kind, const char* name) {
@@ -200,6 +255,23 @@ void CuptiSession::Disable() {
   for (CUpti_ActivityKind kind : enabled_) api_->cuptiActivityDisable(kind);
 }
 
+std::string CuptiSession::CheckStillCapturing(uint64_t* missed) {
+  uint64_t launches = launches_.load();
+  uint64_t buffers = buffers_completed_.load();
+  bool silent = launches > launches_at_check_ && buffers == buffers_at_check_;
+  if (silent && silent_ticks_++ == 0) launches_at_silence_ = launches_at_check_;
+  if (!silent) silent_ticks_ = 0;
+  launches_at_check_ = launches;
+  buffers_at_check_ = buffers;
+  if (takeover_reported_ || silent_ticks_ < kSilentTicksForTakeover) return "";
+  takeover_reported_ = true;
+  *missed = launches - launches_at_silence_;
+  return "CUDA activity no longer reaches libprof: another CUPTI client in this process (such as "
+         "torch.profiler) has taken over CUPTI's activity buffers, and CUPTI serves one client. "
+         "libprof's trace has no CUDA activity from here on (NVTX ranges continue); the other "
+         "client's own results are unaffected";
+}
+
 uint64_t CuptiSession::TakeDropped() {
   size_t dropped = 0;
   if (api_ && !fatal_.load() &&
@@ -237,13 +309,30 @@ void CUPTIAPI CuptiSession::BufferCompleted(CUcontext, uint32_t, uint8_t* buffer
                                             size_t valid_size) {
   CuptiSession* self = g_session.load();
   if (self == nullptr || buffer == nullptr) return;
+  self->buffers_completed_.fetch_add(1, std::memory_order_relaxed);
   self->recorder_->OnBufferCompleted(buffer, valid_size);
 }
 
 void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                        CUpti_CallbackId cbid, const void* data) {
   auto* self = static_cast<CuptiSession*>(userdata);
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API ||
+      (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+       cbid != CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)) {
+    // A launch (the only other callbacks enabled): the hot path, so count and return.
+    if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) {
+      self->launches_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return;
+  }
   try {
+    if (domain == CUPTI_CB_DOMAIN_STATE && cbid != CUPTI_CBID_STATE_FATAL_ERROR) {
+      const auto* state = static_cast<const CUpti_StateData*>(data);
+      const char* message = state->notification.message;
+      Log().warn("CUPTI says: {} ({})", message ? message : "no details",
+                 self->ResultString(state->notification.result));
+      return;
+    }
     if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
       // CUPTI has finalised itself: no CUPTI call may follow.
       self->active_ = false;

@@ -816,5 +816,45 @@ TEST_F(TorchTest, PreloadedIntoPyTorch) {
       << "torch.cuda.nvtx range missing";
 }
 
+// Proves the case of an application that runs its own CUPTI profiler (torch.profiler) under
+// libprof: CUPTI serves one client (CUDA 13.0) and libprof got it first, so libprof says so on
+// stderr, its trace stays complete, and the application runs to the end with its profiler giving
+// CPU activity only (Kineto's own warning says CUDA activities are missing).
+TEST_F(TorchTest, TorchProfilerInTheSameProcess) {
+  const std::string python = Python();
+  const RunResult probe =
+      RunPlain({python, "-c", "import torch; assert torch.cuda.is_available()"}, kTorchTimeout);
+  if (probe.exit_code != 0) GTEST_SKIP() << python << " has no CUDA-enabled torch";
+  const std::vector<std::string> argv = {python, LIBPROF_TORCH_PROFILER_PY, "2"};
+  const RunResult baseline = RunPlain(argv, kTorchTimeout);
+  ASSERT_EQ(baseline.exit_code, 0) << Tail(baseline.err);
+  EXPECT_NE(baseline.out.find("profiler_kernel_events_positive=True"), std::string::npos);
+
+  Capture c;
+  ASSERT_TRUE(ProfileOk(argv, Mode::kPreload, 1, &c, kTorchTimeout));
+  EXPECT_NE(c.run.out.find("sum_positive=True"), std::string::npos) << c.run.out;
+  EXPECT_NE(c.run.out.find("profiler_kernel_events_positive="), std::string::npos)
+      << "torch.profiler must still run to the end";
+  EXPECT_NE(c.run.err.find("torch.profiler in this process will record CPU activity only"),
+            std::string::npos)
+      << "stderr:\n" << Tail(c.run.err);
+  ExpectCompleteTrace(c.traces[0]);
+  EXPECT_GT(c.traces[0].records.kernels.size(), 100u);
+}
+
+// Proves the buffer-takeover warning does not fire for a program that merely launches slowly.
+TEST_F(TorchTest, SlowProgramIsNotMistakenForTakeover) {
+  const std::string python = Python();
+  const RunResult probe =
+      RunPlain({python, "-c", "import torch; assert torch.cuda.is_available()"}, kTorchTimeout);
+  if (probe.exit_code != 0) GTEST_SKIP() << python << " has no CUDA-enabled torch";
+  Capture c;
+  ASSERT_TRUE(ProfileOk({python, LIBPROF_TORCH_PROFILER_PY, "4", "--no-profiler"}, Mode::kPreload,
+                        1, &c, kTorchTimeout));
+  EXPECT_EQ(c.run.err.find("has taken over"), std::string::npos) << Tail(c.run.err);
+  ExpectCompleteTrace(c.traces[0]);
+  EXPECT_GT(c.traces[0].records.kernels.size(), 1000u);
+}
+
 }  // namespace
 }  // namespace libprof

@@ -21,6 +21,7 @@ struct FakeCapture {
   std::atomic<uint64_t> nvtx_dropped{0};
   std::atomic<bool> final_nvtx_drain{false};
   std::atomic<bool> emit_device{false};
+  std::atomic<bool> taken_over{false};
 
   RecorderHooks Hooks() {
     RecorderHooks hooks;
@@ -40,6 +41,11 @@ struct FakeCapture {
       }
     };
     hooks.take_dropped = [this] { return dropped.exchange(0); };
+    hooks.check_capture = [this](uint64_t* missed) -> std::string {
+      if (!taken_over.exchange(false)) return "";
+      *missed = 42;
+      return "taken over";
+    };
     hooks.take_nvtx_dropped = [this] { return nvtx_dropped.exchange(0); };
     hooks.complete_header = [](TraceHeader* header) { header->cuda_driver_version = 13000; };
     hooks.runtime_version = [] { return 12080u; };
@@ -173,6 +179,22 @@ TEST(RecorderTest, PeriodicFlushWritesWhileRunning) {
   EXPECT_FALSE(seen.run_end.has_value());  // still recording
   EXPECT_GT(f.capture.flushes.load(), 0);
   f.recorder->Stop("exit");
+}
+
+// Proves a lost capture (another CUPTI client took the buffers) is written into the trace as its
+// own drop report, apart from the buffer-space drops.
+TEST(RecorderTest, CaptureTakeoverIsReported) {
+  Fixture f("recorder-takeover", /*flush_ms=*/10);
+  f.capture.taken_over = true;
+  for (int i = 0; i < 200 && f.capture.taken_over.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  f.recorder->Stop("exit");
+  TraceRecords all = f.ReadAll();
+  ASSERT_EQ(all.drops.size(), 1u);
+  EXPECT_EQ(all.drops[0].source, "cupti-taken-over");
+  EXPECT_EQ(all.drops[0].count, 42u);
+  EXPECT_EQ(all.run_end->records_dropped, 0u);
 }
 
 // Proves the signal path: a stop requested the async-signal-safe way finishes the trace with the
