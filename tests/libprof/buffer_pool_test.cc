@@ -37,7 +37,9 @@ TEST(BufferPoolTest, RefusesPastMaximum) {
   EXPECT_EQ(pool.allocated(), 3u);
   EXPECT_EQ(pool.refusals(), 5u);
   for (uint8_t* b : got) pool.Release(b, 0);
-  EXPECT_NE(pool.Acquire(), nullptr);  // released buffers are available again
+  uint8_t* again = pool.Acquire();  // released buffers are available again
+  EXPECT_NE(again, nullptr);
+  pool.Release(again, 0);
 }
 
 }  // namespace
