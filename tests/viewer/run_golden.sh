@@ -2,14 +2,16 @@
 # Runs one golden case of profview and compares its output with the checked-in expectation.
 # usage: run_golden.sh PROFVIEW TRACES_DIR GOLDEN_DIR CASE_NAME
 # The output compared is stdout, then "--- stderr ---" and stderr, then the exit code, with the
-# traces directory replaced by "TRACES". With UPDATE=1 the expectation is rewritten instead.
+# traces directory replaced by "TRACES" (and samples/traces by "SAMPLES"). With UPDATE=1 the expectation is rewritten instead.
 set -u
 profview=$1
 traces=$2
 golden=$3
 name=$4
 line=$(grep -E "^$name( |\$)" "$golden/cases.txt") || { echo "no case $name"; exit 2; }
-args=$(echo "$line" | sed -e "s|^$name||" -e "s|TRACES|$traces|g")
+# SAMPLES: the traces recorded on a GPU and committed under samples/traces/.
+samples=$(cd "$golden/../../../samples/traces" && pwd)
+args=$(echo "$line" | sed -e "s|^$name||" -e "s|TRACES|$traces|g" -e "s|SAMPLES|$samples|g")
 out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$out" "$err" "$out.actual"' EXIT
@@ -31,7 +33,7 @@ code=$?
   echo "--- stderr ---"
   cat "$err"
   echo "--- exit code: $code ---"
-} | sed "s|$traces|TRACES|g" >"$out.actual"
+} | sed -e "s|$traces|TRACES|g" -e "s|$samples|SAMPLES|g" >"$out.actual"
 if [ "${UPDATE:-0}" = 1 ]; then
   cp "$out.actual" "$golden/$name.out"
   echo "updated $golden/$name.out"
