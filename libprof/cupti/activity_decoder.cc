@@ -205,7 +205,11 @@ void ActivityDecoder::DecodeKernel(const CUpti_ActivityKernel10& r, TraceRecords
   out->kernels.push_back(kernel);
 }
 
-void ActivityDecoder::DecodeMemcpy(const CUpti_ActivityMemcpy6& r, TraceRecords* out) {
+namespace {
+
+// The fields CUpti_ActivityMemcpy6 and CUpti_ActivityMemcpyPtoP4 share, by name.
+template <typename CuptiCopy>
+Memcpy CommonCopyFields(const CuptiCopy& r) {
   Memcpy copy;
   copy.copy_kind = ToCopyKind(r.copyKind);
   copy.src_kind = ToMemoryKind(r.srcKind);
@@ -221,24 +225,17 @@ void ActivityDecoder::DecodeMemcpy(const CUpti_ActivityMemcpy6& r, TraceRecords*
   copy.stream_id = r.streamId;
   copy.graph_id = r.graphId;
   copy.graph_node_id = r.graphNodeId;
-  out->memcpys.push_back(copy);
+  return copy;
+}
+
+}  // namespace
+
+void ActivityDecoder::DecodeMemcpy(const CUpti_ActivityMemcpy6& r, TraceRecords* out) {
+  out->memcpys.push_back(CommonCopyFields(r));
 }
 
 void ActivityDecoder::DecodePeerMemcpy(const CUpti_ActivityMemcpyPtoP4& r, TraceRecords* out) {
-  Memcpy copy;
-  copy.copy_kind = ToCopyKind(r.copyKind);
-  copy.src_kind = ToMemoryKind(r.srcKind);
-  copy.dst_kind = ToMemoryKind(r.dstKind);
-  copy.bytes = r.bytes;
-  copy.async = (r.flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0;
-  copy.start_ns = r.start;
-  copy.end_ns = r.end;
-  copy.correlation_id = r.correlationId;
-  copy.device_id = r.deviceId;
-  copy.context_id = r.contextId;
-  copy.stream_id = r.streamId;
-  copy.graph_id = r.graphId;
-  copy.graph_node_id = r.graphNodeId;
+  Memcpy copy = CommonCopyFields(r);
   copy.src_device_id = r.srcDeviceId;
   copy.dst_device_id = r.dstDeviceId;
   out->memcpys.push_back(copy);

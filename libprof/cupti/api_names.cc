@@ -17,19 +17,6 @@ size_t VersionSuffixLength(std::string_view name) {
   return marker == "_v" ? digits + 2 : 0;
 }
 
-const char* DomainWord(ApiDomain domain) {
-  switch (domain) {
-    case ApiDomain::kRuntime:
-      return "runtime";
-    case ApiDomain::kDriver:
-      return "driver";
-    case ApiDomain::kInternalLaunch:
-      return "internal launch";
-    default:
-      return "unknown";
-  }
-}
-
 }  // namespace
 
 std::string_view CleanApiName(std::string_view name) {
@@ -55,7 +42,7 @@ uint32_t ApiNameCache::Lookup(ApiDomain domain, uint32_t callback_id) {
   const char* raw = lookup_ ? lookup_(domain, callback_id) : nullptr;
   std::string_view clean = raw ? CleanApiName(raw) : std::string_view();
   if (!clean.empty()) return strings_.Intern(clean);
-  return strings_.Intern(std::string(DomainWord(domain)) + " API " + std::to_string(callback_id));
+  return strings_.Intern(std::string(ToString(domain)) + " API " + std::to_string(callback_id));
 }
 
 }  // namespace libprof
