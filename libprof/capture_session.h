@@ -25,8 +25,16 @@ class CaptureSession {
   // callbacks (buffers come from `pool`, completed ones go to `recorder`) and enables the record
   // kinds of `settings`. Called inside cuInit: makes no CUDA call. On failure returns false with
   // *status saying why in one sentence, and leaves CUPTI as it found it as far as it can.
+  // `range_gated` / `time_gated`: CUDA activity waits for SetGate(kRangeGate / kTimeGate, true)
+  // (LIBPROF_CAPTURE_RANGE; LIBPROF_DELAY_MS). Devices, contexts and streams are always recorded.
+  // A cudaProfilerApi range is opened and closed by the session itself.
   virtual bool Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
-                     Recorder* recorder, std::string* status) = 0;
+                     Recorder* recorder, bool range_gated, bool time_gated,
+                     std::string* status) = 0;
+
+  // Opens or closes one gate; CUDA activity is recorded while all are open. Any thread.
+  enum Gate { kRangeGate = 0, kTimeGate = 1, kGateCount = 2 };
+  virtual void SetGate(Gate gate, bool open) = 0;
   // cuptiActivityFlushAll: completed buffers only, or everything (end of recording).
   virtual void Flush(bool forced) = 0;
   // Decodes a completed buffer into model records (writer thread).

@@ -138,13 +138,33 @@ void Profiler::StartLocked() {
   };
   hooks.take_nvtx_dropped = [&nvtx] { return nvtx.TakeDropped(); };
 
+  CaptureRange range;
+  std::string range_error;
+  ParseCaptureRange(settings_.capture_range, &range, &range_error);  // validated when parsed
+  const bool range_gated = range.kind != CaptureRange::Kind::kAlways;
+  const bool time_gated = settings_.delay_ms > 0;
+  hooks.set_time_window = [session](bool open) { session->SetGate(CaptureSession::kTimeGate, open); };
+
   Recorder::Options options;
   options.flush_interval_ms = settings_.flush_interval_ms;
+  const uint64_t start_ns = NowNs();
+  if (settings_.delay_ms > 0 || settings_.duration_ms > 0) {
+    options.window_open_at_ns = start_ns + uint64_t{settings_.delay_ms} * 1000000;
+    if (settings_.duration_ms > 0) {
+      options.window_close_at_ns = options.window_open_at_ns + uint64_t{settings_.duration_ms} * 1000000;
+    }
+  }
   auto* recorder = new Recorder(std::move(sink), path, &nvtx.strings(), pool_.get(),
                                 std::move(hooks), options);
 
   std::string status;
-  capture_active_ = session->Start(settings_, &nvtx.strings(), pool_.get(), recorder, &status);
+  capture_active_ = session->Start(settings_, &nvtx.strings(), pool_.get(), recorder,
+                                   range_gated, time_gated, &status);
+  if (capture_active_ && range.kind == CaptureRange::Kind::kNvtx) {
+    nvtx.SetCaptureTrigger(range.nvtx_message, range.nvtx_domain, [session](bool open) {
+      session->SetGate(CaptureSession::kRangeGate, open);
+    });
+  }
   if (!capture_active_) {
     Log().warn("{}; only NVTX ranges will be recorded", status);
   }

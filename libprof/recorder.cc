@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "libprof/clock.h"
@@ -117,7 +118,8 @@ void Recorder::Run() {
   uint64_t next_tick = NowNs() + interval_ns;
   while (!stop_requested_.load()) {
     uint64_t now = NowNs();
-    int timeout_ms = now >= next_tick ? 0 : static_cast<int>((next_tick - now) / 1000000 + 1);
+    uint64_t wake_at = UpdateTimeWindow(now, next_tick);
+    int timeout_ms = now >= wake_at ? 0 : static_cast<int>((wake_at - now) / 1000000 + 1);
     pollfd wake{wake_pipe_[0], POLLIN, 0};
     poll(&wake, 1, timeout_ms);
     char bytes[256];
@@ -154,6 +156,24 @@ void Recorder::Run() {
   char done = 'd';
   ssize_t ignored = write(done_pipe_[1], &done, 1);
   (void)ignored;
+}
+
+uint64_t Recorder::UpdateTimeWindow(uint64_t now, uint64_t next_tick) {
+  if (!hooks_.set_time_window) return next_tick;
+  const uint64_t open_at = options_.window_open_at_ns;
+  const uint64_t close_at = options_.window_close_at_ns;
+  if (open_at != 0 && !window_opened_ && now >= open_at) {
+    window_opened_ = true;
+    hooks_.set_time_window(true);
+  }
+  if (close_at != 0 && !window_closed_ && now >= close_at) {
+    window_closed_ = true;
+    hooks_.set_time_window(false);
+  }
+  uint64_t wake_at = next_tick;
+  if (open_at != 0 && !window_opened_) wake_at = std::min(wake_at, open_at);
+  if (close_at != 0 && !window_closed_) wake_at = std::min(wake_at, close_at);
+  return wake_at;
 }
 
 void Recorder::ProcessCompletedBuffers() {

@@ -44,6 +44,8 @@ struct RecorderHooks {
   // After each periodic flush: a warning (once) when capture was lost to another CUPTI client,
   // with the launches missed so far.
   std::function<std::string(uint64_t* missed)> check_capture;
+  // Opens or closes the delay/duration window (Options::window_*_at_ns).
+  std::function<void(bool open)> set_time_window;
   // Moves completed NVTX events (and new domains) out; `final` also closes open ranges at `now`.
   std::function<void(std::vector<NvtxEvent>*, std::vector<NvtxDomain>*, bool final,
                      uint64_t now_ns)>
@@ -56,6 +58,10 @@ class Recorder {
  public:
   struct Options {
     uint32_t flush_interval_ms = 1000;
+    // LIBPROF_DELAY_MS / LIBPROF_DURATION_MS, as times on the trace clock (0: none): the writer
+    // thread calls hooks.set_time_window(true) at the first and (false) at the second.
+    uint64_t window_open_at_ns = 0;
+    uint64_t window_close_at_ns = 0;
     TraceWriter::Options writer;
   };
 
@@ -99,6 +105,8 @@ class Recorder {
   void DrainNvtx(bool final);
   void TakeDrops();
   void CheckCapture();
+  // Opens/closes the time window when its moment has come; returns the next moment to wake for.
+  uint64_t UpdateTimeWindow(uint64_t now, uint64_t next_tick);
   void Finish(const std::string& reason);
   void Wake(char what);
 
@@ -129,6 +137,8 @@ class Recorder {
   std::atomic<uint64_t> records_dropped_{0};
   std::atomic<uint64_t> bytes_written_{0};
   bool runtime_version_known_ = false;
+  bool window_opened_ = false;
+  bool window_closed_ = false;
 };
 
 }  // namespace libprof

@@ -127,8 +127,33 @@ std::map<std::string, std::string> Settings::ToMap() const {
       {"LIBPROF_FLUSH_INTERVAL_MS", std::to_string(flush_interval_ms)},
       {"LIBPROF_TRACE", KindsToString(kinds)},
       {"LIBPROF_API_FILTER", api_filter == ApiFilter::kAll ? "all" : "significant"},
+      {"LIBPROF_CAPTURE_RANGE", capture_range},
+      {"LIBPROF_DELAY_MS", std::to_string(delay_ms)},
+      {"LIBPROF_DURATION_MS", std::to_string(duration_ms)},
       {"LIBPROF_CUPTI_PATH", cupti_path},
   };
+}
+
+bool ParseCaptureRange(const std::string& text, CaptureRange* range, std::string* error) {
+  *range = CaptureRange{};
+  if (text.empty()) return true;
+  if (text == "cudaProfilerApi") {
+    range->kind = CaptureRange::Kind::kCudaProfilerApi;
+    return true;
+  }
+  if (text.rfind("nvtx:", 0) == 0) {
+    std::string spec = text.substr(5);
+    size_t at = spec.rfind('@');
+    range->kind = CaptureRange::Kind::kNvtx;
+    range->nvtx_message = at == std::string::npos ? spec : spec.substr(0, at);
+    range->nvtx_domain = at == std::string::npos ? "" : spec.substr(at + 1);
+    if (!range->nvtx_message.empty() && (at == std::string::npos || !range->nvtx_domain.empty())) {
+      return true;
+    }
+  }
+  *error = "expected cudaProfilerApi, nvtx:NAME or nvtx:NAME@DOMAIN";
+  *range = CaptureRange{};
+  return false;
 }
 
 Settings ParseSettings(const Getenv& getenv_fn, std::vector<std::string>* warnings) {
@@ -171,6 +196,20 @@ Settings ParseSettings(const Getenv& getenv_fn, std::vector<std::string>* warnin
                           " is not 'significant' or 'all'; using significant");
     }
   }
+  if (const char* v = getenv_fn("LIBPROF_CAPTURE_RANGE"); v != nullptr && *v != '\0') {
+    CaptureRange range;
+    std::string error;
+    if (ParseCaptureRange(v, &range, &error)) {
+      s.capture_range = v;
+    } else {
+      warnings->push_back(std::string("LIBPROF_CAPTURE_RANGE=") + v + ": " + error +
+                          "; recording everything");
+    }
+  }
+  // Up to 30 days: beyond that it is surely a unit mistake.
+  constexpr uint32_t kMaxWindowMs = 30u * 24 * 3600 * 1000;
+  ReadUint(getenv_fn, "LIBPROF_DELAY_MS", 0, kMaxWindowMs, &s.delay_ms, warnings);
+  ReadUint(getenv_fn, "LIBPROF_DURATION_MS", 0, kMaxWindowMs, &s.duration_ms, warnings);
   if (const char* v = getenv_fn("LIBPROF_CUPTI_PATH"); v != nullptr) s.cupti_path = v;
   return s;
 }

@@ -51,12 +51,30 @@ struct Settings {
   // LIBPROF_API_FILTER: "significant" (default) skips trivial runtime/driver calls at collection
   // time, as Nsight Systems does; "all" records every call.
   ApiFilter api_filter = ApiFilter::kSignificant;
+  // LIBPROF_CAPTURE_RANGE: record CUDA activity only inside ranges: "" (always),
+  // "cudaProfilerApi" (between cudaProfilerStart and cudaProfilerStop), "nvtx:NAME" or
+  // "nvtx:NAME@DOMAIN" (inside NVTX ranges with that message, in that domain).
+  std::string capture_range;
+  // LIBPROF_DELAY_MS / LIBPROF_DURATION_MS: start recording CUDA activity this long after CUDA
+  // initialised, and stop this long after that (0: no limit).
+  uint32_t delay_ms = 0;
+  uint32_t duration_ms = 0;
   // LIBPROF_CUPTI_PATH: libcupti to load when the process has none loaded yet.
   std::string cupti_path;
 
   // The effective values, by variable name, for the trace header.
   std::map<std::string, std::string> ToMap() const;
 };
+
+// A parsed LIBPROF_CAPTURE_RANGE.
+struct CaptureRange {
+  enum class Kind { kAlways, kCudaProfilerApi, kNvtx } kind = Kind::kAlways;
+  std::string nvtx_message;  // kNvtx
+  std::string nvtx_domain;   // kNvtx; "" = NVTX's default domain
+};
+
+// Parses LIBPROF_CAPTURE_RANGE's syntax; false (and *error) for anything else.
+bool ParseCaptureRange(const std::string& text, CaptureRange* range, std::string* error);
 
 // Parses settings from `getenv`-like lookup (returns nullptr when unset). Each bad value adds one
 // sentence to *warnings naming the variable, the value and the default used instead.

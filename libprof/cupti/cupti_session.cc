@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "libprof/capture_session.h"
@@ -37,6 +38,28 @@ constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
+template <size_t N>
+bool Contains(const CUpti_CallbackId (&ids)[N], CUpti_CallbackId cbid) {
+  for (CUpti_CallbackId id : ids) {
+    if (id == cbid) return true;
+  }
+  return false;
+}
+
+bool IsLaunch(bool runtime, CUpti_CallbackId cbid) {
+  return runtime ? Contains(kRuntimeLaunchCbids, cbid) : Contains(kDriverLaunchCbids, cbid);
+}
+
+bool IsProfilerStart(bool runtime, CUpti_CallbackId cbid) {
+  return runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
+                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+}
+
+bool IsProfilerStop(bool runtime, CUpti_CallbackId cbid) {
+  return runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
+                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+}
+
 // Periodic flushes in a row that saw launches but delivered no buffer before we conclude that
 // another client took CUPTI's buffers. A flush with flag 0 delivers every buffer whose records
 // are complete, full or not (cupti_activity.h), and API records are complete when the call
@@ -48,7 +71,8 @@ uint64_t CUPTIAPI MonotonicTimestamp() { return ReadClockNs(CLOCK_MONOTONIC); }
 class CuptiSession : public CaptureSession {
  public:
   bool Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
-             Recorder* recorder, std::string* status) override;
+             Recorder* recorder, bool range_gated, bool time_gated, std::string* status) override;
+  void SetGate(Gate gate, bool open) override;
   void Flush(bool forced) override;
   void Decode(const uint8_t* buffer, size_t size, TraceRecords* out) override;
   uint64_t TakeDropped() override;
@@ -68,6 +92,7 @@ class CuptiSession : public CaptureSession {
   bool Check(CUptiResult result, const char* what);
   std::string ResultString(CUptiResult result) const;
   void EnableKinds(const Settings& settings);
+  void UpdateCapturingLocked();
   static void WarnIfTorchProfilerPresent();
   void Enable(CUpti_ActivityKind kind, const char* name);
 
@@ -77,7 +102,15 @@ class CuptiSession : public CaptureSession {
   Recorder* recorder_ = nullptr;
   std::unique_ptr<ActivityDecoder> decoder_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
+  Settings settings_;
+  // Kinds enabled, metadata kinds first; the rest are the data kinds the gates switch.
   std::vector<CUpti_ActivityKind> enabled_;
+  size_t metadata_kinds_ = 0;
+  // CUDA activity is recorded while every gate is open (capture range, delay/duration window).
+  std::mutex gate_mutex_;
+  bool gate_open_[kGateCount] = {true, true};
+  bool capturing_ = false;
+  bool stopped_ = false;
   std::atomic<bool> active_{false};
   std::atomic<bool> fatal_{false};  // CUPTI finalised itself: flush and disable are off limits
   // Takeover detection (CheckStillCapturing): launches seen by our callback vs buffers
@@ -107,7 +140,8 @@ bool CuptiSession::Check(CUptiResult result, const char* what) {
 }
 
 bool CuptiSession::Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
-                         Recorder* recorder, std::string* status) {
+                         Recorder* recorder, bool range_gated, bool time_gated,
+                         std::string* status) {
   std::string error;
   api_ = LoadCuptiApi(settings.cupti_path, &error);
   if (api_ == nullptr) {
@@ -170,11 +204,28 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
     g_session = nullptr;
     return false;
   }
-  EnableKinds(settings);
-  if (settings.api_filter == ApiFilter::kSignificant) {
-    // After enabling the API kinds: enabling a kind resets the per-call choices.
-    for (uint32_t cbid : InsignificantRuntimeCbids()) api_->cuptiActivityEnableRuntimeApi(cbid, 0);
-    for (uint32_t cbid : InsignificantDriverCbids()) api_->cuptiActivityEnableDriverApi(cbid, 0);
+  settings_ = settings;
+  // Devices, contexts and streams are few and the analysis needs them to interpret the rest,
+  // also when CUDA activity is recorded only in windows.
+  Enable(CUPTI_ACTIVITY_KIND_DEVICE, "devices");
+  Enable(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts");
+  Enable(CUPTI_ACTIVITY_KIND_STREAM, "streams");
+  metadata_kinds_ = enabled_.size();
+  {
+    std::lock_guard<std::mutex> lock(gate_mutex_);
+    gate_open_[kRangeGate] = !range_gated;
+    gate_open_[kTimeGate] = !time_gated;
+    UpdateCapturingLocked();
+  }
+  if (range_gated && settings.capture_range == "cudaProfilerApi") {
+    api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
+                              CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                              CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                              CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   }
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
                             CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020);
@@ -218,10 +269,6 @@ void CuptiSession::Enable(CUpti_ActivityKind kind, const char* name) {
 
 void CuptiSession::EnableKinds(const Settings& settings) {
   const RecordKinds& k = settings.kinds;
-  // Devices, contexts and streams are few and the analysis needs them to interpret the rest.
-  Enable(CUPTI_ACTIVITY_KIND_DEVICE, "devices");
-  Enable(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts");
-  Enable(CUPTI_ACTIVITY_KIND_STREAM, "streams");
   if (k.runtime_api) Enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls");
   if (k.driver_api) Enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls");
   // Kernels launched outside any API function would otherwise have no API record to match.
@@ -245,6 +292,37 @@ void CuptiSession::EnableKinds(const Settings& settings) {
   if (k.graph_trace) Enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches");
 }
 
+void CuptiSession::SetGate(Gate gate, bool open) {
+  std::lock_guard<std::mutex> lock(gate_mutex_);
+  gate_open_[gate] = open;
+  UpdateCapturingLocked();
+}
+
+void CuptiSession::UpdateCapturingLocked() {
+  const bool want = gate_open_[kRangeGate] && gate_open_[kTimeGate] && !fatal_.load() &&
+                    !stopped_;
+  if (want == capturing_) return;
+  capturing_ = want;
+  if (want) {
+    EnableKinds(settings_);
+    if (settings_.api_filter == ApiFilter::kSignificant) {
+      // After enabling the API kinds: enabling a kind resets the per-call choices.
+      for (uint32_t cbid : InsignificantRuntimeCbids()) {
+        api_->cuptiActivityEnableRuntimeApi(cbid, 0);
+      }
+      for (uint32_t cbid : InsignificantDriverCbids()) api_->cuptiActivityEnableDriverApi(cbid, 0);
+    }
+    Log().debug("recording CUDA activity");
+  } else {
+    // The data kinds only: devices, contexts and streams stay on.
+    for (size_t i = metadata_kinds_; i < enabled_.size(); ++i) {
+      api_->cuptiActivityDisable(enabled_[i]);
+    }
+    enabled_.resize(metadata_kinds_);
+    Log().debug("not recording CUDA activity");
+  }
+}
+
 void CuptiSession::Flush(bool forced) {
   if (!api_ || fatal_.load() || (!active_.load() && !forced)) return;
   api_->cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
@@ -252,7 +330,12 @@ void CuptiSession::Flush(bool forced) {
 
 void CuptiSession::Disable() {
   if (!api_ || !active_.exchange(false) || fatal_.load()) return;
+  std::lock_guard<std::mutex> lock(gate_mutex_);
+  stopped_ = true;
   for (CUpti_ActivityKind kind : enabled_) api_->cuptiActivityDisable(kind);
+  enabled_.clear();
+  metadata_kinds_ = 0;
+  capturing_ = false;
 }
 
 std::string CuptiSession::CheckStillCapturing(uint64_t* missed) {
@@ -316,39 +399,46 @@ void CUPTIAPI CuptiSession::BufferCompleted(CUcontext, uint32_t, uint8_t* buffer
 void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain domain,
                                        CUpti_CallbackId cbid, const void* data) {
   auto* self = static_cast<CuptiSession*>(userdata);
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API ||
-      (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-       cbid != CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)) {
-    // A launch (the only other callbacks enabled): the hot path, so count and return.
-    if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) {
-      self->launches_.fetch_add(1, std::memory_order_relaxed);
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (runtime || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    const auto site = static_cast<const CUpti_CallbackData*>(data)->callbackSite;
+    if (IsLaunch(runtime, cbid)) {
+      // The hot path: count and return.
+      if (site == CUPTI_API_ENTER) self->launches_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    try {
+      // cudaProfilerStart/Stop (LIBPROF_CAPTURE_RANGE=cudaProfilerApi): the work after Start
+      // returns and before Stop is called. The runtime call wraps the driver one: both come.
+      if (IsProfilerStart(runtime, cbid)) {
+        if (site == CUPTI_API_EXIT) self->SetGate(kRangeGate, true);
+      } else if (IsProfilerStop(runtime, cbid)) {
+        if (site == CUPTI_API_ENTER) self->SetGate(kRangeGate, false);
+      } else if (runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
+                 site == CUPTI_API_ENTER) {
+        // Take the records while the context still exists (as NVIDIA's cupti_trace_injection
+        // does). Never flush from resource callbacks such as context destruction: CUPTI may hold
+        // locks there that its flush needs.
+        if (self->active_.load()) self->api_->cuptiActivityFlushAll(0);
+        self->recorder_->RequestFlush();
+      }
+    } catch (...) {
     }
     return;
   }
+  if (domain != CUPTI_CB_DOMAIN_STATE) return;
   try {
-    if (domain == CUPTI_CB_DOMAIN_STATE && cbid != CUPTI_CBID_STATE_FATAL_ERROR) {
-      const auto* state = static_cast<const CUpti_StateData*>(data);
-      const char* message = state->notification.message;
-      Log().warn("CUPTI says: {} ({})", message ? message : "no details",
-                 self->ResultString(state->notification.result));
-      return;
-    }
-    if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+    if (cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
       // CUPTI has finalised itself: no CUPTI call may follow.
       self->active_ = false;
       self->fatal_ = true;
       Log().warn("CUPTI reported a fatal error and stopped; the trace ends here");
       return;
     }
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-      const auto* info = static_cast<const CUpti_CallbackData*>(data);
-      if (info->callbackSite != CUPTI_API_ENTER) return;
-    }
-    // cudaDeviceReset, on entry: take the records while its context still exists (as NVIDIA's
-    // cupti_trace_injection does). Never flush from resource callbacks such as context
-    // destruction: CUPTI may hold locks there that its flush needs.
-    if (self->active_.load()) self->api_->cuptiActivityFlushAll(0);
-    self->recorder_->RequestFlush();
+    const auto* state = static_cast<const CUpti_StateData*>(data);
+    const char* message = state->notification.message;
+    Log().warn("CUPTI says: {} ({})", message ? message : "no details",
+               self->ResultString(state->notification.result));
   } catch (...) {
   }
 }

@@ -133,29 +133,39 @@ int NvtxRecorder::Push(uint32_t domain, const NvtxAttributes& attributes) {
   const bool record = enabled();
   const uint64_t now = record ? NowNs() : 0;
   NvtxThreadState& thread = CurrentThread();
-  std::lock_guard<SpinLock> lock(thread.lock);
-  if (thread.stacks.size() <= domain) thread.stacks.resize(domain + 1);
-  auto& stack = thread.stacks[domain];
-  stack.push_back(NvtxThreadState::Frame{now, attributes, record});
-  return static_cast<int>(stack.size() - 1);
+  int level;
+  {
+    std::lock_guard<SpinLock> lock(thread.lock);
+    if (thread.stacks.size() <= domain) thread.stacks.resize(domain + 1);
+    auto& stack = thread.stacks[domain];
+    stack.push_back(NvtxThreadState::Frame{now, attributes, record});
+    level = static_cast<int>(stack.size() - 1);
+  }
+  // Outside the lock: the trigger calls into CUPTI.
+  if (IsTrigger(domain, attributes.message_id)) TriggerOpened();
+  return level;
 }
-
 int NvtxRecorder::Pop(uint32_t domain) {
   const bool record = enabled();
   const uint64_t now = record ? NowNs() : 0;
   NvtxThreadState& thread = CurrentThread();
-  std::lock_guard<SpinLock> lock(thread.lock);
-  if (domain >= thread.stacks.size() || thread.stacks[domain].empty()) return -1;
-  auto& stack = thread.stacks[domain];
-  const NvtxThreadState::Frame frame = stack.back();
-  stack.pop_back();
-  const auto level = static_cast<uint32_t>(stack.size());
-  if (record && frame.recorded) {
-    NvtxEvent event = MakeNvtxEvent(NvtxKind::kPushPop, frame.start_ns, now, thread.tid, domain,
-                                    frame.attributes);
-    event.depth = level;
-    EmitLocked(thread, event);
+  NvtxThreadState::Frame frame;
+  uint32_t level;
+  {
+    std::lock_guard<SpinLock> lock(thread.lock);
+    if (domain >= thread.stacks.size() || thread.stacks[domain].empty()) return -1;
+    auto& stack = thread.stacks[domain];
+    frame = stack.back();
+    stack.pop_back();
+    level = static_cast<uint32_t>(stack.size());
+    if (record && frame.recorded) {
+      NvtxEvent event = MakeNvtxEvent(NvtxKind::kPushPop, frame.start_ns, now, thread.tid, domain,
+                                      frame.attributes);
+      event.depth = level;
+      EmitLocked(thread, event);
+    }
   }
+  if (IsTrigger(domain, frame.attributes.message_id)) TriggerClosed();
   return static_cast<int>(level);
 }
 
@@ -164,14 +174,38 @@ uint64_t NvtxRecorder::StartRange(uint32_t domain, const NvtxAttributes& attribu
   if (!enabled()) return id;
   const uint64_t now = NowNs();
   const uint32_t tid = CurrentThread().tid;
-  std::lock_guard<SpinLock> lock(ranges_lock_);
-  // The map holds ranges the application may never end: it obeys the same cap as the buffers.
-  if (open_ranges_.size() >= max_buffered_.load(std::memory_order_relaxed)) {
-    CountDropped();
-    return id;
+  {
+    std::lock_guard<SpinLock> lock(ranges_lock_);
+    // The map holds ranges the application may never end: it obeys the same cap as the buffers.
+    if (open_ranges_.size() >= max_buffered_.load(std::memory_order_relaxed)) {
+      CountDropped();
+      return id;
+    }
+    open_ranges_.emplace(id, OpenRange{now, tid, domain, attributes});
   }
-  open_ranges_.emplace(id, OpenRange{now, tid, domain, attributes});
+  // Outside the lock: the trigger calls into CUPTI.
+  if (IsTrigger(domain, attributes.message_id)) TriggerOpened();
   return id;
+}
+
+void NvtxRecorder::SetCaptureTrigger(std::string_view message, std::string_view domain,
+                                     std::function<void(bool)> on_change) {
+  trigger_on_change_ = std::move(on_change);
+  trigger_domain_ = domain.empty() ? 0 : CreateDomain(domain);
+  trigger_message_.store(InternShared(message), std::memory_order_release);
+}
+
+bool NvtxRecorder::IsTrigger(uint32_t domain, uint32_t message_id) const {
+  const uint32_t trigger = trigger_message_.load(std::memory_order_acquire);
+  return trigger != 0 && message_id == trigger && domain == trigger_domain_;
+}
+
+void NvtxRecorder::TriggerOpened() {
+  if (trigger_open_.fetch_add(1) == 0 && trigger_on_change_) trigger_on_change_(true);
+}
+
+void NvtxRecorder::TriggerClosed() {
+  if (trigger_open_.fetch_sub(1) == 1 && trigger_on_change_) trigger_on_change_(false);
 }
 
 void NvtxRecorder::EndRange(uint64_t range_id) {
@@ -184,6 +218,7 @@ void NvtxRecorder::EndRange(uint64_t range_id) {
     range = it->second;
     open_ranges_.erase(it);
   }
+  if (IsTrigger(range.domain, range.attributes.message_id)) TriggerClosed();
   if (!enabled()) return;
   NvtxThreadState& thread = CurrentThread();
   NvtxEvent event = MakeNvtxEvent(NvtxKind::kStartEnd, range.start_ns, now, range.thread_id,

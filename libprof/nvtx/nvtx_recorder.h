@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -86,6 +87,13 @@ class NvtxRecorder {
 
   // ---- Called by libprof.
 
+  // LIBPROF_CAPTURE_RANGE=nvtx:MESSAGE[@DOMAIN]: `on_change(true)` when the first range with
+  // this message in this domain ("" = default domain) opens, `on_change(false)` when the last
+  // one closes (nested or concurrent ones count as one window). Called on the application thread
+  // that opens or closes the range, outside the recorder's locks. Set once, before CUDA work.
+  void SetCaptureTrigger(std::string_view message, std::string_view domain,
+                         std::function<void(bool)> on_change);
+
   // Appends every event completed so far, from all threads (exited ones too, whose buffers are
   // then freed; their still-open push ranges come out with open = true, ending at thread exit),
   // and the domains created since the last call, with string ids of strings(). `final` (once, at
@@ -115,6 +123,10 @@ class NvtxRecorder {
     NvtxAttributes attributes;
   };
 
+  bool IsTrigger(uint32_t domain, uint32_t message_id) const;
+  void TriggerOpened();
+  void TriggerClosed();
+
   NvtxThreadState& CurrentThread();
   NvtxThreadState& RegisterThread();
   // Appends to the thread's buffer unless the cap is reached. Caller holds the thread's lock.
@@ -132,6 +144,12 @@ class NvtxRecorder {
   std::atomic<uint64_t> dropped_pending_{0};
   std::atomic<uint64_t> dropped_total_{0};
   std::atomic<uint64_t> next_range_id_{1};
+
+  // Capture trigger: message id 0 means none.
+  std::atomic<uint32_t> trigger_message_{0};
+  uint32_t trigger_domain_ = 0;
+  std::atomic<int> trigger_open_{0};
+  std::function<void(bool)> trigger_on_change_;
 
   // Lock order: drain_lock_ > threads_lock_ > a thread's lock > ranges_lock_ > domains_lock_ >
   // local_strings_'s lock.

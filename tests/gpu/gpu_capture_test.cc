@@ -288,10 +288,12 @@ class GpuTest : public ::testing::Test {
 
   // Runs argv under libprof in `mode`, each process's trace going to its own file in a fresh
   // folder, and reads every trace file found there.
-  Capture Profile(const std::vector<std::string>& argv, Mode mode, seconds timeout = kRunTimeout) {
+  Capture Profile(const std::vector<std::string>& argv, Mode mode, seconds timeout = kRunTimeout,
+                  const std::map<std::string, std::string>& settings = {}) {
     const std::string traces = dir_ + "/traces" + std::to_string(++profiles_);
     fs::create_directories(traces);
-    std::map<std::string, std::string> env = {{"LIBPROF_OUTPUT", traces + "/trace-%p.pb"}};
+    std::map<std::string, std::string> env = settings;
+    env["LIBPROF_OUTPUT"] = traces + "/trace-%p.pb";
     if (mode == Mode::kInjection) {
       env["CUDA_INJECTION64_PATH"] = LIBPROF_SO_PATH;
       env["NVTX_INJECTION64_PATH"] = LIBPROF_SO_PATH;
@@ -317,8 +319,9 @@ class GpuTest : public ::testing::Test {
   // Profile() plus the checks every capture must pass: clean exit within the time limit, and
   // `traces` readable files. Returns false (after failing the test) if the capture is unusable.
   bool ProfileOk(const std::vector<std::string>& argv, Mode mode, size_t traces, Capture* out,
-                 seconds timeout = kRunTimeout) {
-    *out = Profile(argv, mode, timeout);
+                 seconds timeout = kRunTimeout,
+                 const std::map<std::string, std::string>& settings = {}) {
+    *out = Profile(argv, mode, timeout, settings);
     if (out->run.timed_out) {
       ADD_FAILURE() << argv[0] << " under libprof did not end within " << timeout.count()
                     << " s; stderr:\n"
@@ -783,6 +786,59 @@ TEST_P(ForkChildrenTest, OneTracePerCudaProcess) {
   }
   EXPECT_EQ(parents, 1u);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Capture ranges
+
+// Kernels of capture_ranges by phase: how many of each kernel name the trace holds.
+std::map<std::string, size_t> KernelsByPhase(const Trace& t) {
+  std::map<std::string, size_t> counts;
+  for (const Kernel& k : t.records.kernels) {
+    for (const char* phase : {"OutsideKernel", "ProfiledKernel", "NvtxKernel", "LateKernel"}) {
+      if (t.KernelNames(k).find(phase) != std::string::npos) ++counts[phase];
+    }
+  }
+  return counts;
+}
+
+class CaptureRangeTest : public GpuTest, public ::testing::WithParamInterface<Mode> {
+ protected:
+  std::map<std::string, size_t> Run(const std::map<std::string, std::string>& settings) {
+    Capture c;
+    if (!ProfileOk({LIBPROF_SAMPLE_capture_ranges}, GetParam(), 1, &c, kRunTimeout, settings)) {
+      return {};
+    }
+    ExpectCompleteTrace(c.traces[0]);
+    return KernelsByPhase(c.traces[0]);
+  }
+};
+
+using Phases = std::map<std::string, size_t>;
+
+// Proves LIBPROF_CAPTURE_RANGE=cudaProfilerApi records only the work between cudaProfilerStart
+// and cudaProfilerStop.
+TEST_P(CaptureRangeTest, CudaProfilerApi) {
+  EXPECT_EQ(Run({{"LIBPROF_CAPTURE_RANGE", "cudaProfilerApi"}}), (Phases{{"ProfiledKernel", 50}}));
+}
+
+// Proves LIBPROF_CAPTURE_RANGE=nvtx:NAME records only the work inside that NVTX range.
+TEST_P(CaptureRangeTest, NvtxRange) {
+  EXPECT_EQ(Run({{"LIBPROF_CAPTURE_RANGE", "nvtx:capture-me"}}), (Phases{{"NvtxKernel", 30}}));
+}
+
+// Proves LIBPROF_DELAY_MS leaves out what ran before the delay and keeps what ran after.
+TEST_P(CaptureRangeTest, Delay) {
+  EXPECT_EQ(Run({{"LIBPROF_DELAY_MS", "1000"}}),
+            (Phases{{"ProfiledKernel", 50}, {"NvtxKernel", 30}, {"LateKernel", 100}}));
+}
+
+// Proves LIBPROF_DURATION_MS stops recording CUDA activity once it has passed.
+TEST_P(CaptureRangeTest, Duration) {
+  EXPECT_EQ(Run({{"LIBPROF_DURATION_MS", "1000"}}), (Phases{{"OutsideKernel", 100}}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CaptureRangeTest, ::testing::Values(Mode::kInjection, Mode::kPreload),
+                         [](const auto& info) { return ModeName(info.param); });
 
 // ---------------------------------------------------------------------------------------------
 // PyTorch

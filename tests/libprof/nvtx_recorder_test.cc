@@ -396,5 +396,29 @@ TEST(NvtxRecorderTest, ResetAfterForkKeepsOnlyThisThreadsOpenRanges) {
   EXPECT_EQ(WithText(recorder, drained.events, "other-open").size(), 1u);  // open, thread exited
 }
 
+// Proves the capture trigger (LIBPROF_CAPTURE_RANGE=nvtx:...): one window per outermost matching
+// range, nested and start/end ranges included, and only in the named domain.
+TEST(NvtxRecorderTest, CaptureTriggerOpensAndClosesWindows) {
+  NvtxRecorder recorder;
+  std::vector<bool> changes;
+  recorder.SetCaptureTrigger("step", "app", [&](bool on) { changes.push_back(on); });
+  const uint32_t app = recorder.CreateDomain("app");
+  recorder.Push(0, Message(recorder, "step"));  // default domain: not the trigger
+  recorder.Pop(0);
+  EXPECT_TRUE(changes.empty());
+  recorder.Push(app, Message(recorder, "step"));
+  recorder.Push(app, Message(recorder, "step"));  // nested: same window
+  recorder.Push(app, Message(recorder, "other"));
+  recorder.Pop(app);
+  recorder.Pop(app);
+  EXPECT_EQ(changes, (std::vector<bool>{true}));
+  recorder.Pop(app);
+  EXPECT_EQ(changes, (std::vector<bool>{true, false}));
+  uint64_t id = recorder.StartRange(app, Message(recorder, "step"));
+  EXPECT_EQ(changes, (std::vector<bool>{true, false, true}));
+  std::thread([&] { recorder.EndRange(id); }).join();  // ended on another thread
+  EXPECT_EQ(changes, (std::vector<bool>{true, false, true, false}));
+}
+
 }  // namespace
 }  // namespace libprof

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
+#include "libprof/clock.h"
 #include "proto/trace_reader.h"
 
 namespace libprof {
@@ -22,6 +24,8 @@ struct FakeCapture {
   std::atomic<bool> final_nvtx_drain{false};
   std::atomic<bool> emit_device{false};
   std::atomic<bool> taken_over{false};
+  std::mutex window_mutex;
+  std::vector<std::pair<bool, uint64_t>> window_changes;  // (open, when)
 
   RecorderHooks Hooks() {
     RecorderHooks hooks;
@@ -41,6 +45,10 @@ struct FakeCapture {
       }
     };
     hooks.take_dropped = [this] { return dropped.exchange(0); };
+    hooks.set_time_window = [this](bool open) {
+      std::lock_guard<std::mutex> lock(window_mutex);
+      window_changes.emplace_back(open, NowNs());
+    };
     hooks.check_capture = [this](uint64_t* missed) -> std::string {
       if (!taken_over.exchange(false)) return "";
       *missed = 42;
@@ -72,13 +80,17 @@ struct Fixture {
   FakeCapture capture;
   std::unique_ptr<Recorder> recorder;
 
-  explicit Fixture(const std::string& name, uint32_t flush_ms = 1000) {
+  explicit Fixture(const std::string& name, uint32_t flush_ms = 1000, uint64_t open_in_ms = 0,
+                   uint64_t close_in_ms = 0) {
     path = ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid()) + ".pb";
     std::string error;
     auto sink = FileSink::Create(path, /*overwrite=*/true, &error);
     EXPECT_NE(sink, nullptr) << error;
     Recorder::Options options;
     options.flush_interval_ms = flush_ms;
+    const uint64_t now = NowNs();
+    if (open_in_ms) options.window_open_at_ns = now + open_in_ms * 1000000;
+    if (close_in_ms) options.window_close_at_ns = now + close_in_ms * 1000000;
     recorder = std::make_unique<Recorder>(std::move(sink), path, &strings, &pool,
                                           capture.Hooks(), options);
     TraceHeader header;
@@ -197,6 +209,22 @@ TEST(RecorderTest, CaptureTakeoverIsReported) {
   EXPECT_EQ(all.drops[0].source, "cupti-taken-over");
   EXPECT_EQ(all.drops[0].count, 42u);
   EXPECT_EQ(all.run_end->records_dropped, 0u);
+}
+
+// Proves the delay/duration window: opened, then closed, each at (not before) its moment, even
+// with a flush interval far longer than either.
+TEST(RecorderTest, TimeWindowOpensAndCloses) {
+  const uint64_t start = NowNs();
+  Fixture f("recorder-window", /*flush_ms=*/10000, /*open_in_ms=*/30, /*close_in_ms=*/80);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  f.recorder->Stop("exit");
+  std::lock_guard<std::mutex> lock(f.capture.window_mutex);
+  ASSERT_EQ(f.capture.window_changes.size(), 2u);
+  EXPECT_TRUE(f.capture.window_changes[0].first);
+  EXPECT_FALSE(f.capture.window_changes[1].first);
+  EXPECT_GE(f.capture.window_changes[0].second, start + 30000000);
+  EXPECT_GE(f.capture.window_changes[1].second, start + 80000000);
+  EXPECT_LT(f.capture.window_changes[1].second, start + 280000000);  // not at the next flush
 }
 
 // Proves the signal path: a stop requested the async-signal-safe way finishes the trace with the

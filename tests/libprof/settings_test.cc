@@ -122,5 +122,32 @@ TEST(SettingsTest, ToMapRoundsTrip) {
   EXPECT_EQ(map["LIBPROF_FLUSH_INTERVAL_MS"], "50");
 }
 
+// Proves the capture-range syntax: the three forms are taken, anything else is refused.
+TEST(SettingsTest, CaptureRanges) {
+  CaptureRange range;
+  std::string error;
+  ASSERT_TRUE(ParseCaptureRange("cudaProfilerApi", &range, &error));
+  EXPECT_EQ(range.kind, CaptureRange::Kind::kCudaProfilerApi);
+  ASSERT_TRUE(ParseCaptureRange("nvtx:train step", &range, &error));
+  EXPECT_EQ(range.kind, CaptureRange::Kind::kNvtx);
+  EXPECT_EQ(range.nvtx_message, "train step");
+  EXPECT_EQ(range.nvtx_domain, "");
+  ASSERT_TRUE(ParseCaptureRange("nvtx:step@a@myapp", &range, &error));
+  EXPECT_EQ(range.nvtx_message, "step@a");
+  EXPECT_EQ(range.nvtx_domain, "myapp");
+  for (const char* bad : {"nvtx:", "nvtx:@d", "nvtx:x@", "cudaprofilerapi", "range"}) {
+    EXPECT_FALSE(ParseCaptureRange(bad, &range, &error)) << bad;
+    EXPECT_EQ(range.kind, CaptureRange::Kind::kAlways);
+  }
+  std::vector<std::string> warnings;
+  Settings s = Parse({{"LIBPROF_CAPTURE_RANGE", "nvtx:"}, {"LIBPROF_DELAY_MS", "1500"},
+                      {"LIBPROF_DURATION_MS", "x"}},
+                     &warnings);
+  EXPECT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(s.capture_range, "");
+  EXPECT_EQ(s.delay_ms, 1500u);
+  EXPECT_EQ(s.duration_ms, 0u);
+}
+
 }  // namespace
 }  // namespace libprof
