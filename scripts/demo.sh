@@ -4,6 +4,7 @@
 # elsewhere analyses the trace of the same program recorded on an H100, samples/traces/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh  # only what is missing; a no-op on a ready machine
 cmake -S . -B build >/dev/null
 cmake --build build -j "$(nproc)" --target profview $( [[ -e /dev/nvidiactl ]] && echo libprof normalize_nrm2 )
 if [[ -e /dev/nvidiactl && -x build/samples/normalize_nrm2 ]]; then

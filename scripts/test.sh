@@ -3,6 +3,7 @@
 # present. Usage: scripts/test.sh [--sanitize]  (ASan+UBSan build of the CPU tests, in build-asan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh  # only what is missing; a no-op on a ready machine
 build=build
 args=()
 if [[ "${1:-}" == "--sanitize" ]]; then
