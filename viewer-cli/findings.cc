@@ -73,6 +73,11 @@ class Analyzer {
         if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
         return a->end_ns > b->end_ns;  // the enclosing range first
       });
+      std::vector<uint64_t>& max_end = range_max_end_[tid];
+      max_end.reserve(list.size());
+      for (const NvtxEvent* e : list) {
+        max_end.push_back(std::max(max_end.empty() ? 0 : max_end.back(), e->end_ns));
+      }
     }
   }
 
@@ -80,10 +85,19 @@ class Analyzer {
     std::vector<std::string> stack;
     auto it = ranges_.find(tid);
     if (it == ranges_.end()) return stack;
-    for (const NvtxEvent* e : it->second) {
-      if (e->start_ns > t) break;
-      if (t <= e->end_ns) stack.push_back(index_.NvtxName(*e));
+    const std::vector<const NvtxEvent*>& list = it->second;
+    const std::vector<uint64_t>& max_end = range_max_end_.at(tid);
+    // Walk back from the last range started at or before t, and stop where no earlier range
+    // reaches t (max_end is the running maximum of end times): a scan of the ranges that are
+    // open at t and their earlier siblings only, not of the whole thread's history.
+    auto first_after = std::upper_bound(list.begin(), list.end(), t,
+                                        [](uint64_t time, const NvtxEvent* e) {
+                                          return time < e->start_ns;
+                                        });
+    for (size_t i = first_after - list.begin(); i-- > 0 && max_end[i] >= t;) {
+      if (t <= list[i]->end_ns) stack.push_back(index_.NvtxName(*list[i]));
     }
+    std::reverse(stack.begin(), stack.end());  // outermost first
     return stack;
   }
 
@@ -391,6 +405,8 @@ class Analyzer {
   std::unordered_map<uint32_t, std::vector<uint32_t>> own_units_;       // outermost call -> units
   std::unordered_map<uint32_t, const Synchronization*> syncs_;          // outermost call -> record
   std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
+  // thread -> running maximum of ranges_[thread][0..i]'s end times, to stop NvtxStack's scan.
+  std::unordered_map<uint32_t, std::vector<uint64_t>> range_max_end_;
   std::vector<Finding> out_;
 };
 

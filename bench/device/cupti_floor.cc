@@ -1,0 +1,126 @@
+// The "CUPTI floor" (issue 5, "Overhead" 1): an injection library that enables the activity kinds
+// libprof enables by default, with the same insignificant-API filter (libprof/cupti/api_filter.cc,
+// compiled in), and drops every completed buffer unread. What it costs is what CUPTI itself costs
+// for that record set, the lower bound for any CUPTI-based tool; libprof's added time is compared
+// with it.
+//
+// Buffers as libprof's: 8 MiB, calloc'd, ZEROED_OUT_ACTIVITY_BUFFER=1 (else CUPTI zeroes each in
+// the app thread, cupti-facts.md 3.2), reused from a pool; a completed buffer only has its valid
+// bytes zeroed again. Not copied from libprof: its own clock callback, SYSTEM thread ids and its
+// counting callback on kernel launches; those count as libprof's cost.
+//
+// Load with CUDA_INJECTION64_PATH=.../libcupti_floor.so. At exit it flushes (forced) and prints
+// "cupti_floor: buffers=N bytes=B dropped=D" on stderr.
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "libprof/cupti/api_filter.h"
+
+namespace {
+
+constexpr size_t kBufferBytes = size_t{8} << 20;  // libprof's LIBPROF_BUFFER_SIZE_KB default
+constexpr int kInitialBuffers = 4;                // libprof's LIBPROF_BUFFER_POOL default
+
+std::mutex g_pool_mutex;
+std::vector<uint8_t*>* g_pool = nullptr;  // never freed: CUPTI may call back during exit
+std::atomic<uint64_t> g_buffers{0};
+std::atomic<uint64_t> g_bytes{0};
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  uint8_t* granted = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mutex);
+    if (!g_pool->empty()) {
+      granted = g_pool->back();
+      g_pool->pop_back();
+    }
+  }
+  if (granted == nullptr) granted = static_cast<uint8_t*>(std::calloc(1, kBufferBytes));
+  *buffer = granted;
+  *size = granted ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
+  if (buffer == nullptr) return;
+  g_buffers.fetch_add(1, std::memory_order_relaxed);
+  g_bytes.fetch_add(valid_size, std::memory_order_relaxed);
+  std::memset(buffer, 0, valid_size);  // unread: only make it reusable
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  g_pool->push_back(buffer);
+}
+
+void AtExit() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  size_t dropped = 0;
+  cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+  std::fprintf(stderr, "cupti_floor: buffers=%llu bytes=%llu dropped=%zu\n",
+               static_cast<unsigned long long>(g_buffers.load()),
+               static_cast<unsigned long long>(g_bytes.load()), dropped);
+}
+
+bool Check(CUptiResult result, const char* what) {
+  if (result == CUPTI_SUCCESS) return true;
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  std::fprintf(stderr, "cupti_floor: %s failed: %s\n", what, text ? text : "?");
+  return false;
+}
+
+}  // namespace
+
+// Called by the CUDA driver inside cuInit (cupti-facts.md 1.1): no CUDA calls here.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_pool = new std::vector<uint8_t*>;
+    for (int i = 0; i < kInitialBuffers; ++i) {
+      if (void* p = std::calloc(1, kBufferBytes)) g_pool->push_back(static_cast<uint8_t*>(p));
+    }
+    uint8_t zeroed = 1;
+    size_t size = sizeof zeroed;
+    Check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed),
+          "ZEROED_OUT_ACTIVITY_BUFFER");
+    if (!Check(cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted),
+               "cuptiActivityRegisterCallbacks")) {
+      return;
+    }
+    // libprof's default set, in its order (libprof/cupti/cupti_session.cc).
+    const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_DEVICE,
+        CUPTI_ACTIVITY_KIND_CONTEXT,
+        CUPTI_ACTIVITY_KIND_STREAM,
+        CUPTI_ACTIVITY_KIND_RUNTIME,
+        CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API,
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2,
+        CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+        CUPTI_ACTIVITY_KIND_MEMORY2,
+        CUPTI_ACTIVITY_KIND_OVERHEAD,
+    };
+    for (CUpti_ActivityKind kind : kinds) {
+      char what[64];
+      std::snprintf(what, sizeof what, "cuptiActivityEnable(kind %d)", static_cast<int>(kind));
+      Check(cuptiActivityEnable(kind), what);
+    }
+    // After enabling RUNTIME and DRIVER: enabling a kind resets the per-call choices.
+    for (uint32_t cbid : libprof::InsignificantRuntimeCbids()) {
+      cuptiActivityEnableRuntimeApi(cbid, 0);
+    }
+    for (uint32_t cbid : libprof::InsignificantDriverCbids()) {
+      cuptiActivityEnableDriverApi(cbid, 0);
+    }
+    std::atexit(AtExit);
+  });
+  return 1;
+}

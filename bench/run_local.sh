@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# The CPU part of the benchmarks (bench/README.md): trace size per record, and the time and peak
+# memory of `profview summary` and `profview findings` against the read floor (decoding the file
+# and nothing else), on synthetic training-loop traces of 1M and 10M records (and, with --many,
+# 64 files of 1M records analysed together). Needs no GPU. Prints Markdown tables.
+#
+# usage: bench/run_local.sh [--rounds N] [--large-findings-rounds N] [--many] [BUILD_DIR]
+#   BUILD_DIR                  default <repo>/build-bench (configured Release if it is not yet)
+#   --rounds N                 rounds of every measurement (default 3): median [min-max]
+#   --large-findings-rounds N  rounds of findings on 10M records (default 1: it takes minutes)
+#   --many                     also 64 files of 1M records, one round (several minutes, GBs of RAM)
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build="$repo/build-bench"
+rounds=3
+large_findings_rounds=1
+many=0
+while (($#)); do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --large-findings-rounds) large_findings_rounds=$2; shift 2 ;;
+    --many) many=1; shift ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -*) echo "run_local.sh: unknown flag $1" >&2; exit 2 ;;
+    *) build=$1; shift ;;
+  esac
+done
+
+# GNU time gives the peak RSS of a child (bash's `time` cannot).
+if [[ ! -x /usr/bin/time ]]; then
+  echo "run_local.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2
+  exit 1
+fi
+
+# ---- build -----------------------------------------------------------------------------------
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLIBPROF_BUILD_SAMPLES=OFF >/dev/null
+fi
+cmake --build "$build" -j "${JOBS:-2}" --target make_synthetic_trace read_floor profview >/dev/null
+gen="$build/bench/make_synthetic_trace"
+floor="$build/bench/read_floor"
+profview="$build/viewer-cli/profview"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/libprof-bench.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# A memory cap (3/4 of what is free now), so that a run that outgrows this shared machine fails
+# and is reported instead of pushing other work into the OOM killer.
+avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
+ulimit -v $((avail_kb * 3 / 4))
+
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
+echo "machine: $(nproc) CPUs, $cpu," \
+     "$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM; $(date -u +%F);" \
+     "commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+# ---- traces ------------------------------------------------------------------------------------
+# value KEY LINE: the value of KEY=... in a key=value line of the generator or read_floor.
+value() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
+
+echo "generating traces in $tmp ..." >&2
+"$gen" --records 1000000 -o "$tmp/1m.pb" >/dev/null
+"$gen" --records 10000000 -o "$tmp/10m.pb" >/dev/null
+if ((many)); then
+  for i in $(seq 0 63); do
+    "$gen" --records 1000000 --seed $((i + 1)) --pid $((20000 + i)) -o "$tmp/many-$i.pb" >/dev/null
+  done
+fi
+
+# ---- bytes per record, per kind ----------------------------------------------------------------
+# The same simulated run (1M records) written with only some kinds: the file then holds those
+# records plus a header and string table of about 4 KB, so its size over their count is their
+# cost.
+echo
+echo "| records in the file | count | bytes | B/record |"
+echo "|---|---:|---:|---:|"
+for kinds in all runtime,driver kernel memcpy runtime,driver,kernel; do
+  if [[ $kinds == all ]]; then args=(); else args=(--kinds "$kinds"); fi
+  line=$("$gen" --records 1000000 "${args[@]}" -o "$tmp/kinds.pb")
+  count=0
+  for kind in ${kinds//,/ }; do
+    [[ $kind == all ]] && kind=records
+    count=$((count + $(value "$kind" "$line")))
+  done
+  bytes=$(value bytes "$line")
+  label=$kinds
+  [[ $kinds == runtime,driver ]] && label="API calls (runtime + nested driver)"
+  [[ $kinds == runtime,driver,kernel ]] && label="launch loop (API calls + kernels)"
+  [[ $kinds == all ]] && label="full mix"
+  per_record=$(awk -v b="$bytes" -v n="$count" 'BEGIN {printf "%.2f", b / n}')
+  echo "| $label | $count | $bytes | $per_record |"
+done
+rm -f "$tmp/kinds.pb"
+
+# ---- time and peak memory ------------------------------------------------------------------------
+# measure LABEL CMD...: runs CMD once, output discarded; appends "LABEL seconds peak_rss_kb" (or
+# "LABEL fail") to $tmp/raw. Wall time, from date's nanoseconds: %e of GNU time has 10 ms steps.
+measure() {
+  local label=$1; shift
+  local t0 t1
+  t0=$(date +%s%N)
+  if /usr/bin/time -f %M -o "$tmp/rss" "$@" >/dev/null 2>"$tmp/stderr"; then
+    t1=$(date +%s%N)
+    echo "$label $(awk -v d=$((t1 - t0)) 'BEGIN {printf "%.3f", d / 1e9}') $(tail -1 "$tmp/rss")" \
+      >>"$tmp/raw"
+  else
+    echo "$label fail" >>"$tmp/raw"
+    echo "  $label failed: $(grep -v '^Command' "$tmp/stderr" | tail -1)" >&2
+  fi
+}
+
+# summarize LABEL FIELD: "median min max" of field 2 (seconds) or 3 (peak RSS KiB) over the
+# rounds of LABEL; "fail" if any round failed, "-" if it was not run.
+summarize() {
+  if grep -q "^$1 fail" "$tmp/raw"; then echo fail; return; fi
+  if ! grep -q "^$1 " "$tmp/raw"; then echo -; return; fi
+  grep "^$1 " "$tmp/raw" | awk -v f="$2" '{print $f}' | sort -g |
+    awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+                           print m, v[1], v[NR]}'
+}
+
+# run_set NAME ROUNDS FINDINGS_ROUNDS FILE...: every round runs the three tools one after the
+# other, so that a slow spell of this shared machine touches all three alike.
+run_set() {
+  local name=$1 set_rounds=$2 findings_rounds=$3; shift 3
+  local r
+  for ((r = 1; r <= set_rounds; r++)); do
+    echo "  $name: round $r of $set_rounds" >&2
+    measure "$name.floor" "$floor" "$@"
+    measure "$name.summary" "$profview" summary --format json "$@"
+    if ((r <= findings_rounds)); then
+      measure "$name.findings" "$profview" findings --format json "$@"
+    fi
+  done
+}
+
+echo
+echo "measuring ($rounds rounds; findings on 10M records: $large_findings_rounds) ..." >&2
+run_set 1m "$rounds" "$rounds" "$tmp/1m.pb"
+run_set 10m "$rounds" "$large_findings_rounds" "$tmp/10m.pb"
+if ((many)); then
+  run_set 64x1m 1 1 "$tmp"/many-*.pb
+fi
+
+# ---- table -------------------------------------------------------------------------------------
+# seconds "median min max" -> "0.65 [0.63-0.70]"; mib "median ..." (KiB) -> "197"; ratio A B ->
+# " (5.2x)". "fail" and "-" pass through.
+number() { [[ $1 =~ ^[0-9.]+$ ]]; }
+seconds() { number "$1" || { echo "$1"; return; }; awk -v m="$1" -v a="$2" -v b="$3" \
+  'BEGIN {printf (a == b ? "%.2f" : "%.2f [%.2f-%.2f]"), m, a, b}'; }
+mib() { number "$1" || { echo "$1"; return; }; awk -v m="$1" 'BEGIN {printf "%.0f", m / 1024}'; }
+ratio() { number "$1" && number "$2" || return 0; awk -v a="$1" -v b="$2" \
+  'BEGIN {printf " (%.1fx)", a / b}'; }
+
+echo
+echo "| trace | records | file MiB | B/record | read floor s | summary s (x floor) |" \
+     "findings s (x floor) | peak RSS MiB: floor / summary / findings | summary RSS / file |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+for set in 1m 10m 64x1m; do
+  case $set in
+    1m) files=("$tmp/1m.pb") ;;
+    10m) files=("$tmp/10m.pb") ;;
+    64x1m) ((many)) || continue; files=("$tmp"/many-*.pb) ;;
+  esac
+  bytes=$(cat "${files[@]}" | wc -c)
+  records=$(value records "$("$floor" "${files[@]}")")
+  read -r fl_t fl_a fl_b <<<"$(summarize "$set.floor" 2)"
+  read -r su_t su_a su_b <<<"$(summarize "$set.summary" 2)"
+  read -r fi_t fi_a fi_b <<<"$(summarize "$set.findings" 2)"
+  fl_m=$(summarize "$set.floor" 3)
+  su_m=$(summarize "$set.summary" 3)
+  fi_m=$(summarize "$set.findings" 3)
+  echo "| $set | $records | $(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}')" \
+       "| $(awk -v b="$bytes" -v n="$records" 'BEGIN {printf "%.2f", b / n}')" \
+       "| $(seconds $fl_t $fl_a $fl_b)" \
+       "| $(seconds $su_t $su_a $su_b)$(ratio "$su_t" "$fl_t")" \
+       "| $(seconds $fi_t $fi_a $fi_b)$(ratio "$fi_t" "$fl_t")" \
+       "| $(mib ${fl_m%% *}) / $(mib ${su_m%% *}) / $(mib ${fi_m%% *})" \
+       "| $(number "${su_m%% *}" && awk -v k="${su_m%% *}" -v b="$bytes" \
+              'BEGIN {printf "%.1fx", k * 1024 / b}') |"
+done
