@@ -3,7 +3,9 @@
 #include "viewer-cli/findings_report.h"
 #include "viewer-cli/summary.h"
 #include "viewer-cli/summary_report.h"
+#include "viewer-cli/table_renderer.h"
 #include "viewer-cli/trace_listing.h"
+#include "viewer-cli/units.h"
 
 namespace libprof::viewer {
 namespace {
@@ -94,6 +96,38 @@ std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
       break;
   }
   return table;
+}
+
+std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,
+                                                 std::vector<std::string>* warnings) {
+  auto inputs = ExpandTraceInputs(options.inputs);
+  if (!inputs) return std::unexpected(inputs.error());
+  auto report = MergeTraceFiles(*inputs, options.output, options.merge);
+  if (!report) return std::unexpected(report.error());
+  warnings->insert(warnings->end(), report->warnings.begin(), report->warnings.end());
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < report->processes.size(); ++i) {
+    const MergedProcess& p = report->processes[i];
+    std::string command;
+    for (const std::string& arg : p.header.command_line) {
+      command += (command.empty() ? "" : " ") + arg;
+    }
+    rows.push_back({std::to_string(i), std::to_string(p.header.pid),
+                    std::to_string(p.header.parent_pid), p.header.hostname,
+                    std::to_string(p.chunks), p.source, command});
+  }
+  const std::vector<TableColumn> columns = {
+      {"#", Align::kRight},      {"PID", Align::kRight},
+      {"Parent", Align::kRight}, {"Host", Align::kLeft, true, 8},
+      {"Chunks", Align::kRight}, {"From", Align::kLeft, true, 16},
+      {"Command line", Align::kLeft, true, 16}};
+  const size_t n = report->processes.size();
+  return "Merged " + std::to_string(n) + (n == 1 ? " process" : " processes") + " from " +
+         std::to_string(report->input_files) + (report->input_files == 1 ? " file" : " files") +
+         " into " + options.output + " (" + std::to_string(report->chunks) +
+         (report->chunks == 1 ? " chunk, " : " chunks, ") +
+         FormatBytes(report->bytes_written) + ")\n" +
+         RenderTable(columns, rows, options.terminal_width);
 }
 
 }  // namespace libprof::viewer

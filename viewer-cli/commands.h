@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/trace_merge.h"
 #include "viewer-cli/filters.h"
 #include "viewer-cli/findings.h"
 
@@ -36,6 +37,18 @@ std::expected<std::string, std::string> RunSummary(const CommandOptions& options
 std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
                                                     std::vector<std::string>* warnings);
 std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
+                                                 std::vector<std::string>* warnings);
+
+struct MergeCommandOptions {
+  std::vector<std::string> inputs;  // trace files and directories (their *.pb files)
+  std::string output;
+  MergeOptions merge;
+  size_t terminal_width = 120;
+};
+
+// `profview merge`: writes one multi-process trace (collector/trace_merge.h) and returns the list
+// of the processes it holds: index, pid, parent, host, chunks, source file, command line.
+std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,
                                                  std::vector<std::string>* warnings);
 
 }  // namespace libprof::viewer

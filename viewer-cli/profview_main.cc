@@ -14,6 +14,7 @@ namespace {
 
 using libprof::viewer::CommandOptions;
 using libprof::viewer::FindingsCommandOptions;
+using libprof::viewer::MergeCommandOptions;
 using libprof::viewer::OutputFormat;
 
 constexpr int kBadInput = 1;
@@ -116,6 +117,13 @@ constexpr const char* kFindingsDefinitions =
     "non-blocking streams follow only their own; cudaStreamWaitEvent adds the event's stream. "
     "A call's waits and own cost never add up to more than its host time.";
 
+constexpr const char* kMergeHelp =
+    "Merge trace files (one per process, or already merged) into one multi-process trace file, "
+    "which every subcommand reads like the separate files: all headers, then every chunk "
+    "with its process index. Chunks are copied as they are (nothing is lost, memory stays "
+    "bounded by one chunk). A directory stands for the *.pb files in it, by name; an input is "
+    "never overwritten.";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -170,6 +178,20 @@ int main(int argc, char** argv) {
   AddCommon(trace_cmd, &trace, &trace_flags);
   trace_cmd->add_flag("--raw", trace.raw, "show nested, internal and noisy API calls too");
 
+  MergeCommandOptions merge;
+  CLI::App* merge_cmd = app.add_subcommand("merge", kMergeHelp);
+  merge_cmd->add_option("-o,--output", merge.output, "the merged trace file to write")
+      ->required()
+      ->type_name("FILE");
+  merge_cmd->add_option("traces", merge.inputs, "trace files and directories")
+      ->required()
+      ->type_name("TRACE|DIR");
+  merge_cmd->add_flag("-f,--force", merge.merge.overwrite,
+                      "replace the output file if it exists (never an input)");
+  merge_cmd->add_flag("--allow-truncated", merge.merge.allow_truncated,
+                      "merge the complete chunks of a file cut short (a crashed process) "
+                      "instead of refusing it");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -205,6 +227,9 @@ int main(int argc, char** argv) {
       }
       findings.thresholds.util_threshold = util_percent / 100.0;
       result = libprof::viewer::RunFindings(findings, &warnings);
+    } else if (merge_cmd->parsed()) {
+      merge.terminal_width = libprof::viewer::TerminalWidth();
+      result = libprof::viewer::RunMerge(merge, &warnings);
     } else {
       if (!Finish(trace_flags, &trace, &error)) {
         std::cerr << "profview: " << error << "\n";

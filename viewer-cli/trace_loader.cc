@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "collector/trace_merge.h"
 #include "proto/trace_reader.h"
 
 namespace libprof::viewer {
@@ -132,8 +133,10 @@ std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
 
 std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
     const std::vector<std::string>& paths, std::vector<std::string>* warnings) {
+  auto files = ExpandTraceInputs(paths);
+  if (!files) return std::unexpected(files.error());
   std::vector<ProcessTrace> all;
-  for (const std::string& path : paths) {
+  for (const std::string& path : *files) {
     auto loaded = LoadTraceFile(path, warnings);
     if (!loaded) return std::unexpected(loaded.error());
     for (ProcessTrace& p : *loaded) all.push_back(std::move(p));

@@ -45,7 +45,9 @@ void SetDefaultWindow(ProcessTrace* trace);
 std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
     const std::string& path, std::vector<std::string>* warnings);
 
-// LoadTraceFile for each path, concatenated in argument order. Stops at the first error.
+// LoadTraceFile for each path, concatenated in argument order; a directory stands for the *.pb
+// files in it, sorted by name (collector/trace_merge.h ExpandTraceInputs). Stops at the first
+// error.
 std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
     const std::vector<std::string>& paths, std::vector<std::string>* warnings);
 
