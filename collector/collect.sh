@@ -73,8 +73,8 @@ Options:
   -c, --capture-range RANGE  record only inside RANGE: cudaProfilerApi (between
                              cudaProfilerStart and cudaProfilerStop) or nvtx:NAME[@DOMAIN]
                              (inside NVTX ranges with that message)
-  -y, --delay SECONDS        start recording SECONDS after each process starts
-  -d, --duration SECONDS     stop recording SECONDS after recording began
+  -y, --delay SECONDS        start recording CUDA activity SECONDS after CUDA starts in each process
+  -d, --duration SECONDS     stop recording CUDA activity SECONDS after it began
   -F, --flush-interval MS    write completed records every MS milliseconds (default 1000)
   -b, --buffer-size KB       CUPTI activity buffer size in KiB (default 8192)
   -f, --force-overwrite      replace existing trace files (default: pick the next free name,
