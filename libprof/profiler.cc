@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <ctime>
 
 #include "libprof/clock.h"
@@ -96,8 +97,18 @@ void Profiler::StartLocked() {
     Log().warn("LIBPROF_OUTPUT: {}; nothing will be recorded", error);
     return;
   }
+  // A template such as traces/%q{RANK}/run.pb may name folders no one created yet.
+  if (auto parent = std::filesystem::path(path).parent_path(); !parent.empty()) {
+    std::error_code ignored;  // FileSink::Create below reports an unusable folder clearly
+    std::filesystem::create_directories(parent, ignored);
+  }
+  const std::string requested = path;
   path = PickFreePath(path, settings_.force_overwrite,
                       [](const std::string& p) { return access(p.c_str(), F_OK) == 0; });
+  if (path != requested) {
+    Log().warn("{} exists; writing {} instead (LIBPROF_FORCE_OVERWRITE=1 replaces it)", requested,
+               path);
+  }
   std::unique_ptr<FileSink> sink = FileSink::Create(path, settings_.force_overwrite, &error);
   if (!sink) {
     Log().warn("{}; nothing will be recorded", error);

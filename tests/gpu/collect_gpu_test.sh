@@ -52,6 +52,15 @@ for range in cudaProfilerApi:ProfiledKernel:50 nvtx:capture-me:NvtxKernel:30; do
   [[ "$got" == "$want" && "$other" == "$want" ]] || fail "$spec: $got $kernel of $other kernels, want $want of $want"
 done
 
+# Proves: an existing trace is never overwritten (the next free name is used, and libprof says
+# so), and folders named by the output template are created.
+t=$work/new/dir/same.pb
+for run in 1 2; do
+  timeout 120 "$collect" -o "$t" -- "$bin/launch_bound" 100 >/dev/null 2>"$work/same$run.err" || fail "same-name run $run"
+done
+[[ -s $t && -s $work/new/dir/same.1.pb ]] || fail "no-overwrite: expected same.pb and same.1.pb"
+grep -q "exists; writing .*same.1.pb instead" "$work/same2.err" || fail "no-overwrite: not said on stderr"
+
 # Proves: --stats prints the summary and findings after the program, and keeps its exit code.
 d=$work/stats; mkdir -p "$d"
 timeout 120 "$collect" --stats -o "$d/" -- "$bin/normalize_nrm2" 5 >"$work/stats.out" 2>"$work/stats.err"
