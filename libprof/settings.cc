@@ -130,6 +130,7 @@ std::map<std::string, std::string> Settings::ToMap() const {
       {"LIBPROF_CAPTURE_RANGE", capture_range},
       {"LIBPROF_DELAY_MS", std::to_string(delay_ms)},
       {"LIBPROF_DURATION_MS", std::to_string(duration_ms)},
+      {"LIBPROF_WATCH_TAKEOVER", watch_takeover ? "1" : "0"},
       {"LIBPROF_CUPTI_PATH", cupti_path},
   };
 }
@@ -160,6 +161,7 @@ Settings ParseSettings(const Getenv& getenv_fn, std::vector<std::string>* warnin
   Settings s;
   if (const char* v = getenv_fn("LIBPROF_OUTPUT"); v != nullptr && *v != '\0') s.output = v;
   ReadBool(getenv_fn, "LIBPROF_FORCE_OVERWRITE", &s.force_overwrite, warnings);
+  ReadBool(getenv_fn, "LIBPROF_WATCH_TAKEOVER", &s.watch_takeover, warnings);
   if (const char* v = getenv_fn("LIBPROF_LOG_LEVEL"); v != nullptr && *v != '\0') {
     std::string_view level(v);
     if (level == "off" || level == "error" || level == "warn" || level == "info" ||

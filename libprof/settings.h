@@ -59,6 +59,9 @@ struct Settings {
   // initialised, and stop this long after that (0: no limit).
   uint32_t delay_ms = 0;
   uint32_t duration_ms = 0;
+  // LIBPROF_WATCH_TAKEOVER: count kernel launches through CUPTI callbacks, to notice another
+  // CUPTI client taking the activity buffers (0 saves those callbacks).
+  bool watch_takeover = true;
   // LIBPROF_CUPTI_PATH: libcupti to load when the process has none loaded yet.
   std::string cupti_path;
 

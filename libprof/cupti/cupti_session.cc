@@ -235,10 +235,14 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   WarnIfTorchProfilerPresent();
   // Kernel launches, only counted: they tell a quiet program from lost buffers.
   for (CUpti_CallbackId cbid : kRuntimeLaunchCbids) {
-    api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    if (settings.watch_takeover) {
+      api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    }
   }
   for (CUpti_CallbackId cbid : kDriverLaunchCbids) {
-    api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    if (settings.watch_takeover) {
+      api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
   }
   active_ = true;
   return true;

@@ -40,6 +40,7 @@ TEST(SettingsTest, ValidValuesAreTaken) {
                       {"LIBPROF_BUFFER_POOL", "2"},
                       {"LIBPROF_MAX_BUFFERS", "8"},
                       {"LIBPROF_FORCE_OVERWRITE", "yes"},
+                      {"LIBPROF_WATCH_TAKEOVER", "0"},
                       {"LIBPROF_LOG_LEVEL", "debug"},
                       {"LIBPROF_API_FILTER", "all"},
                       {"LIBPROF_TRACE", "kernel,memcpy,nvtx"}},
@@ -51,6 +52,7 @@ TEST(SettingsTest, ValidValuesAreTaken) {
   EXPECT_EQ(s.buffer_pool, 2u);
   EXPECT_EQ(s.max_buffers, 8u);
   EXPECT_TRUE(s.force_overwrite);
+  EXPECT_FALSE(s.watch_takeover);
   EXPECT_EQ(s.log_level, "debug");
   EXPECT_EQ(s.api_filter, ApiFilter::kAll);
   EXPECT_TRUE(s.kinds.kernels);
