@@ -1,6 +1,8 @@
 #include "viewer-cli/commands.h"
 
 #include "viewer-cli/findings_report.h"
+#include "viewer-cli/streams.h"
+#include "viewer-cli/streams_report.h"
 #include "viewer-cli/summary.h"
 #include "viewer-cli/summary_report.h"
 #include "viewer-cli/table_renderer.h"
@@ -96,6 +98,23 @@ std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
       break;
   }
   return table;
+}
+
+std::expected<std::string, std::string> RunStreams(const CommandOptions& options,
+                                                   std::vector<std::string>* warnings) {
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  std::vector<StreamsReport> reports;
+  for (const ProcessTrace& t : *traces) reports.push_back(AnalyzeStreams(t));
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return StreamsCsv(reports);
+    case OutputFormat::kJson:
+      return StreamsJson(reports);
+    case OutputFormat::kTable:
+      break;
+  }
+  return StreamsTable(reports, options.terminal_width);
 }
 
 std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,

@@ -38,6 +38,9 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
                                                     std::vector<std::string>* warnings);
 std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
                                                  std::vector<std::string>* warnings);
+// `profview streams`: per-stream work and per-device copy/compute overlap (viewer-cli/streams.h).
+std::expected<std::string, std::string> RunStreams(const CommandOptions& options,
+                                                   std::vector<std::string>* warnings);
 
 struct MergeCommandOptions {
   std::vector<std::string> inputs;  // trace files and directories (their *.pb files)

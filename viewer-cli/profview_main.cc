@@ -117,6 +117,30 @@ constexpr const char* kFindingsDefinitions =
     "non-blocking streams follow only their own; cudaStreamWaitEvent adds the event's stream. "
     "A call's waits and own cost never add up to more than its host time.";
 
+constexpr const char* kStreamsHelp =
+    "Per device and stream: kernels, copies by direction (HtoD, DtoH, DtoD, other), memsets "
+    "and graph launches with their counts, the stream's busy time and share of the trace, and "
+    "its kind (legacy-default, per-thread-default, blocking, non-blocking). Then per device the "
+    "copy/compute overlap.";
+
+constexpr const char* kStreamsDefinitions =
+    "Definitions (half-open intervals [start, end) in ns, clipped to the analysed time):\n"
+    "  Busy: the union of the stream's kernel, copy, memset and graph intervals; Busy (%) is "
+    "of the trace time.\n"
+    "  K: the union of the device's kernel intervals (\"kernels ran\").\n"
+    "  Two or more kernels in flight: time where a sweep over kernel starts (+1) and ends (-1) "
+    "counts at least 2.\n"
+    "  Copy time C_d: the union of the device's copies of direction d (\"all copies\": every "
+    "direction).\n"
+    "  With kernels running: |C_d ∩ K|.\n"
+    "  Queued: a kernel is queued from the start of the API call that launched it (joined by "
+    "correlation id) to its own start.\n"
+    "  Alone, kernel queued elsewhere (could have overlapped): |∪_c (c ∩ Q(c)) \\ K| over the "
+    "copies c of direction d, Q(c) being the union of the queued intervals of the device's "
+    "kernels on streams other than c's.\n"
+    "  Percentages in the overlap table are of the row's copy time. Graph launches count in "
+    "their stream's row but in no overlap figure.";
+
 constexpr const char* kMergeHelp =
     "Merge trace files (one per process, or already merged) into one multi-process trace file, "
     "which every subcommand reads like the separate files: all headers, then every chunk "
@@ -178,6 +202,12 @@ int main(int argc, char** argv) {
   AddCommon(trace_cmd, &trace, &trace_flags);
   trace_cmd->add_flag("--raw", trace.raw, "show nested, internal and noisy API calls too");
 
+  CommandOptions streams;
+  CommonFlags streams_flags;
+  CLI::App* streams_cmd = app.add_subcommand("streams", kStreamsHelp);
+  streams_cmd->footer(kStreamsDefinitions);
+  AddCommon(streams_cmd, &streams, &streams_flags);
+
   MergeCommandOptions merge;
   CLI::App* merge_cmd = app.add_subcommand("merge", kMergeHelp);
   merge_cmd->add_option("-o,--output", merge.output, "the merged trace file to write")
@@ -227,6 +257,12 @@ int main(int argc, char** argv) {
       }
       findings.thresholds.util_threshold = util_percent / 100.0;
       result = libprof::viewer::RunFindings(findings, &warnings);
+    } else if (streams_cmd->parsed()) {
+      if (!Finish(streams_flags, &streams, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      result = libprof::viewer::RunStreams(streams, &warnings);
     } else if (merge_cmd->parsed()) {
       merge.terminal_width = libprof::viewer::TerminalWidth();
       result = libprof::viewer::RunMerge(merge, &warnings);
