@@ -1,6 +1,8 @@
 #include "viewer-cli/commands.h"
 
 #include "viewer-cli/findings_report.h"
+#include "viewer-cli/memory.h"
+#include "viewer-cli/memory_report.h"
 #include "viewer-cli/streams.h"
 #include "viewer-cli/streams_report.h"
 #include "viewer-cli/summary.h"
@@ -115,6 +117,23 @@ std::expected<std::string, std::string> RunStreams(const CommandOptions& options
       break;
   }
   return StreamsTable(reports, options.terminal_width);
+}
+
+std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
+                                                  std::vector<std::string>* warnings) {
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  std::vector<MemoryReport> reports;
+  for (const ProcessTrace& t : *traces) reports.push_back(AnalyzeMemory(t));
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return MemoryCsv(reports);
+    case OutputFormat::kJson:
+      return MemoryJson(reports);
+    case OutputFormat::kTable:
+      break;
+  }
+  return MemoryTable(reports, options.terminal_width);
 }
 
 std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,

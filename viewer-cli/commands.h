@@ -42,6 +42,10 @@ std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
 std::expected<std::string, std::string> RunStreams(const CommandOptions& options,
                                                    std::vector<std::string>* warnings);
 
+// `profview memory`: allocations per API, device memory peak, churn (viewer-cli/memory.h).
+std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
+                                                  std::vector<std::string>* warnings);
+
 struct MergeCommandOptions {
   std::vector<std::string> inputs;  // trace files and directories (their *.pb files)
   std::string output;

@@ -141,6 +141,26 @@ constexpr const char* kStreamsDefinitions =
     "  Percentages in the overlap table are of the row's copy time. Graph launches count in "
     "their stream's row but in no overlap figure.";
 
+constexpr const char* kMemoryHelp =
+    "From the allocation records: allocations and frees per API (cudaMalloc, cudaMallocAsync, "
+    "cudaMallocHost, cudaMallocManaged, cudaFree..., driver calls by name) and memory kind with "
+    "bytes and host time, device memory in use per device (peak, when, by which call), and "
+    "allocation churn (the same size allocated and freed repeatedly).";
+
+constexpr const char* kMemoryDefinitions =
+    "Definitions:\n"
+    "  API: the outermost API call with the record's correlation id ((unknown) when absent).\n"
+    "  Calls, Host time, Mean: the distinct API calls of the row and their summed and mean "
+    "duration (cudaFree/cudaFreeHost waits for the device are included here).\n"
+    "  Device memory in use: per device, in record time order, the running sum of device-kind "
+    "allocations minus each free's matching live allocation (same address); a free with no "
+    "live allocation is unmatched and subtracts nothing. Peak: its maximum; At: when first "
+    "reached, from the trace start; By: the allocating call (correlation id, thread).\n"
+    "  Churn pair: an allocation (any kind) later freed at the same address. Pairs are grouped "
+    "by allocating API and size; groups with 2 or more pairs are listed, most pairs first (at "
+    "most 10). Host time: both calls of every pair.\n"
+    "  Records are not clipped by --from/--to beyond what the filters remove.";
+
 constexpr const char* kMergeHelp =
     "Merge trace files (one per process, or already merged) into one multi-process trace file, "
     "which every subcommand reads like the separate files: all headers, then every chunk "
@@ -208,6 +228,12 @@ int main(int argc, char** argv) {
   streams_cmd->footer(kStreamsDefinitions);
   AddCommon(streams_cmd, &streams, &streams_flags);
 
+  CommandOptions memory;
+  CommonFlags memory_flags;
+  CLI::App* memory_cmd = app.add_subcommand("memory", kMemoryHelp);
+  memory_cmd->footer(kMemoryDefinitions);
+  AddCommon(memory_cmd, &memory, &memory_flags);
+
   MergeCommandOptions merge;
   CLI::App* merge_cmd = app.add_subcommand("merge", kMergeHelp);
   merge_cmd->add_option("-o,--output", merge.output, "the merged trace file to write")
@@ -263,6 +289,12 @@ int main(int argc, char** argv) {
         return kBadUsage;
       }
       result = libprof::viewer::RunStreams(streams, &warnings);
+    } else if (memory_cmd->parsed()) {
+      if (!Finish(memory_flags, &memory, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      result = libprof::viewer::RunMemory(memory, &warnings);
     } else if (merge_cmd->parsed()) {
       merge.terminal_width = libprof::viewer::TerminalWidth();
       result = libprof::viewer::RunMerge(merge, &warnings);

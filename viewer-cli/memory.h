@@ -1,0 +1,68 @@
+// `profview memory`: the allocation records (MemoryOp) joined to the API calls that made them:
+// allocations and frees per API and memory kind with their host time, device memory in use over
+// time per device (its peak, when and by which call), and allocation churn (the same size
+// allocated and freed again and again by the same API).
+//
+// Layer: viewer-cli/ analysis library. Built on TraceIndex; no formatting.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "viewer-cli/trace_loader.h"
+
+namespace libprof::viewer {
+
+// One row per (API name, memory kind). The API is the outermost call with the record's
+// correlation id ("(unknown)" when the trace has no such call).
+struct MemoryApiStats {
+  std::string api;
+  MemoryKind kind = MemoryKind::kUnknown;
+  uint64_t allocations = 0;
+  uint64_t releases = 0;
+  uint64_t allocated_bytes = 0;
+  uint64_t released_bytes = 0;  // as recorded on the release records
+  uint64_t calls = 0;           // distinct API calls (correlation ids) with a record in this row
+  uint64_t host_ns = 0;         // summed duration of those calls
+};
+
+struct DeviceMemoryPeak {
+  uint32_t device_id = 0;
+  uint64_t peak_bytes = 0;        // maximum of the running sum
+  uint64_t peak_time_ns = 0;      // when it was first reached, from the trace start
+  std::string api;                // the allocating call that reached it
+  uint64_t correlation_id = 0;
+  uint32_t thread_id = 0;
+  uint64_t end_bytes = 0;         // still in use after the last record
+  uint64_t unmatched_releases = 0;  // releases of an address with no live allocation
+};
+
+struct ChurnGroup {
+  std::string api;  // the allocating API
+  uint64_t bytes = 0;
+  uint64_t pairs = 0;    // allocations of this size later released at the same address
+  uint64_t host_ns = 0;  // host time of the allocating and the releasing calls of those pairs
+  std::string free_api;  // the releasing API of the first pair
+};
+
+struct MemoryReport {
+  uint32_t pid = 0;
+  std::string file;
+  std::vector<MemoryApiStats> apis;     // by API name, then kind
+  std::vector<DeviceMemoryPeak> devices;  // by device id; devices with device-kind records only
+  std::vector<ChurnGroup> churn;        // groups with 2+ pairs, most pairs first (at most kTop)
+};
+
+inline constexpr size_t kMaxChurnGroups = 10;  // enough to see every loop of a real program
+
+// Analyses one (filtered) process. Definitions:
+// - device memory in use on device d: running sum, in time_ns order (record order on ties), of
+//   the bytes of device-kind (kDevice) allocations minus, for each release, the bytes of the
+//   live allocation at the same address (a release with no live allocation counts as unmatched
+//   and subtracts nothing);
+// - a churn pair: an allocation (any kind) whose address is next released by a release record;
+//   pairs are grouped by allocating API and size.
+MemoryReport AnalyzeMemory(const ProcessTrace& trace);
+
+}  // namespace libprof::viewer
