@@ -64,7 +64,9 @@ PROGRAM keeps its pid, exit status, signals, stdin and stdout.
 
 Options:
   -o, --output TEMPLATE      trace path: %p pid, %h host, %q{VAR} environment variable VAR
-                             (e.g. %q{RANK}, %q{OMPI_COMM_WORLD_RANK}), %n sequence, %% percent.
+                             (e.g. %q{RANK}, %q{OMPI_COMM_WORLD_RANK}), %n the first number
+                             from 1 that gives a free name (run.%n.pb: run.1.pb, run.2.pb...),
+                             %% percent.
                              A directory (existing, or ending in /) gets one file per process,
                              libprof-<host>-<pid>.pb. Default: libprof-%p.pb
   -t, --trace KINDS          comma-separated record kinds: cuda (every CUDA kind), all (cuda and

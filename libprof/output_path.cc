@@ -1,6 +1,10 @@
 #include "libprof/output_path.h"
 
+#include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 namespace libprof {
 namespace {
@@ -9,6 +13,11 @@ bool IsDirectory(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+// Bounded: past this the exclusive create fails and says so, rather than looping forever.
+constexpr int kMaxTries = 100000;
 
 }  // namespace
 
@@ -72,14 +81,47 @@ std::string PickFreePath(const std::string& path, bool overwrite,
   bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
   std::string stem = has_ext ? path.substr(0, dot) : path;
   std::string ext = has_ext ? path.substr(dot) : "";
-  // Bounded: past this the exclusive create fails and says so, rather than looping forever.
-  constexpr int kMaxTries = 100000;
   std::string candidate = path;
   for (int n = 1; n <= kMaxTries; ++n) {
     candidate = stem + "." + std::to_string(n) + ext;
     if (!exists(candidate)) break;
   }
   return candidate;
+}
+
+std::expected<OutputFile, std::string> OpenOutputFile(const std::string& templ,
+                                                      PathContext context, bool overwrite) {
+  std::string first, second, error;
+  context.sequence = 1;
+  if (!ExpandOutputTemplate(templ, context, &first, &error)) return std::unexpected(error);
+  context.sequence = 2;
+  ExpandOutputTemplate(templ, context, &second, &error);
+  const bool numbered = first != second;  // the template uses %n (a literal "%%n" does not)
+
+  // A template such as traces/%q{RANK}/run.pb may name folders no one created yet.
+  if (auto parent = std::filesystem::path(first).parent_path(); !parent.empty()) {
+    std::error_code ignored;  // FileSink::Create below reports an unusable folder clearly
+    std::filesystem::create_directories(parent, ignored);
+  }
+  OutputFile out;
+  for (int attempt = 1; attempt <= kMaxTries; ++attempt) {
+    std::string path;
+    if (numbered) {
+      context.sequence = static_cast<uint32_t>(attempt);
+      ExpandOutputTemplate(templ, context, &path, &error);
+    } else {
+      path = PickFreePath(first, overwrite, Exists);
+    }
+    out.sink = FileSink::Create(path, overwrite && !numbered, &error);
+    if (out.sink) {
+      out.path = path;
+      if (!numbered && path != first) out.requested = first;
+      return out;
+    }
+    // Another process took the name between the check and the create: try the next one.
+    if (errno != EEXIST) return std::unexpected(error);
+  }
+  return std::unexpected("no free file name for the output template '" + templ + "'");
 }
 
 }  // namespace libprof

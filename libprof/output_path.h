@@ -4,15 +4,19 @@
 #pragma once
 
 #include <cstdint>
+#include <expected>
 #include <functional>
+#include <memory>
 #include <string>
+
+#include "proto/trace_writer.h"
 
 namespace libprof {
 
 struct PathContext {
   uint32_t pid = 0;
   std::string hostname;
-  uint32_t sequence = 0;  // %n
+  uint32_t sequence = 0;  // %n (OpenOutputFile sets it)
   std::function<const char*(const char*)> getenv_fn;  // for %q{VAR}; unset variables expand to ""
 };
 
@@ -26,5 +30,21 @@ bool ExpandOutputTemplate(const std::string& templ, const PathContext& context, 
 // otherwise `path` itself. `exists` is injectable for tests.
 std::string PickFreePath(const std::string& path, bool overwrite,
                          const std::function<bool(const std::string&)>& exists);
+
+struct OutputFile {
+  std::unique_ptr<FileSink> sink;
+  std::string path;       // the file opened
+  std::string requested;  // the name the template asked for, when another one was opened
+};
+
+// Expands `templ`, creates the folders it names and creates the file exclusively, so that
+// processes racing for one name each get their own:
+// - with %n, the sequence counts up from 1 to the first number whose name is free ("run.%n.pb"
+//   gives run.1.pb, run.2.pb, ... over the processes of a job and over successive runs);
+// - otherwise an existing file is replaced only if `overwrite`, else the next free "stem.N.ext"
+//   is taken and `requested` says which name was asked for.
+// The error is one sentence (bad template, unusable folder, nothing free).
+std::expected<OutputFile, std::string> OpenOutputFile(const std::string& templ,
+                                                      PathContext context, bool overwrite);
 
 }  // namespace libprof

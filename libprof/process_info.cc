@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -13,6 +14,21 @@ std::string Hostname() {
   char name[HOST_NAME_MAX + 1] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "unknown";
   return name;
+}
+
+std::optional<Rank> RankFromEnvironment(
+    const std::function<const char*(const char*)>& getenv_fn) {
+  for (const char* name : {"LIBPROF_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                           "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}) {
+    const char* value = getenv_fn(name);
+    if (value == nullptr || *value == '\0') continue;
+    uint64_t rank = 0;
+    const char* p = value;
+    for (; *p >= '0' && *p <= '9' && rank <= UINT32_MAX; ++p) rank = rank * 10 + (*p - '0');
+    if (*p != '\0' || rank > UINT32_MAX) continue;  // not a rank: try the next launcher's
+    return Rank{static_cast<uint32_t>(rank), name};
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> CommandLine() {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <ctime>
 
 #include "libprof/clock.h"
@@ -92,28 +91,17 @@ void Profiler::StartLocked() {
 
   PathContext context{static_cast<uint32_t>(recording_pid_), Hostname(), 0,
                       [](const char* name) { return std::getenv(name); }};
-  std::string path, error;
-  if (!ExpandOutputTemplate(settings_.output, context, &path, &error)) {
-    Log().warn("LIBPROF_OUTPUT: {}; nothing will be recorded", error);
+  auto output = OpenOutputFile(settings_.output, context, settings_.force_overwrite);
+  if (!output) {
+    Log().warn("LIBPROF_OUTPUT: {}; nothing will be recorded", output.error());
     return;
   }
-  // A template such as traces/%q{RANK}/run.pb may name folders no one created yet.
-  if (auto parent = std::filesystem::path(path).parent_path(); !parent.empty()) {
-    std::error_code ignored;  // FileSink::Create below reports an unusable folder clearly
-    std::filesystem::create_directories(parent, ignored);
+  if (!output->requested.empty()) {
+    Log().warn("{} exists; writing {} instead (LIBPROF_FORCE_OVERWRITE=1 replaces it)",
+               output->requested, output->path);
   }
-  const std::string requested = path;
-  path = PickFreePath(path, settings_.force_overwrite,
-                      [](const std::string& p) { return access(p.c_str(), F_OK) == 0; });
-  if (path != requested) {
-    Log().warn("{} exists; writing {} instead (LIBPROF_FORCE_OVERWRITE=1 replaces it)", requested,
-               path);
-  }
-  std::unique_ptr<FileSink> sink = FileSink::Create(path, settings_.force_overwrite, &error);
-  if (!sink) {
-    Log().warn("{}; nothing will be recorded", error);
-    return;
-  }
+  const std::string path = output->path;
+  std::unique_ptr<FileSink> sink = std::move(output->sink);
 
   NvtxRecorder& nvtx = NvtxRecorder::Get();
   nvtx.SetEnabled(settings_.kinds.nvtx);
@@ -186,6 +174,10 @@ void Profiler::StartLocked() {
   header.parent_pid = static_cast<uint32_t>(getppid());
   header.hostname = context.hostname;
   header.command_line = CommandLine();
+  if (auto rank = RankFromEnvironment(context.getenv_fn)) {
+    header.rank = rank->value;
+    header.rank_source = rank->source;
+  }
   header.timebase =
       g_trace_clock.load() == CLOCK_MONOTONIC ? Timebase::kClockMonotonic : Timebase::kClockRealtime;
   uint64_t wall = ReadClockNs(CLOCK_REALTIME);

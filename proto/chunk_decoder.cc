@@ -358,6 +358,8 @@ TraceHeader DecodeHeader(const trace::Header& h) {
   for (const trace::Device& d : h.devices()) header.devices.push_back(DecodeDevice(d));
   for (const auto& [key, value] : h.settings()) header.settings.emplace(key, value);
   header.capture_status = h.capture_status();
+  if (h.has_rank()) header.rank = h.rank();
+  header.rank_source = h.rank_source();
   return header;
 }
 

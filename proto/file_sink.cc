@@ -18,7 +18,9 @@ std::unique_ptr<FileSink> FileSink::Create(const std::string& path, bool overwri
     fd = open(path.c_str(), flags, 0644);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
-    if (error != nullptr) *error = "cannot create " + path + ": " + strerror(errno);
+    const int open_errno = errno;
+    if (error != nullptr) *error = "cannot create " + path + ": " + strerror(open_errno);
+    errno = open_errno;  // callers tell EEXIST (a name taken meanwhile) from real failures
     return nullptr;
   }
   return std::unique_ptr<FileSink>(new FileSink(fd));

@@ -74,6 +74,8 @@ struct TraceHeader {
   std::vector<DeviceInfo> devices;
   std::map<std::string, std::string> settings;
   std::string capture_status;  // "" when CUPTI capture is active
+  std::optional<uint32_t> rank;  // in a parallel job, when the launcher said (RankFromEnvironment)
+  std::string rank_source;       // the environment variable the rank came from
   bool operator==(const TraceHeader&) const = default;
 };
 

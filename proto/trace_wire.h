@@ -18,7 +18,8 @@ inline constexpr uint32_t kFormat = 1, kSchemaVersion = 2, kLibprofVersion = 3, 
                           kParentPid = 5, kHostname = 6, kCommandLine = 7, kStartWallTimeNs = 8,
                           kTimebase = 9, kWallClockOffsetNs = 10, kStartTimeNs = 11,
                           kCudaDriverVersion = 12, kCudaRuntimeVersion = 13, kCuptiVersion = 14,
-                          kCuptiPath = 15, kDevices = 16, kSettings = 17, kCaptureStatus = 18;
+                          kCuptiPath = 15, kDevices = 16, kSettings = 17, kCaptureStatus = 18,
+                          kRank = 19, kRankSource = 20;
 // A map<string, string> entry is a message {1: key, 2: value}.
 inline constexpr uint32_t kMapKey = 1, kMapValue = 2;
 }  // namespace header

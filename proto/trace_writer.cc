@@ -50,6 +50,8 @@ void EncodeHeader(const TraceHeader& h, std::string* out) {
     w.writer().add_message(f::kSettings, scratch);
   }
   w.String(f::kCaptureStatus, h.capture_status);
+  if (h.rank) w.writer().add_uint32(f::kRank, *h.rank);  // rank 0 too: presence is the point
+  w.String(f::kRankSource, h.rank_source);
 }
 
 // Writes `body` as one length-delimited field of TraceFile: tag, varint length, bytes.

@@ -30,8 +30,8 @@ class ByteSink {
 // Appends to a file descriptor it owns. Retries short writes and EINTR.
 class FileSink : public ByteSink {
  public:
-  // Creates `path` (O_EXCL unless `overwrite`). On failure returns nullptr and sets *error to a
-  // sentence naming the path and strerror.
+  // Creates `path` (O_EXCL unless `overwrite`). On failure returns nullptr, sets *error to a
+  // sentence naming the path and strerror, and leaves errno as open() set it.
   static std::unique_ptr<FileSink> Create(const std::string& path, bool overwrite,
                                           std::string* error);
   ~FileSink() override;

@@ -151,12 +151,14 @@ std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& opti
       command += (command.empty() ? "" : " ") + arg;
     }
     rows.push_back({std::to_string(i), std::to_string(p.header.pid),
+                    p.header.rank ? std::to_string(*p.header.rank) : "",
                     std::to_string(p.header.parent_pid), p.header.hostname,
                     std::to_string(p.chunks), p.source, command});
   }
   const std::vector<TableColumn> columns = {
       {"#", Align::kRight},      {"PID", Align::kRight},
-      {"Parent", Align::kRight}, {"Host", Align::kLeft, true, 8},
+      {"Rank", Align::kRight},   {"Parent", Align::kRight},
+      {"Host", Align::kLeft, true, 8},
       {"Chunks", Align::kRight}, {"From", Align::kLeft, true, 16},
       {"Command line", Align::kLeft, true, 16}};
   const size_t n = report->processes.size();

@@ -281,5 +281,25 @@ TEST(RoundTripTest, InvalidUtf8IsRepaired) {
   EXPECT_EQ(result.merged.run_end->reason, "signal \xef\xbf\xbd");
 }
 
+// Proves a process outside any parallel job reads back with no rank, not with rank 0.
+TEST(RoundTripTest, AbsentRankStaysAbsent) {
+  ScratchDir dir;
+  TraceHeader header = SampleHeader();
+  header.rank.reset();
+  header.rank_source.clear();
+  const std::string path = dir.Path("trace.pb");
+  {
+    std::string error;
+    auto sink = FileSink::Create(path, true, &error);
+    TraceWriter writer(sink.get(), {});
+    ASSERT_TRUE(writer.WriteHeader(header));
+    ASSERT_TRUE(writer.Finish({.reason = "exit"}));
+  }
+  auto result = ReadAll(path);
+  ASSERT_EQ(result.reader->error(), "");
+  EXPECT_FALSE(result.reader->header().rank.has_value());
+  EXPECT_EQ(result.reader->header(), header);
+}
+
 }  // namespace
 }  // namespace libprof

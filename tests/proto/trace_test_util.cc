@@ -83,6 +83,8 @@ TraceHeader SampleHeader() {
   h.devices = {d};
   h.settings = {{"LIBPROF_BUFFER_SIZE_KB", "8192"}, {"LIBPROF_OUTPUT", "trace-%p.pb"}};
   h.capture_status = "";
+  h.rank = 0;  // rank 0 must survive: proto3 would drop a plain zero
+  h.rank_source = "RANK";
   return h;
 }
 

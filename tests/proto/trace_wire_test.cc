@@ -49,7 +49,9 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                                              {"cupti_path", header::kCuptiPath},
                                              {"devices", header::kDevices},
                                              {"settings", header::kSettings},
-                                             {"capture_status", header::kCaptureStatus}});
+                                             {"capture_status", header::kCaptureStatus},
+                                             {"rank", header::kRank},
+                                             {"rank_source", header::kRankSource}});
   ExpectFields(trace::Header::descriptor()->FindFieldByName("settings")->message_type(),
                {{"key", header::kMapKey}, {"value", header::kMapValue}});
   ExpectFields(trace::Device::descriptor(),

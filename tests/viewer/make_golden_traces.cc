@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   // A second process for multi-file summaries: nrm2 again under another pid.
   t::TraceBuilder second = t::Nrm2Scenario();
   second.header().pid = 4343;
+  second.header().rank = 1;  // as if launched by torchrun
+  second.header().rank_source = "RANK";
   second.Write(dir + "/nrm2_b.pb");
   // Cut short: the idle trace (several chunks) without its last 100 bytes.
   {
