@@ -12,7 +12,8 @@
 # bytes per record. A run that fails or times out shows FAILED (SKIPPED past BUDGET_S).
 #
 # Usage (repository root of the carried tree): bench/device/run_device.sh
-# Environment: ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (400: no run starts later, none
+# Environment: CASES (launch,torch,exit,copy,size: which parts to run), ROUNDS (5 for C++ cases,
+# 3 for PyTorch), BUDGET_S (400: no run starts later, none
 # runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
 # EXIT_LAUNCHES (500000).
 set -u
@@ -32,6 +33,7 @@ cpp_rounds=${ROUNDS:-5}
 torch_rounds=${ROUNDS:-3}
 exit_rounds=${ROUNDS:-3}
 budget_s=${BUDGET_S:-400}
+cases=",${CASES:-launch,torch,exit,copy,size},"
 launches=${LAUNCHES:-1000000}
 exit_launches=${EXIT_LAUNCHES:-500000}
 work=$(mktemp -d /tmp/bench_device.XXXXXX)
@@ -125,54 +127,68 @@ rotated() {
   for (( k = 0; k < n; ++k )); do echo "${items[(i + k) % n]}"; done
 }
 
-echo "== launch loop: $launches launches, $cpp_rounds rounds"
-for (( r = 1; r <= cpp_rounds; ++r )); do
-  for c in $(rotated 4 $r none floor libprof libprof-all); do
-    set_config "$c"
-    measure "$c" "$r" 180 launch=us_per_launch "$loop" "$launches"
-  done
-done
+# wanted CASE: whether CASES asks for it.
+wanted() { [[ $cases == *",$1,"* ]]; }
 
-echo "== PyTorch: x.add_(1) 100k ops, MLP 2000 steps, $torch_rounds rounds"
-for (( r = 1; r <= torch_rounds; ++r )); do
-  for c in $(rotated 5 $r none libprof libprof-all kineto-cpu-cuda kineto-cuda); do
-    set_config "$c" preload
-    mode=none
-    [[ $c == kineto-* ]] && mode=$c
-    measure "$c" "$r" 240 torch-add=add_us_per_op,torch-mlp=mlp_us_per_step \
-      "$python" "$torch_bench" --mode "$mode"
+if wanted launch; then
+  echo "== launch loop: $launches launches, $cpp_rounds rounds"
+  for (( r = 1; r <= cpp_rounds; ++r )); do
+    for c in $(rotated 4 $r none floor libprof libprof-all); do
+      set_config "$c"
+      measure "$c" "$r" 180 launch=us_per_launch "$loop" "$launches"
+    done
   done
-done
+fi
 
-echo "== exit cost: $exit_launches launches, $exit_rounds rounds"
-for (( r = 1; r <= exit_rounds; ++r )); do
-  for c in $(rotated 3 $r none libprof libprof-buffered); do
-    set_config "$c"
-    measure "$c" "$r" 180 exit=exit_ms "$loop" "$exit_launches"
+# The floor here is the CUPTI floor injected into python: what CUPTI alone costs an eager op.
+if wanted torch; then
+  echo "== PyTorch: x.add_(1) 100k ops, MLP 2000 steps, $torch_rounds rounds"
+  for (( r = 1; r <= torch_rounds; ++r )); do
+    for c in $(rotated 6 $r none floor libprof libprof-all kineto-cpu-cuda kineto-cuda); do
+      set_config "$c" preload
+      mode=none
+      [[ $c == kineto-* ]] && mode=$c
+      measure "$c" "$r" 240 torch-add=add_us_per_op,torch-mlp=mlp_us_per_step \
+        "$python" "$torch_bench" --mode "$mode"
+    done
   done
-done
+fi
 
-echo "== copies and long kernels, $cpp_rounds rounds"
-for (( r = 1; r <= cpp_rounds; ++r )); do
-  for c in $(rotated 2 $r none libprof); do
-    set_config "$c"
-    measure "$c" "$r" 120 copy=copy_ms "$copylong" copy
-    measure "$c" "$r" 120 long=long_ms "$copylong" long
+if wanted exit; then
+  echo "== exit cost: $exit_launches launches, $exit_rounds rounds"
+  for (( r = 1; r <= exit_rounds; ++r )); do
+    for c in $(rotated 3 $r none libprof libprof-buffered); do
+      set_config "$c"
+      measure "$c" "$r" 180 exit=exit_ms "$loop" "$exit_launches"
+    done
   done
-done
+fi
+
+if wanted copy; then
+  echo "== copies and long kernels, $cpp_rounds rounds"
+  for (( r = 1; r <= cpp_rounds; ++r )); do
+    for c in $(rotated 2 $r none libprof); do
+      set_config "$c"
+      measure "$c" "$r" 120 copy=copy_ms "$copylong" copy
+      measure "$c" "$r" 120 long=long_ms "$copylong" long
+    done
+  done
+fi
 
 # Trace size per op, once: libprof's trace vs torch.profiler's Chrome trace (issue 5, "Trace size").
-echo "== trace size: x.add_(1), 100k ops"
-set_config libprof preload
-measure libprof 1 240 size-libprof=add_us_per_op "$python" "$torch_bench" --workload add
-set_config none
-rm -f "$work/kineto.json"
-measure kineto-cpu-cuda 1 300 size-kineto=add_us_per_op \
-  "$python" "$torch_bench" --workload add --mode kineto-cpu-cuda --export "$work/kineto.json"
-kineto_bytes=$(stat -c %s "$work/kineto.json" 2>/dev/null)
-# If torch.profiler could not load CUPTI it records CPU ops only: check that kernels are there.
-kineto_kernels=$(grep -o '"cat": *"kernel"' "$work/kineto.json" 2>/dev/null | wc -l)
-rm -f "$work/kineto.json" "$work"/trace*.pb
+if wanted size; then
+  echo "== trace size: x.add_(1), 100k ops"
+  set_config libprof preload
+  measure libprof 1 240 size-libprof=add_us_per_op "$python" "$torch_bench" --workload add
+  set_config none
+  rm -f "$work/kineto.json"
+  measure kineto-cpu-cuda 1 300 size-kineto=add_us_per_op \
+    "$python" "$torch_bench" --workload add --mode kineto-cpu-cuda --export "$work/kineto.json"
+  kineto_bytes=$(stat -c %s "$work/kineto.json" 2>/dev/null)
+  # If torch.profiler could not load CUPTI it records CPU ops only: check that kernels are there.
+  kineto_kernels=$(grep -o '"cat": *"kernel"' "$work/kineto.json" 2>/dev/null | wc -l)
+  rm -f "$work/kineto.json" "$work"/trace*.pb
+fi
 
 echo
 echo "== results ($(hostname), $(date -u +%Y-%m-%d), $(( $(date +%s) - start_s )) s)"

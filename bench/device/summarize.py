@@ -84,8 +84,37 @@ def main():
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
+    print_round_ratios(groups)
     print_trace_size(all_rows, number(sys.argv[2]) if len(sys.argv) > 2 else None)
     return 0
+
+
+def quartiles(values):
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q2, q3
+
+
+def print_round_ratios(groups):
+    """The added/ref ratio computed within each round, where the configurations ran back to back:
+    a slow spell of the machine shifts all of a round's runs, so these ratios vary less than
+    the runs themselves. Median and quartiles over the rounds."""
+    for (case, config), runs in groups.items():
+        ref = REFERENCE.get(case)
+        if not ref or not config.startswith("libprof"):
+            continue
+        by_round = lambda c: {r["round"]: number(r["value"]) for r in groups.get((case, c), [])}
+        mine, base, reference = by_round(config), by_round("none"), by_round(ref)
+        ratios = []
+        for rnd, value in mine.items():
+            b, f = base.get(rnd), reference.get(rnd)
+            if None not in (value, b, f) and f - b > 0:
+                ratios.append((value - b) / (f - b))
+        if ratios:
+            q1, q2, q3 = quartiles(ratios)
+            print(f"{case} {config} added/{ref} per round: median {q2:.2f}, "
+                  f"quartiles {q1:.2f}-{q3:.2f}, {len(ratios)} rounds")
 
 
 def print_trace_size(all_rows, kineto_bytes):

@@ -19,6 +19,7 @@
 #include "libprof/cupti/cupti_api.h"
 #include "libprof/log.h"
 #include "libprof/recorder.h"
+#include "libprof/takeover_watch.h"
 
 namespace libprof {
 namespace {
@@ -60,12 +61,6 @@ bool IsProfilerStop(bool runtime, CUpti_CallbackId cbid) {
                  : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
 }
 
-// Periodic flushes in a row that saw launches but delivered no buffer before we conclude that
-// another client took CUPTI's buffers. A flush with flag 0 delivers every buffer whose records
-// are complete, full or not (cupti_activity.h), and API records are complete when the call
-// returns, so one silent tick is already unusual; three leave room for a stalled writer.
-constexpr int kSilentTicksForTakeover = 3;
-
 uint64_t CUPTIAPI MonotonicTimestamp() { return ReadClockNs(CLOCK_MONOTONIC); }
 
 class CuptiSession : public CaptureSession {
@@ -94,6 +89,7 @@ class CuptiSession : public CaptureSession {
   void EnableKinds(const Settings& settings);
   void UpdateCapturingLocked();
   static void WarnIfTorchProfilerPresent();
+  void CountLaunches(bool on);
   void Enable(CUpti_ActivityKind kind, const char* name);
 
   const CuptiApi* api_ = nullptr;
@@ -113,15 +109,12 @@ class CuptiSession : public CaptureSession {
   bool stopped_ = false;
   std::atomic<bool> active_{false};
   std::atomic<bool> fatal_{false};  // CUPTI finalised itself: flush and disable are off limits
-  // Takeover detection (CheckStillCapturing): launches seen by our callback vs buffers
-  // delivered to us. Ticks with launches but no buffer, in a row.
+  // Takeover detection (CheckStillCapturing, libprof/takeover_watch.h): launches counted by our
+  // callback, switched on only while no buffer comes, vs buffers delivered to us.
   std::atomic<uint64_t> launches_{0};
   std::atomic<uint64_t> buffers_completed_{0};
-  uint64_t launches_at_check_ = 0;
-  uint64_t buffers_at_check_ = 0;
-  uint64_t launches_at_silence_ = 0;
-  int silent_ticks_ = 0;
-  bool takeover_reported_ = false;
+  TakeoverWatch takeover_watch_;
+  bool counting_launches_ = false;
   // CUPTI before 12.9 could crash when a buffer request was refused (Kineto's note,
   // cupti-facts.md 3.1): there we allocate past the pool's maximum instead.
   bool may_refuse_buffers_ = true;
@@ -233,17 +226,6 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_ERROR);
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_WARNING);
   WarnIfTorchProfilerPresent();
-  // Kernel launches, only counted: they tell a quiet program from lost buffers.
-  for (CUpti_CallbackId cbid : kRuntimeLaunchCbids) {
-    if (settings.watch_takeover) {
-      api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-    }
-  }
-  for (CUpti_CallbackId cbid : kDriverLaunchCbids) {
-    if (settings.watch_takeover) {
-      api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-    }
-  }
   active_ = true;
   return true;
 }
@@ -343,20 +325,34 @@ void CuptiSession::Disable() {
 }
 
 std::string CuptiSession::CheckStillCapturing(uint64_t* missed) {
-  uint64_t launches = launches_.load();
-  uint64_t buffers = buffers_completed_.load();
-  bool silent = launches > launches_at_check_ && buffers == buffers_at_check_;
-  if (silent && silent_ticks_++ == 0) launches_at_silence_ = launches_at_check_;
-  if (!silent) silent_ticks_ = 0;
-  launches_at_check_ = launches;
-  buffers_at_check_ = buffers;
-  if (takeover_reported_ || silent_ticks_ < kSilentTicksForTakeover) return "";
-  takeover_reported_ = true;
-  *missed = launches - launches_at_silence_;
+  if (!settings_.watch_takeover || fatal_.load()) return "";
+  bool capturing;
+  {
+    std::lock_guard<std::mutex> lock(gate_mutex_);
+    capturing = capturing_;
+  }
+  const TakeoverWatch::Verdict verdict =
+      takeover_watch_.Tick(buffers_completed_.load(), launches_.load(), capturing);
+  CountLaunches(verdict.count_launches);
+  if (!verdict.taken_over) return "";
+  *missed = verdict.missed_launches;
   return "CUDA activity no longer reaches libprof: another CUPTI client in this process (such as "
          "torch.profiler) has taken over CUPTI's activity buffers, and CUPTI serves one client. "
          "libprof's trace has no CUDA activity from here on (NVTX ranges continue); the other "
          "client's own results are unaffected";
+}
+
+// Kernel launches, only counted, and only while the takeover watch asks: they tell a quiet
+// program from lost buffers.
+void CuptiSession::CountLaunches(bool on) {
+  if (on == counting_launches_) return;
+  counting_launches_ = on;
+  for (CUpti_CallbackId cbid : kRuntimeLaunchCbids) {
+    api_->cuptiEnableCallback(on, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  }
+  for (CUpti_CallbackId cbid : kDriverLaunchCbids) {
+    api_->cuptiEnableCallback(on, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  }
 }
 
 uint64_t CuptiSession::TakeDropped() {
