@@ -8,8 +8,10 @@
 //   pageable-async-memcpy  an *Async copy with pageable host memory (synchronous in practice)
 //   sync-memcpy            a synchronous copy (host-to-device up to 64 KiB excluded)
 //   sync-memset            a synchronous memset
-//   gpu-idle-gaps          the GPU idle for longer than a threshold
+//   gpu-idle-gaps          the GPU idle for longer than a threshold, with why (idle_breakdown.h)
 //   gpu-low-utilization    a chunk of the trace where the GPU was busy less than a threshold
+//   gpu-idle-breakdown     a device idle for a large share of its active span, with why: while
+//                          the host launched, was blocked in synchronising calls, or otherwise
 //
 // Layer: viewer-cli/ analysis library. Pure computation over a ProcessTrace.
 //
@@ -41,6 +43,9 @@ struct FindingsOptions {
   // sync-memcpy: host-to-device copies up to this size are excluded (they return once the data
   // is staged; Nsight Systems' cuda_memcpy_sync rule does the same).
   uint64_t sync_memcpy_min_h2d_bytes = 64 * 1024;
+  // gpu-idle-breakdown: reported when the device was idle at least this share of its active
+  // span; 0.5 is the bar gpu-low-utilization applies per chunk (Nsight Systems' gpu_time_util).
+  double idle_share = 0.5;
 };
 
 struct Blamed {
@@ -76,6 +81,10 @@ struct Finding {
   std::optional<uint64_t> launch_bound_idle_ns;  // idle time in which the GPU waited for launches
   std::optional<uint64_t> kernels;               // kernels that ran in the chunk
   std::string host_activity;                     // gpu-idle-gaps: what the host did meanwhile
+  // GPU idle rules: the idle time by cause (idle_breakdown.h); they add up to blocked_ns.
+  std::optional<uint64_t> idle_launch_ns, idle_sync_ns, idle_other_ns;
+  // gpu-idle-breakdown: mean kernel duration and mean host time of the calls that launched them.
+  std::optional<uint64_t> mean_kernel_ns, launches, mean_launch_ns;
 };
 
 inline constexpr size_t kMaxBlamed = 16;

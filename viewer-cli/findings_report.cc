@@ -1,5 +1,8 @@
 #include "viewer-cli/findings_report.h"
 
+#include <algorithm>
+#include <array>
+#include <map>
 #include <set>
 
 #include "viewer-cli/formats.h"
@@ -13,7 +16,8 @@ namespace {
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
 bool IsGpuRule(const Finding& f) {
-  return f.rule == "gpu-idle-gaps" || f.rule == "gpu-low-utilization";
+  return f.rule == "gpu-idle-gaps" || f.rule == "gpu-low-utilization" ||
+         f.rule == "gpu-idle-breakdown";
 }
 
 std::string WaitingFor(const Finding& f) {
@@ -80,6 +84,12 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
   if (f.launch_bound_idle_ns) j.Field("launch_bound_idle_ns", *f.launch_bound_idle_ns);
   if (f.kernels) j.Field("kernels", *f.kernels);
   if (!f.host_activity.empty()) j.Field("host_activity", f.host_activity);
+  if (f.idle_launch_ns) j.Field("idle_launch_ns", *f.idle_launch_ns);
+  if (f.idle_sync_ns) j.Field("idle_sync_ns", *f.idle_sync_ns);
+  if (f.idle_other_ns) j.Field("idle_other_ns", *f.idle_other_ns);
+  if (f.mean_kernel_ns) j.Field("mean_kernel_ns", *f.mean_kernel_ns);
+  if (f.launches) j.Field("launches", *f.launches);
+  if (f.mean_launch_ns) j.Field("mean_launch_ns", *f.mean_launch_ns);
   j.Field("file", f.file);
   if (group != nullptr) {
     j.Field("count", group->count)
@@ -90,12 +100,22 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
 }
 
 std::string Headline(const std::vector<Finding>& findings, const FindingsReportContext& c) {
-  uint64_t host = 0, gpu = 0;
+  uint64_t host = 0;
   std::set<std::pair<uint32_t, uint32_t>> threads;
+  // Per (pid, device): the idle time of the breakdown, of the gaps and of the chunks. Each is a
+  // sum over disjoint intervals of one device, but they overlap each other: take the largest.
+  std::map<std::pair<uint32_t, uint32_t>, std::array<uint64_t, 3>> idle;
   for (const Finding& f : findings) {
-    (IsGpuRule(f) ? gpu : host) += f.blocked_ns;
-    if (!IsGpuRule(f)) threads.insert({f.pid, f.thread_id});
+    if (IsGpuRule(f)) {
+      const size_t slot = f.rule == "gpu-idle-breakdown" ? 0 : f.rule == "gpu-idle-gaps" ? 1 : 2;
+      idle[{f.pid, f.device_id.value_or(0)}][slot] += f.blocked_ns;
+      continue;
+    }
+    host += f.blocked_ns;
+    threads.insert({f.pid, f.thread_id});
   }
+  uint64_t gpu = 0;
+  for (const auto& [device, sums] : idle) gpu += *std::max_element(sums.begin(), sums.end());
   std::string line = std::to_string(findings.size()) + " finding" +
                      (findings.size() == 1 ? "" : "s") + ": API calls lost " + Dur(host);
   // Several threads lose time at once: a share of the trace would exceed 100% then.
@@ -104,7 +124,7 @@ std::string Headline(const std::vector<Finding>& findings, const FindingsReportC
               : " (" + FormatPercent(static_cast<double>(host), static_cast<double>(c.trace_ns)) +
                     " of the trace)";
   line += " to waits and synchronous work";
-  if (gpu > 0) line += "; the GPU rules count " + Dur(gpu) + " of idle GPU time";
+  if (gpu > 0) line += "; the GPU rules find " + Dur(gpu) + " of idle GPU time";
   return line + ".\n";
 }
 
@@ -180,6 +200,7 @@ std::string FindingsJson(const std::vector<Finding>& findings, const FindingsRep
       .Field("util_chunks", c.thresholds.util_chunks)
       .Field("util_threshold", c.thresholds.util_threshold)
       .Field("sync_memcpy_min_h2d_bytes", c.thresholds.sync_memcpy_min_h2d_bytes)
+      .Field("idle_share", c.thresholds.idle_share)
       .EndObject();
   j.EndObject();
   return j.str();

@@ -333,6 +333,11 @@ TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
   EXPECT_EQ(gaps[0].blocked_ns, 610'100'000u - 10'100'500u);
   EXPECT_EQ(gaps[0].device_id, 0u);
   EXPECT_NE(gaps[0].host_activity.find("most in cudaMalloc, 500.0 µs"), std::string::npos);
+  // The gap [10.1005 ms, 610.1 ms): the spin kernel's launch call starts at 610.0 ms (100 µs of
+  // launch time), cudaMalloc synchronises for 500 µs, the rest is host work outside CUDA.
+  EXPECT_EQ(gaps[0].idle_launch_ns, 100'000u);
+  EXPECT_EQ(gaps[0].idle_sync_ns, 500'000u);
+  EXPECT_EQ(gaps[0].idle_other_ns, 599'999'500u - 600'000u);
   // The active span [108.5 µs, 699.9 ms] in 30 chunks; the first holds the launch loop.
   const auto low = Of(all, "gpu-low-utilization");
   ASSERT_FALSE(low.empty());
@@ -341,15 +346,72 @@ TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
   EXPECT_EQ(first.kernels, 1000u);
   ASSERT_TRUE(first.utilization.has_value());
   EXPECT_LT(*first.utilization, 0.5);
-  // 999 gaps of 8 µs each between the tiny kernels, 7.5 µs of each with the host inside the
-  // next cudaLaunchKernel: the GPU waited for launches.
-  EXPECT_EQ(first.launch_bound_idle_ns, 999u * 7'500u);
+  // 999 gaps of 8 µs each between the tiny kernels; each opens while the next cudaLaunchKernel
+  // is already running (it starts 0.5 µs before the kernel ends), so all 8 µs are launch time.
+  EXPECT_EQ(first.launch_bound_idle_ns, 999u * 8'000u);
+  EXPECT_EQ(first.idle_launch_ns, 999u * 8'000u);
+  EXPECT_EQ(first.idle_sync_ns, 0u);
+  EXPECT_EQ(*first.idle_launch_ns + *first.idle_other_ns, first.blocked_ns);
   // The long kernel's chunks are busy: not reported.
   for (const Finding& f : low) EXPECT_LT(f.host_start_ns, 610'000'000u);
   // A higher gap threshold hides the gap.
   FindingsOptions high;
   high.gap_threshold_ns = 700'000'000;
   EXPECT_TRUE(Of(FindFindings(t, high), "gpu-idle-gaps").empty());
+}
+
+TEST_F(FindingsTest, IdleBreakdownOfTheWholeActiveSpan) {
+  const ProcessTrace t = Load(IdleScenario());
+  const auto breakdown = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const Finding& f = breakdown[0];
+  // Active span [108.5 µs, 699.9 ms); busy: 1000 kernels of 2 µs and the spin kernel
+  // [610.1, 699.9) ms.
+  EXPECT_EQ(f.host_start_ns, 108'500u);
+  EXPECT_EQ(f.host_duration_ns, 699'791'500u);
+  const uint64_t busy = 1000 * 2'000 + 89'800'000;
+  EXPECT_EQ(f.blocked_ns, 699'791'500u - busy);
+  // Launch: 999 gaps of 8 µs and the 100 µs before the spin kernel; sync: cudaMalloc's 500 µs.
+  EXPECT_EQ(f.idle_launch_ns, 999u * 8'000u + 100'000u);
+  EXPECT_EQ(f.idle_sync_ns, 500'000u);
+  EXPECT_EQ(*f.idle_launch_ns + *f.idle_sync_ns + *f.idle_other_ns, f.blocked_ns);
+  EXPECT_EQ(f.kernels, 1001u);
+  EXPECT_EQ(f.mean_kernel_ns, busy / 1001);
+  // 1000 launch calls of 8 µs and one of 5 µs.
+  EXPECT_EQ(f.launches, 1001u);
+  EXPECT_EQ(f.mean_launch_ns, (1000u * 8'000u + 5'000u) / 1001u);
+  // Mostly host work outside CUDA: no launch-bound verdict.
+  EXPECT_EQ(f.explanation.find("Launch-bound"), std::string::npos);
+  EXPECT_NE(f.explanation.find("outside CUDA calls (host computation"), std::string::npos);
+  // Above --idle-share it is not reported.
+  FindingsOptions strict;
+  strict.idle_share = 0.9;
+  EXPECT_TRUE(Of(FindFindings(t, strict), "gpu-idle-breakdown").empty());
+}
+
+TEST_F(FindingsTest, LaunchBoundSentence) {
+  const ProcessTrace t = Load(LaunchBoundScenario());
+  const auto breakdown = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const Finding& f = breakdown[0];
+  // Active span [8.5, 1140) µs; busy 100 kernels of 2 µs and the 10 µs copy.
+  EXPECT_EQ(f.host_duration_ns, 1'131'500u);
+  EXPECT_EQ(f.blocked_ns, 1'131'500u - 210'000u);
+  EXPECT_EQ(f.idle_launch_ns, 99u * 8'000u);
+  // [1000.5, 1020) in cudaStreamSynchronize and [1100, 1130) in the blocking cudaMemcpy.
+  EXPECT_EQ(f.idle_sync_ns, 19'500u + 30'000u);
+  EXPECT_EQ(f.idle_other_ns, 80'000u);
+  EXPECT_EQ(f.mean_kernel_ns, 2'000u);
+  EXPECT_EQ(f.launches, 100u);
+  EXPECT_EQ(f.mean_launch_ns, 8'000u);
+  // idle 921.5 of 1131.5 µs = 81.44%.
+  EXPECT_NE(f.explanation.find("Launch-bound: GPU 0 was idle 81.44% of the time because kernels "
+                               "averaged 2.0 µs while launches cost 8.0 µs"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.explanation.find("CUDA graph"), std::string::npos);
+  EXPECT_NE(f.explanation.find("fuse the kernels"), std::string::npos);
+  EXPECT_NE(f.explanation.find("most in cudaMemcpy, 30.0 µs"), std::string::npos);
 }
 
 TEST_F(FindingsTest, EmptyAndHostOnlyTracesHaveNoFindings) {

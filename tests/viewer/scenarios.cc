@@ -175,6 +175,29 @@ TraceBuilder IdleScenario() {
   return b;
 }
 
+TraceBuilder LaunchBoundScenario() {
+  TraceBuilder b(7272);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  const uint32_t t = 1;
+  // Call i runs [10i, 10i + 8) µs, its kernel [10i + 8.5, 10i + 10.5): the next call starts at
+  // 10i + 10, before the kernel ends, so each of the 99 gaps of 8 µs is launch time.
+  for (int i = 0; i < 100; ++i) {
+    const double s = 10.0 * i;
+    b.Launch("_Z4tinyPf", s, s + 8, s + 8.5, s + 10.5, 7);
+  }
+  // The last kernel ends at 1000.5. The host synchronises [1000, 1020) (19.5 µs of idle time
+  // blocked in it), computes [1020, 1100) (80 µs other), then a synchronous pageable copy
+  // [1100, 1150) whose transfer runs [1130, 1140) (30 µs of idle time issued by a blocking call).
+  const uint64_t sync = b.Api("cudaStreamSynchronize", 1000, 1020, t);
+  b.AddSync(SyncType::kStreamSynchronize, 1000.2, 1019.8, sync, 7);
+  const uint64_t copy = b.Api("cudaMemcpy", 1100, 1150, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 4096, 1130, 1140, copy,
+              7, false);
+  b.SetEnd(1200);
+  return b;
+}
+
 TraceBuilder HostOnlyScenario() {
   TraceBuilder b(8181);
   b.Api("cudaGetDeviceCount", 1, 3, 1);

@@ -27,6 +27,11 @@ TraceBuilder ThreadsScenario();
 // gpu-low-utilization.
 TraceBuilder IdleScenario();
 
+// 100 launches of 2 µs kernels whose calls take 8 µs (launch-bound), then a
+// cudaStreamSynchronize, 80 µs of host work and a synchronous pageable cudaMemcpy: every cause
+// of the idle breakdown with hand-computable times (see scenarios.cc).
+TraceBuilder LaunchBoundScenario();
+
 // Only API calls, no device activity.
 TraceBuilder HostOnlyScenario();
 
