@@ -12,6 +12,12 @@
 //   gpu-low-utilization    a chunk of the trace where the GPU was busy less than a threshold
 //   gpu-idle-breakdown     a device idle for a large share of its active span, with why: while
 //                          the host launched, was blocked in synchronising calls, or otherwise
+//   alloc-churn            cudaMalloc/cudaFree (or other synchronous allocation) pairs of one size
+//                          repeating: host time, implicit synchronisations, what reuse would save
+//   no-overlap-default-stream  copies and kernels serialised by the legacy default stream or by
+//                          pageable host memory, and how much could have overlapped
+// The last two are pattern rules: each finding sums many calls (which may also have findings of
+// their own), so their time is an estimate of what a change would save, not added to the rest.
 //
 // Layer: viewer-cli/ analysis library. Pure computation over a ProcessTrace.
 //
@@ -46,6 +52,9 @@ struct FindingsOptions {
   // gpu-idle-breakdown: reported when the device was idle at least this share of its active
   // span; 0.5 is the bar gpu-low-utilization applies per chunk (Nsight Systems' gpu_time_util).
   double idle_share = 0.5;
+  // alloc-churn: groups with at least this many pairs. 5: a judgement, a loop rather than a few
+  // buffers reallocated once; not from a measurement.
+  uint64_t churn_min_pairs = 5;
 };
 
 struct Blamed {
@@ -85,6 +94,14 @@ struct Finding {
   std::optional<uint64_t> idle_launch_ns, idle_sync_ns, idle_other_ns;
   // gpu-idle-breakdown: mean kernel duration and mean host time of the calls that launched them.
   std::optional<uint64_t> mean_kernel_ns, launches, mean_launch_ns;
+  // alloc-churn (api is the allocating API, bytes the size).
+  std::string free_api;
+  std::optional<uint64_t> pairs, pairs_host_ns, implicit_syncs, sync_wait_ns;
+  std::optional<uint64_t> caching_saving_ns, async_saving_ns;
+  // no-overlap-default-stream: "legacy-default-stream" or "pageable-memory", and the copies and
+  // kernels serialised (kernels above counts them).
+  std::string serialised_by;
+  std::optional<uint64_t> copies, copy_ns, kernel_ns;
 };
 
 inline constexpr size_t kMaxBlamed = 16;
@@ -92,7 +109,8 @@ inline constexpr size_t kMaxBlamed = 16;
 // Every finding of one process, ordered by time.
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options);
 
-// Findings with the same rule, API and first blamed name, worst (largest blocked_ns) first.
+// Findings with the same rule, API, first blamed name and serialised_by, worst (largest
+// blocked_ns) first.
 struct FindingGroup {
   Finding worst;
   uint64_t count = 0;

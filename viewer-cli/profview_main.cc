@@ -96,7 +96,8 @@ constexpr const char* kSummaryDefinitions =
 constexpr const char* kFindingsHelp =
     "Explain why host time was spent waiting, and on what. Rules (stable ids): "
     "blocked-on-prior-work, sync-api, implicit-sync, pageable-async-memcpy, sync-memcpy, "
-    "sync-memset, gpu-idle-gaps, gpu-low-utilization, gpu-idle-breakdown (see "
+    "sync-memset, gpu-idle-gaps, gpu-low-utilization, gpu-idle-breakdown, alloc-churn, "
+    "no-overlap-default-stream (see "
     "viewer-cli/USAGE.md). Findings with the "
     "same rule, API and blamed work are grouped and sorted by time lost; --all lists each one.";
 
@@ -114,6 +115,16 @@ constexpr const char* kFindingsDefinitions =
     "  gpu-low-utilization    a chunk of the GPU's active span busy < --util-threshold\n"
     "  gpu-idle-breakdown     the GPU idle >= --idle-share of its active span (first to last "
     "operation)\n"
+    "  alloc-churn            >= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous "
+    "allocation) pairs of one size: host time, implicit synchronisations, and the saving of a "
+    "caching allocator (every pair after the first) or of cudaMallocAsync (priced by the trace's "
+    "own stream-ordered pairs, when it has some)\n"
+    "  no-overlap-default-stream  host copies and kernels serialised by the legacy default "
+    "stream (could overlap: min(copy, kernel time) minus what already overlapped) or by pageable "
+    "memory (a copy that held the host, then a kernel on another stream: min of the two per "
+    "pair)\n"
+    "The last two sum many calls: their time is an estimate of a saving, kept out of the host "
+    "total.\n"
     "Idle time (GPU rules) by cause, for the thread that issued the operation ending each idle "
     "gap: launch = from the start of the call that issued that operation until it started, or "
     "while the thread was in another call that issued device work; sync = while the thread was "
@@ -219,6 +230,9 @@ int main(int argc, char** argv) {
   findings_cmd->add_option("--idle-share", idle_percent,
                            "gpu-idle-breakdown: report a GPU idle at least this percentage of "
                            "its active span (default 50)");
+  findings_cmd->add_option("--churn-min-pairs", findings.thresholds.churn_min_pairs,
+                           "alloc-churn: report allocation/free pairs of one size repeated at "
+                           "least this often (default 5)");
   findings_cmd
       ->add_option("--sync-memcpy-min-h2d", findings.thresholds.sync_memcpy_min_h2d_bytes,
                    "sync-memcpy: host-to-device copies up to this many bytes are not "

@@ -414,6 +414,87 @@ TEST_F(FindingsTest, LaunchBoundSentence) {
   EXPECT_NE(f.explanation.find("most in cudaMemcpy, 30.0 µs"), std::string::npos);
 }
 
+TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
+  const ProcessTrace t = Load(OverlapScenario());
+  const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");
+  ASSERT_EQ(all.size(), 2u);
+  const Finding& legacy = all[0];
+  EXPECT_EQ(legacy.serialised_by, "legacy-default-stream");
+  EXPECT_EQ(legacy.stream_id, 7u);
+  EXPECT_EQ(legacy.copies, 8u);
+  EXPECT_EQ(legacy.copy_ns, 8u * 100'000u);
+  EXPECT_EQ(legacy.kernels, 4u);
+  EXPECT_EQ(legacy.kernel_ns, 4u * 50'000u);
+  // min(800, 200) µs, nothing overlapped already.
+  EXPECT_EQ(legacy.blocked_ns, 200'000u);
+  EXPECT_EQ(legacy.host_start_ns, 10'000u);
+  EXPECT_EQ(legacy.host_duration_ns, 1'150'000u);
+  const Finding& pageable = all[1];
+  EXPECT_EQ(pageable.serialised_by, "pageable-memory");
+  // Only the first pageable copy pairs with a kernel: min(290, 200) µs.
+  EXPECT_EQ(pageable.copies, 1u);
+  EXPECT_EQ(pageable.copy_ns, 290'000u);
+  EXPECT_EQ(pageable.kernels, 1u);
+  EXPECT_EQ(pageable.blocked_ns, 200'000u);
+  EXPECT_NE(pageable.explanation.find("pinned host memory"), std::string::npos);
+  EXPECT_NE(legacy.explanation.find("cudaStreamNonBlocking"), std::string::npos);
+  // Below --min-wait neither is reported.
+  EXPECT_TRUE(Of(FindFindings(t, MinWait(200'001)), "no-overlap-default-stream").empty());
+}
+
+TEST_F(FindingsTest, AllocChurnWithImplicitSyncsAndSavings) {
+  TraceBuilder b;
+  // Six cudaMalloc [100i, 100i+10) / kernel / cudaFree [100i+20, 100i+40) of 1 MiB at one
+  // address; each kernel runs [100i+15, 100i+30), so every cudaFree waits 10 µs for it.
+  // Then six cudaMallocAsync/cudaFreeAsync pairs: 50 µs for the first, 3 µs for the others.
+  auto memory_op = [&](uint64_t corr, MemoryOperation op, uint64_t address, double at) {
+    MemoryOp m;
+    m.operation = op;
+    m.memory_kind = MemoryKind::kDevice;
+    m.address = address;
+    m.bytes = 1 << 20;
+    m.time_ns = Us(at);
+    m.correlation_id = corr;
+    b.records().memory_ops.push_back(m);
+  };
+  for (int i = 0; i < 6; ++i) {
+    const double s = 100.0 * i;
+    memory_op(b.Api("cudaMalloc", s, s + 10), MemoryOperation::kAllocation, 0x1000, s);
+    b.Launch("_Z4fillPi", s + 11, s + 14, s + 15, s + 30, 7);
+    memory_op(b.Api("cudaFree", s + 20, s + 40), MemoryOperation::kRelease, 0x1000, s + 20);
+  }
+  for (int i = 0; i < 6; ++i) {
+    const double s = 1000.0 + 100.0 * i;
+    const double cost = i == 0 ? 48 : 1;
+    memory_op(b.Api("cudaMallocAsync", s, s + cost), MemoryOperation::kAllocation, 0x2000, s);
+    memory_op(b.Api("cudaFreeAsync", s + 50, s + 52), MemoryOperation::kRelease, 0x2000, s + 50);
+  }
+  b.SetEnd(2000);
+  const ProcessTrace t = Load(b);
+  const auto churn = Of(FindFindings(t, {}), "alloc-churn");
+  ASSERT_EQ(churn.size(), 1u);  // the stream-ordered pairs are not churn to fix
+  const Finding& f = churn[0];
+  EXPECT_EQ(f.api, "cudaMalloc");
+  EXPECT_EQ(f.free_api, "cudaFree");
+  EXPECT_EQ(f.bytes, 1u << 20);
+  EXPECT_EQ(f.pairs, 6u);
+  EXPECT_EQ(f.pairs_host_ns, 6u * 30'000u);
+  // Each cudaFree entered at s+20 while the kernel ran until s+30: 6 waits of 10 µs.
+  EXPECT_EQ(f.implicit_syncs, 6u);
+  EXPECT_EQ(f.sync_wait_ns, 6u * 10'000u);
+  // Caching: every pair after the first, 5 × 30 µs. cudaMallocAsync: their pairs cost 3 µs after
+  // the first, so 150 - 5 × 3 = 135 µs.
+  EXPECT_EQ(f.caching_saving_ns, 150'000u);
+  EXPECT_EQ(f.blocked_ns, 150'000u);
+  EXPECT_EQ(f.async_saving_ns, 135'000u);
+  EXPECT_EQ(f.host_start_ns, 0u);
+  EXPECT_EQ(f.host_duration_ns, 540'000u);
+  // Fewer pairs than --churn-min-pairs: nothing.
+  FindingsOptions strict;
+  strict.churn_min_pairs = 7;
+  EXPECT_TRUE(Of(FindFindings(t, strict), "alloc-churn").empty());
+}
+
 TEST_F(FindingsTest, EmptyAndHostOnlyTracesHaveNoFindings) {
   TraceBuilder empty;
   empty.SetEnd(10);
