@@ -71,9 +71,9 @@ class GpuRules {
       top.in_calls_ns += length;
     }
     if (by_name.empty()) return top;
-    const auto it = std::max_element(by_name.begin(), by_name.end(), [](const auto& a, const auto& b) {
-      return a.second < b.second;
-    });
+    const auto it =
+        std::max_element(by_name.begin(), by_name.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
     top.name = it->first;
     top.ns = it->second;
     return top;
@@ -91,8 +91,8 @@ class GpuRules {
     if (t.sync_ns > 0) {
       const TopApi top = TopApiOf(d, IdleCause::kSync, from, to);
       parts.push_back(Dur(t.sync_ns) + " (" + Pct(t.sync_ns, idle) +
-                      ") while the host was blocked in synchronising calls (most in " + top.name + ", " +
-                      Dur(top.ns) + ")");
+                      ") while the host was blocked in synchronising calls (most in " + top.name +
+                      ", " + Dur(top.ns) + ")");
     }
     if (t.other_ns > 0) {
       const TopApi top = TopApiOf(d, IdleCause::kOther, from, to);
@@ -135,8 +135,7 @@ class GpuRules {
           (prev ? index_.OpName(*prev) + ", corr " + std::to_string(prev->correlation_id)
                 : std::string("earlier work")) +
           "; before " + index_.OpName(next) + ", corr " + std::to_string(next.correlation_id) +
-          "): " + f.host_activity + "; of the gap, " +
-          CauseText(d, causes, g.start_ns, g.end_ns);
+          "): " + f.host_activity + "; of the gap, " + CauseText(d, causes, g.start_ns, g.end_ns);
       out_.push_back(std::move(f));
     }
   }
@@ -194,11 +193,10 @@ class GpuRules {
       f.launch_bound_idle_ns = causes.launch_ns;
       SetIdle(&f, causes);
       f.kernels = kernels;
-      f.explanation = "GPU " + std::to_string(d.device_id) + " was busy " +
-                      Pct(covered, length) + " of the " + Dur(length) + " from " +
-                      Dur(f.host_start_ns) + " (chunk " + std::to_string(k + 1) + " of " +
-                      std::to_string(chunks) + "): " + Dur(idle) + " idle, " +
-                      CauseText(d, causes, from, to);
+      f.explanation = "GPU " + std::to_string(d.device_id) + " was busy " + Pct(covered, length) +
+                      " of the " + Dur(length) + " from " + Dur(f.host_start_ns) + " (chunk " +
+                      std::to_string(k + 1) + " of " + std::to_string(chunks) + "): " + Dur(idle) +
+                      " idle, " + CauseText(d, causes, from, to);
       f.explanation += kernels == 0 ? "; no kernel ran"
                                     : "; " + std::to_string(kernels) + " kernel" +
                                           (kernels == 1 ? "" : "s") + " ran, mean " +
@@ -246,8 +244,8 @@ class GpuRules {
     }
     const std::string gpu = "GPU " + std::to_string(d.device_id);
     f.explanation = gpu + " was idle " + Pct(idle, span) + " of its active span (" + Dur(idle) +
-                    " of " + Dur(span) + " from " + Dur(f.host_start_ns) + "): " +
-                    CauseText(d, causes, d.active.start_ns, d.active.end_ns) + ". ";
+                    " of " + Dur(span) + " from " + Dur(f.host_start_ns) +
+                    "): " + CauseText(d, causes, d.active.start_ns, d.active.end_ns) + ". ";
     if (2 * causes.launch_ns >= idle && kernels > 0 && mean_kernel < mean_launch) {
       f.explanation += "Launch-bound: " + gpu + " was idle " + Pct(idle, span) +
                        " of the time because kernels averaged " + Dur(mean_kernel) +
@@ -258,13 +256,13 @@ class GpuRules {
                        "cudaGraphLaunch replaces many launches) or fuse the kernels";
     } else if (2 * causes.launch_ns >= idle) {
       f.explanation += "Most idle time was spent waiting for launches although kernels (mean " +
-                       Dur(mean_kernel) + ") outlast their launch calls (mean " +
-                       Dur(mean_launch) +
+                       Dur(mean_kernel) + ") outlast their launch calls (mean " + Dur(mean_launch) +
                        "): the host issued work late; look at what it does between launches";
     } else if (2 * causes.sync_ns >= idle) {
       const TopApi top = TopApiOf(d, IdleCause::kSync, d.active.start_ns, d.active.end_ns);
       f.explanation += "Most idle time had the host blocked in synchronising calls (most in " +
-                       top.name + "): each one drains the GPU's queue before more work is "
+                       top.name +
+                       "): each one drains the GPU's queue before more work is "
                        "issued; drop the ones not needed (cudaMallocAsync/cudaFreeAsync or a "
                        "caching allocator instead of cudaMalloc/cudaFree, pinned memory for "
                        "async copies, events instead of device-wide synchronisation)";

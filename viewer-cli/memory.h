@@ -36,13 +36,14 @@ struct MemoryApiStats {
 
 struct DeviceMemoryPeak {
   uint32_t device_id = 0;
-  uint64_t peak_bytes = 0;        // maximum of the running sum
-  uint64_t peak_time_ns = 0;      // when it was first reached, from the trace start
-  std::string api;                // the allocating call that reached it
+  uint64_t peak_bytes = 0;    // maximum of the running sum
+  uint64_t peak_time_ns = 0;  // when it was first reached, from the trace start
+  std::string api;            // the allocating call that reached it
   uint64_t correlation_id = 0;
   uint32_t thread_id = 0;
-  std::vector<std::string> nvtx;  // ranges open on that thread when the call started, outermost first
-  uint64_t end_bytes = 0;         // still in use after the last record
+  std::vector<std::string>
+      nvtx;                // ranges open on that thread when the call started, outermost first
+  uint64_t end_bytes = 0;  // still in use after the last record
   uint64_t unmatched_releases = 0;  // releases of an address with no live allocation
 };
 
@@ -52,9 +53,9 @@ struct ChurnGroup {
   uint64_t pairs = 0;    // allocations of this size later released at the same address
   uint64_t host_ns = 0;  // host time of the allocating and the releasing calls of those pairs
   std::string free_api;  // the releasing API of the first pair
-  uint64_t first_pair_host_ns = 0;  // host time of the first pair's two calls
-  uint64_t implicit_syncs = 0;      // calls of the pairs that waited for earlier device work
-  uint64_t sync_wait_ns = 0;        // ... and their summed wait (part of host_ns)
+  uint64_t first_pair_host_ns = 0;     // host time of the first pair's two calls
+  uint64_t implicit_syncs = 0;         // calls of the pairs that waited for earlier device work
+  uint64_t sync_wait_ns = 0;           // ... and their summed wait (part of host_ns)
   uint64_t first_ns = 0, last_ns = 0;  // first allocation start, last release end (absolute)
   uint32_t thread_id = 0;              // the first allocation's thread
 };
@@ -62,9 +63,9 @@ struct ChurnGroup {
 struct MemoryReport {
   uint32_t pid = 0;
   std::string file;
-  std::vector<MemoryApiStats> apis;     // by API name, then kind
+  std::vector<MemoryApiStats> apis;       // by API name, then kind
   std::vector<DeviceMemoryPeak> devices;  // by device id; devices with device-kind records only
-  std::vector<ChurnGroup> churn;        // groups with 2+ pairs, most pairs first (at most kTop)
+  std::vector<ChurnGroup> churn;          // groups with 2+ pairs, most pairs first (at most kTop)
 };
 
 inline constexpr size_t kMaxChurnGroups = 10;  // enough to see every loop of a real program

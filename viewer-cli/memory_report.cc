@@ -28,12 +28,11 @@ std::string Block(const MemoryReport& r, size_t max_width) {
   if (r.apis.empty()) return "No allocation records.\n";
   std::vector<std::vector<std::string>> rows;
   for (const MemoryApiStats& s : r.apis) {
-    rows.push_back({s.api, ToString(s.kind), std::to_string(s.allocations),
-                    s.allocations == 0 ? "" : FormatBytes(s.allocated_bytes),
-                    std::to_string(s.releases),
-                    s.releases == 0 ? "" : FormatBytes(s.released_bytes), std::to_string(s.calls),
-                    Duration(s.host_ns), Mean(s.host_ns, s.calls),
-                    Syncs(s.implicit_syncs, s.sync_wait_ns)});
+    rows.push_back(
+        {s.api, ToString(s.kind), std::to_string(s.allocations),
+         s.allocations == 0 ? "" : FormatBytes(s.allocated_bytes), std::to_string(s.releases),
+         s.releases == 0 ? "" : FormatBytes(s.released_bytes), std::to_string(s.calls),
+         Duration(s.host_ns), Mean(s.host_ns, s.calls), Syncs(s.implicit_syncs, s.sync_wait_ns)});
   }
   out += "Allocations and frees by API\n";
   out += RenderTable({{"API", Align::kLeft, true, 12},
@@ -62,14 +61,11 @@ std::string Block(const MemoryReport& r, size_t max_width) {
                      std::to_string(d.unmatched_releases)});
       if (nvtx) dev.back().insert(dev.back().begin() + 6, NvtxPath(d.nvtx));
     }
-    std::vector<TableColumn> columns = {{"GPU", Align::kRight},
-                                        {"Peak", Align::kRight},
-                                        {"At", Align::kRight},
-                                        {"By", Align::kLeft, true, 12},
-                                        {"Correlation", Align::kRight},
-                                        {"Thread", Align::kRight},
-                                        {"At end", Align::kRight},
-                                        {"Unmatched frees", Align::kRight}};
+    std::vector<TableColumn> columns = {
+        {"GPU", Align::kRight},         {"Peak", Align::kRight},
+        {"At", Align::kRight},          {"By", Align::kLeft, true, 12},
+        {"Correlation", Align::kRight}, {"Thread", Align::kRight},
+        {"At end", Align::kRight},      {"Unmatched frees", Align::kRight}};
     if (nvtx) columns.insert(columns.begin() + 6, {"In NVTX", Align::kLeft, true, 8});
     out += RenderTable(columns, dev, max_width);
   }
@@ -147,8 +143,8 @@ std::string MemoryCsv(const std::vector<MemoryReport>& reports) {
     }
     for (const ChurnGroup& g : r.churn) {
       auto line = [&](const char* what, uint64_t v) {
-        out += CsvLine({"churn", pid, g.api, "", "", std::to_string(g.bytes), what,
-                        std::to_string(v)});
+        out += CsvLine(
+            {"churn", pid, g.api, "", "", std::to_string(g.bytes), what, std::to_string(v)});
       };
       line("pairs", g.pairs);
       line("host_ns", g.host_ns);

@@ -35,8 +35,7 @@ void FindMemoryFindings(const ProcessTrace& trace, const TraceIndex& index,
     }
   }
   for (const ChurnGroup& g : report.churn) {
-    if (IsAsyncApi(g.api) || g.pairs < options.churn_min_pairs ||
-        g.host_ns < options.min_wait_ns) {
+    if (IsAsyncApi(g.api) || g.pairs < options.churn_min_pairs || g.host_ns < options.min_wait_ns) {
       continue;
     }
     Finding f;
@@ -57,10 +56,9 @@ void FindMemoryFindings(const ProcessTrace& trace, const TraceIndex& index,
     f.caching_saving_ns = later;
     f.blocked_ns = later;
     const std::string pair = g.api + "/" + g.free_api;
-    f.explanation = pair + " of " + FormatBytes(g.bytes) + " repeated " +
-                    std::to_string(g.pairs) + " times over " + Dur(f.host_duration_ns) +
-                    ": their calls held the host " + Dur(g.host_ns) + " (" +
-                    Dur(g.host_ns / g.pairs) + " a pair), and " +
+    f.explanation = pair + " of " + FormatBytes(g.bytes) + " repeated " + std::to_string(g.pairs) +
+                    " times over " + Dur(f.host_duration_ns) + ": their calls held the host " +
+                    Dur(g.host_ns) + " (" + Dur(g.host_ns / g.pairs) + " a pair), and " +
                     std::to_string(g.implicit_syncs) + " of them synchronised the device, " +
                     "waiting " + Dur(g.sync_wait_ns) +
                     " for earlier work. A caching allocator (allocate once and reuse, as "
@@ -74,9 +72,10 @@ void FindMemoryFindings(const ProcessTrace& trace, const TraceIndex& index,
                        " (its pairs cost " + Dur(*async_pair_ns) +
                        " each after the first in this trace) and does not synchronise the device";
     } else {
-      f.explanation += "; cudaMallocAsync/cudaFreeAsync on a stream do not synchronise the "
-                       "device and reuse the pool's memory (this trace has no such pairs to "
-                       "price them)";
+      f.explanation +=
+          "; cudaMallocAsync/cudaFreeAsync on a stream do not synchronise the "
+          "device and reuse the pool's memory (this trace has no such pairs to "
+          "price them)";
     }
     out->push_back(std::move(f));
   }

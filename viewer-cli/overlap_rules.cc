@@ -59,7 +59,8 @@ class OverlapRules {
     std::map<std::pair<uint32_t, uint32_t>, Serialised> legacy;  // (device, stream)
     std::map<uint32_t, std::vector<Interval>> kernels;           // device -> all kernels
     for (const DeviceOp& op : ops) {
-      if (op.kind == DeviceOpKind::kKernel) kernels[op.device_id].push_back({op.start_ns, op.end_ns});
+      if (op.kind == DeviceOpKind::kKernel)
+        kernels[op.device_id].push_back({op.start_ns, op.end_ns});
       if (model_.ClassOf(op.stream_id) != StreamClass::kLegacyNull) continue;
       if (op.kind == DeviceOpKind::kKernel) {
         legacy[{op.device_id, op.stream_id}].Add(op, false);
@@ -78,8 +79,8 @@ class OverlapRules {
         already += i.length();
       }
       const uint64_t bound = std::min(copy_ns, kernel_ns);
-      Report(key.first, s, "legacy-default-stream", bound > already ? bound - already : 0,
-             copy_ns, kernel_ns);
+      Report(key.first, s, "legacy-default-stream", bound > already ? bound - already : 0, copy_ns,
+             kernel_ns);
     }
     Pageable();
   }

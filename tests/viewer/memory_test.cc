@@ -127,8 +127,7 @@ TEST(MemoryTest, FormatsRenderAndEmptyTrace) {
   TempDir dir;
   const std::vector<MemoryReport> reports = {AnalyzeMemory(Loop().RoundTrip(dir.Path("t.pb")))};
   EXPECT_NE(MemoryTable(reports, 120).find("cudaMallocAsync"), std::string::npos);
-  EXPECT_NE(MemoryCsv(reports).find("churn,4242,cudaMalloc,,,2097152,pairs,3"),
-            std::string::npos);
+  EXPECT_NE(MemoryCsv(reports).find("churn,4242,cudaMalloc,,,2097152,pairs,3"), std::string::npos);
   EXPECT_NE(MemoryJson(reports).find("\"peak_bytes\": 5242880"), std::string::npos);
   TraceBuilder empty;
   empty.SetEnd(10);

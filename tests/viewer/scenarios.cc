@@ -212,8 +212,8 @@ TraceBuilder OverlapScenario() {
   for (int c = 0; c < 4; ++c) {
     const double base = 10 + 300.0 * c;
     const uint64_t up = b.Api("cudaMemcpyAsync", base - 5, base - 3, t);
-    b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, kChunk, base,
-                base + 100, up, 7, true);
+    b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, kChunk, base, base + 100,
+                up, 7, true);
     b.Launch("_Z9transformPj", base - 3, base - 1, base + 100, base + 150, 7);
     const uint64_t down = b.Api("cudaMemcpyAsync", base - 1, base, t);
     b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, kChunk, base + 150,
@@ -239,8 +239,8 @@ TraceBuilder OverlapScenario() {
   b.Launch("_Z9transformPj", 4320, 4325, 4330, 4530, 16);
   // ... and pinned memory: the call returns before its copy ran, the kernel overlaps it.
   const uint64_t p4 = b.Api("cudaMemcpyAsync", 5000, 5005, t);
-  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, kChunk, 5010, 5300, p4,
-              15, true);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, kChunk, 5010, 5300, p4, 15,
+              true);
   b.Launch("_Z9transformPj", 5006, 5010, 5012, 5212, 16);
   b.SetEnd(6000);
   return b;
