@@ -50,6 +50,9 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   if (options.thresholds.util_threshold < 0 || options.thresholds.util_threshold > 1) {
     return std::unexpected("--util-threshold must be a percentage between 0 and 100");
   }
+  if (options.thresholds.idle_share < 0 || options.thresholds.idle_share > 1) {
+    return std::unexpected("--idle-share must be a percentage between 0 and 100");
+  }
   auto traces = Load(options, warnings);
   if (!traces) return std::unexpected(traces.error());
   std::vector<Finding> findings;

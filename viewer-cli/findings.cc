@@ -9,6 +9,8 @@
 #include "viewer-cli/gpu_rules.h"
 #include "viewer-cli/intervals.h"
 #include "viewer-cli/kernel_names.h"
+#include "viewer-cli/memory_rules.h"
+#include "viewer-cli/overlap_rules.h"
 #include "viewer-cli/stream_deps.h"
 #include "viewer-cli/trace_index.h"
 #include "viewer-cli/units.h"
@@ -42,6 +44,8 @@ class Analyzer {
       if (index_.Outermost(i) == i) AnalyzeCall(i);
     }
     FindGpuFindings(trace_, index_, options_, &out_);
+    FindMemoryFindings(trace_, index_, model_, options_, &out_);
+    FindOverlapFindings(trace_, index_, model_, options_, &out_);
     std::stable_sort(out_.begin(), out_.end(), [](const Finding& a, const Finding& b) {
       return std::tie(a.host_start_ns, a.correlation_id) <
              std::tie(b.host_start_ns, b.correlation_id);
@@ -417,9 +421,10 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptio
 }
 
 std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings) {
-  std::map<std::tuple<std::string, std::string, std::string>, FindingGroup> groups;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, FindingGroup> groups;
   for (const Finding& f : findings) {
-    FindingGroup& g = groups[{f.rule, f.api, f.blamed.empty() ? "" : f.blamed.front().name}];
+    FindingGroup& g =
+        groups[{f.rule, f.api, f.blamed.empty() ? "" : f.blamed.front().name, f.serialised_by}];
     if (g.count == 0 || f.blocked_ns > g.worst.blocked_ns) g.worst = f;
     ++g.count;
     g.total_blocked_ns += f.blocked_ns;

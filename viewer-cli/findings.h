@@ -8,8 +8,16 @@
 //   pageable-async-memcpy  an *Async copy with pageable host memory (synchronous in practice)
 //   sync-memcpy            a synchronous copy (host-to-device up to 64 KiB excluded)
 //   sync-memset            a synchronous memset
-//   gpu-idle-gaps          the GPU idle for longer than a threshold
+//   gpu-idle-gaps          the GPU idle for longer than a threshold, with why (idle_breakdown.h)
 //   gpu-low-utilization    a chunk of the trace where the GPU was busy less than a threshold
+//   gpu-idle-breakdown     a device idle for a large share of its active span, with why: while
+//                          the host launched, was blocked in synchronising calls, or otherwise
+//   alloc-churn            cudaMalloc/cudaFree (or other synchronous allocation) pairs of one size
+//                          repeating: host time, implicit synchronisations, what reuse would save
+//   no-overlap-default-stream  copies and kernels serialised by the legacy default stream or by
+//                          pageable host memory, and how much could have overlapped
+// The last two are pattern rules: each finding sums many calls (which may also have findings of
+// their own), so their time is an estimate of what a change would save, not added to the rest.
 //
 // Layer: viewer-cli/ analysis library. Pure computation over a ProcessTrace.
 //
@@ -41,6 +49,12 @@ struct FindingsOptions {
   // sync-memcpy: host-to-device copies up to this size are excluded (they return once the data
   // is staged; Nsight Systems' cuda_memcpy_sync rule does the same).
   uint64_t sync_memcpy_min_h2d_bytes = 64 * 1024;
+  // gpu-idle-breakdown: reported when the device was idle at least this share of its active
+  // span; 0.5 is the bar gpu-low-utilization applies per chunk (Nsight Systems' gpu_time_util).
+  double idle_share = 0.5;
+  // alloc-churn: groups with at least this many pairs. 5: a judgement, a loop rather than a few
+  // buffers reallocated once; not from a measurement.
+  uint64_t churn_min_pairs = 5;
 };
 
 struct Blamed {
@@ -76,6 +90,18 @@ struct Finding {
   std::optional<uint64_t> launch_bound_idle_ns;  // idle time in which the GPU waited for launches
   std::optional<uint64_t> kernels;               // kernels that ran in the chunk
   std::string host_activity;                     // gpu-idle-gaps: what the host did meanwhile
+  // GPU idle rules: the idle time by cause (idle_breakdown.h); they add up to blocked_ns.
+  std::optional<uint64_t> idle_launch_ns, idle_sync_ns, idle_other_ns;
+  // gpu-idle-breakdown: mean kernel duration and mean host time of the calls that launched them.
+  std::optional<uint64_t> mean_kernel_ns, launches, mean_launch_ns;
+  // alloc-churn (api is the allocating API, bytes the size).
+  std::string free_api;
+  std::optional<uint64_t> pairs, pairs_host_ns, implicit_syncs, sync_wait_ns;
+  std::optional<uint64_t> caching_saving_ns, async_saving_ns;
+  // no-overlap-default-stream: "legacy-default-stream" or "pageable-memory", and the copies and
+  // kernels serialised (kernels above counts them).
+  std::string serialised_by;
+  std::optional<uint64_t> copies, copy_ns, kernel_ns;
 };
 
 inline constexpr size_t kMaxBlamed = 16;
@@ -83,7 +109,8 @@ inline constexpr size_t kMaxBlamed = 16;
 // Every finding of one process, ordered by time.
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options);
 
-// Findings with the same rule, API and first blamed name, worst (largest blocked_ns) first.
+// Findings with the same rule, API, first blamed name and serialised_by, worst (largest
+// blocked_ns) first.
 struct FindingGroup {
   Finding worst;
   uint64_t count = 0;

@@ -1,5 +1,8 @@
 #include "viewer-cli/findings_report.h"
 
+#include <algorithm>
+#include <array>
+#include <map>
 #include <set>
 
 #include "viewer-cli/formats.h"
@@ -13,10 +16,23 @@ namespace {
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
 bool IsGpuRule(const Finding& f) {
-  return f.rule == "gpu-idle-gaps" || f.rule == "gpu-low-utilization";
+  return f.rule == "gpu-idle-gaps" || f.rule == "gpu-low-utilization" ||
+         f.rule == "gpu-idle-breakdown";
+}
+
+// Rules that sum many calls into one finding (findings.h): their time is a saving estimate,
+// kept out of the host total.
+bool IsPatternRule(const Finding& f) {
+  return f.rule == "alloc-churn" || f.rule == "no-overlap-default-stream";
 }
 
 std::string WaitingFor(const Finding& f) {
+  if (f.rule == "alloc-churn") {
+    return FormatBytes(f.bytes.value_or(0)) + " × " + std::to_string(f.pairs.value_or(0));
+  }
+  if (f.rule == "no-overlap-default-stream") {
+    return "GPU " + std::to_string(f.device_id.value_or(0)) + ", " + f.serialised_by;
+  }
   if (f.blamed.empty()) return IsGpuRule(f) ? "GPU " + std::to_string(f.device_id.value_or(0)) : "";
   const Blamed& b = f.blamed.front();
   std::string text = b.kind == "kernel" ? ShortKernelName(b.name, 40) : b.name;
@@ -80,6 +96,23 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
   if (f.launch_bound_idle_ns) j.Field("launch_bound_idle_ns", *f.launch_bound_idle_ns);
   if (f.kernels) j.Field("kernels", *f.kernels);
   if (!f.host_activity.empty()) j.Field("host_activity", f.host_activity);
+  if (f.idle_launch_ns) j.Field("idle_launch_ns", *f.idle_launch_ns);
+  if (f.idle_sync_ns) j.Field("idle_sync_ns", *f.idle_sync_ns);
+  if (f.idle_other_ns) j.Field("idle_other_ns", *f.idle_other_ns);
+  if (f.mean_kernel_ns) j.Field("mean_kernel_ns", *f.mean_kernel_ns);
+  if (f.launches) j.Field("launches", *f.launches);
+  if (f.mean_launch_ns) j.Field("mean_launch_ns", *f.mean_launch_ns);
+  if (!f.free_api.empty()) j.Field("free_api", f.free_api);
+  if (f.pairs) j.Field("pairs", *f.pairs);
+  if (f.pairs_host_ns) j.Field("pairs_host_ns", *f.pairs_host_ns);
+  if (f.implicit_syncs) j.Field("implicit_syncs", *f.implicit_syncs);
+  if (f.sync_wait_ns) j.Field("sync_wait_ns", *f.sync_wait_ns);
+  if (f.caching_saving_ns) j.Field("caching_saving_ns", *f.caching_saving_ns);
+  if (f.async_saving_ns) j.Field("async_saving_ns", *f.async_saving_ns);
+  if (!f.serialised_by.empty()) j.Field("serialised_by", f.serialised_by);
+  if (f.copies) j.Field("copies", *f.copies);
+  if (f.copy_ns) j.Field("copy_ns", *f.copy_ns);
+  if (f.kernel_ns) j.Field("kernel_ns", *f.kernel_ns);
   j.Field("file", f.file);
   if (group != nullptr) {
     j.Field("count", group->count)
@@ -90,12 +123,26 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
 }
 
 std::string Headline(const std::vector<Finding>& findings, const FindingsReportContext& c) {
-  uint64_t host = 0, gpu = 0;
+  uint64_t host = 0, pattern = 0;
   std::set<std::pair<uint32_t, uint32_t>> threads;
+  // Per (pid, device): the idle time of the breakdown, of the gaps and of the chunks. Each is a
+  // sum over disjoint intervals of one device, but they overlap each other: take the largest.
+  std::map<std::pair<uint32_t, uint32_t>, std::array<uint64_t, 3>> idle;
   for (const Finding& f : findings) {
-    (IsGpuRule(f) ? gpu : host) += f.blocked_ns;
-    if (!IsGpuRule(f)) threads.insert({f.pid, f.thread_id});
+    if (IsGpuRule(f)) {
+      const size_t slot = f.rule == "gpu-idle-breakdown" ? 0 : f.rule == "gpu-idle-gaps" ? 1 : 2;
+      idle[{f.pid, f.device_id.value_or(0)}][slot] += f.blocked_ns;
+      continue;
+    }
+    if (IsPatternRule(f)) {
+      pattern += f.blocked_ns;
+      continue;
+    }
+    host += f.blocked_ns;
+    threads.insert({f.pid, f.thread_id});
   }
+  uint64_t gpu = 0;
+  for (const auto& [device, sums] : idle) gpu += *std::max_element(sums.begin(), sums.end());
   std::string line = std::to_string(findings.size()) + " finding" +
                      (findings.size() == 1 ? "" : "s") + ": API calls lost " + Dur(host);
   // Several threads lose time at once: a share of the trace would exceed 100% then.
@@ -104,7 +151,11 @@ std::string Headline(const std::vector<Finding>& findings, const FindingsReportC
               : " (" + FormatPercent(static_cast<double>(host), static_cast<double>(c.trace_ns)) +
                     " of the trace)";
   line += " to waits and synchronous work";
-  if (gpu > 0) line += "; the GPU rules count " + Dur(gpu) + " of idle GPU time";
+  if (gpu > 0) line += "; the GPU rules find " + Dur(gpu) + " of idle GPU time";
+  if (pattern > 0) {
+    line += "; the pattern rules (alloc-churn, no-overlap-default-stream) estimate " +
+            Dur(pattern) + " could be saved";
+  }
   return line + ".\n";
 }
 
@@ -180,6 +231,8 @@ std::string FindingsJson(const std::vector<Finding>& findings, const FindingsRep
       .Field("util_chunks", c.thresholds.util_chunks)
       .Field("util_threshold", c.thresholds.util_threshold)
       .Field("sync_memcpy_min_h2d_bytes", c.thresholds.sync_memcpy_min_h2d_bytes)
+      .Field("idle_share", c.thresholds.idle_share)
+      .Field("churn_min_pairs", c.thresholds.churn_min_pairs)
       .EndObject();
   j.EndObject();
   return j.str();

@@ -8,7 +8,8 @@
 //     "dst_kind", "blamed": [{"kind", "name", "correlation_id", "stream_id", "overlap_ns",
 //     "launched_before_ns", "via"}], "nvtx": [...], "explanation", ...}], "thresholds": {...}}
 // stream_id, bytes and the kinds appear when known; GPU rules add "device_id" and, for
-// gpu-low-utilization, "utilization", "launch_bound_idle_ns" and "kernels". Without --all each
+// gpu-low-utilization, "utilization", "launch_bound_idle_ns" and "kernels"; the idle-time
+// causes, alloc-churn's and no-overlap-default-stream's fields are listed in USAGE.md. Without --all each
 // object is the worst finding of its group plus "count", "total_blocked_ns" and
 // "mean_blocked_ns".
 #pragma once

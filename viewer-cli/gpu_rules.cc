@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
-#include <unordered_map>
+#include <unordered_set>
 
+#include "viewer-cli/idle_breakdown.h"
 #include "viewer-cli/intervals.h"
 #include "viewer-cli/units.h"
 
@@ -13,7 +13,17 @@ namespace {
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
+std::string Pct(uint64_t part, uint64_t whole) {
+  return FormatPercent(static_cast<double>(part), static_cast<double>(whole));
+}
+
 uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+void SetIdle(Finding* f, const IdleTotals& t) {
+  f->idle_launch_ns = t.launch_ns;
+  f->idle_sync_ns = t.sync_ns;
+  f->idle_other_ns = t.other_ns;
+}
 
 class GpuRules {
  public:
@@ -22,89 +32,110 @@ class GpuRules {
       : trace_(trace), index_(index), options_(options), records_(trace.records), out_(*out) {}
 
   void Run() {
-    const auto& ops = index_.device_ops();
-    std::map<uint32_t, std::vector<uint32_t>> by_device;  // ops, by start
-    for (uint32_t o = 0; o < ops.size(); ++o) by_device[ops[o].device_id].push_back(o);
-    // Per thread, when it was inside a (top-level) CUDA API call.
-    std::unordered_map<uint32_t, std::vector<Interval>> in_api;
-    for (uint32_t i = 0; i < records_.api_calls.size(); ++i) {
-      const ApiCall& c = records_.api_calls[i];
-      if (index_.Outermost(i) == i) in_api[c.thread_id].push_back({c.start_ns, c.end_ns});
-    }
-    for (auto& [tid, list] : in_api) list = MergeIntervals(std::move(list));
-
-    for (const auto& [device, list] : by_device) {
-      std::vector<Interval> busy;
-      for (uint32_t o : list) busy.push_back({ops[o].start_ns, ops[o].end_ns});
-      busy = MergeIntervals(std::move(busy));
-      if (busy.empty()) continue;
-      // Gaps between busy periods, each with the first operation after it and, when the call
-      // that issued it returned only after the GPU ran dry (the work was not yet submitted when
-      // the queue emptied), the thread that issued it.
-      struct Gap {
-        Interval span;
-        uint32_t next = 0;
-        std::optional<uint32_t> launcher;
-      };
-      std::vector<Gap> gaps;
-      size_t cursor = 0;
-      for (const Interval& g : Gaps(busy)) {
-        while (cursor < list.size() && ops[list[cursor]].start_ns < g.end_ns) ++cursor;
-        Gap gap{g, cursor < list.size() ? list[cursor] : list.back(), std::nullopt};
-        const int64_t call = index_.LaunchingCall(ops[gap.next].correlation_id);
-        if (call >= 0) {
-          const ApiCall& c = records_.api_calls[index_.Outermost(call)];
-          if (c.end_ns > g.start_ns) gap.launcher = c.thread_id;
-        }
-        gaps.push_back(gap);
-      }
-      IdleGaps(
-          device, list, gaps.size(), [&](size_t k) { return gaps[k].span; },
-          [&](size_t k) { return gaps[k].next; });
-      // Idle time in [from, to) with an empty queue while the issuing thread was inside CUDA
-      // calls: the GPU waited for launches.
-      LowUtilization(device, list, busy, [&](uint64_t from, uint64_t to) {
-        uint64_t total = 0;
-        for (const Gap& g : gaps) {
-          if (!g.launcher || g.span.end_ns <= from || g.span.start_ns >= to) continue;
-          total += CoveredLength(in_api[*g.launcher], std::max(g.span.start_ns, from),
-                                 std::min(g.span.end_ns, to));
-        }
-        return total;
-      });
+    for (const DeviceIdle& d : ClassifyIdle(index_)) {
+      IdleGaps(d);
+      LowUtilization(d);
+      Breakdown(d);
     }
   }
 
-  template <typename SpanOf, typename NextOf>
-  void IdleGaps(uint32_t device, const std::vector<uint32_t>& list, size_t count, SpanOf span_of,
-                NextOf next_of) {
+ private:
+  Finding Base(const std::string& rule, const DeviceIdle& d, uint64_t start_ns,
+               uint64_t length_ns) const {
+    Finding f;
+    f.rule = rule;
+    f.file = trace_.path;
+    f.pid = trace_.header.pid;
+    f.device_id = d.device_id;
+    f.host_start_ns = Duration(trace_.origin_ns, start_ns);
+    f.host_duration_ns = length_ns;
+    return f;
+  }
+
+  // The API with the most idle time of `cause` in [from, to), that time, and the time of that
+  // cause spent inside any call.
+  struct TopApi {
+    std::string name;
+    uint64_t ns = 0;
+    uint64_t in_calls_ns = 0;
+  };
+  TopApi TopApiOf(const DeviceIdle& d, IdleCause cause, uint64_t from, uint64_t to) const {
+    std::map<std::string, uint64_t> by_name;
+    TopApi top;
+    for (const IdlePiece& p : d.pieces) {
+      if (p.cause != cause || p.call < 0 || p.span.end_ns <= from || p.span.start_ns >= to) {
+        continue;
+      }
+      const uint64_t length = OverlapLength(p.span.start_ns, p.span.end_ns, from, to);
+      by_name[index_.ApiName(records_.api_calls[p.call])] += length;
+      top.in_calls_ns += length;
+    }
+    if (by_name.empty()) return top;
+    const auto it =
+        std::max_element(by_name.begin(), by_name.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    top.name = it->first;
+    top.ns = it->second;
+    return top;
+  }
+
+  // "X (p%) while the host was launching the next work, Y (q%) ..." for the non-zero causes.
+  std::string CauseText(const DeviceIdle& d, const IdleTotals& t, uint64_t from,
+                        uint64_t to) const {
+    std::vector<std::string> parts;
+    const uint64_t idle = t.total();
+    if (t.launch_ns > 0) {
+      parts.push_back(Dur(t.launch_ns) + " (" + Pct(t.launch_ns, idle) +
+                      ") while the host was launching the next work");
+    }
+    if (t.sync_ns > 0) {
+      const TopApi top = TopApiOf(d, IdleCause::kSync, from, to);
+      parts.push_back(Dur(t.sync_ns) + " (" + Pct(t.sync_ns, idle) +
+                      ") while the host was blocked in synchronising calls (most in " + top.name +
+                      ", " + Dur(top.ns) + ")");
+    }
+    if (t.other_ns > 0) {
+      const TopApi top = TopApiOf(d, IdleCause::kOther, from, to);
+      std::string text = Dur(t.other_ns) + " (" + Pct(t.other_ns, idle) + ") otherwise";
+      if (top.in_calls_ns > 0) {
+        text += " (" + Dur(top.in_calls_ns) + " of it in calls that issue no work, most in " +
+                top.name + ", " + Dur(top.ns) + "; the rest outside CUDA calls)";
+      } else {
+        text += " (outside CUDA calls)";
+      }
+      parts.push_back(text);
+    }
+    std::string text;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+    }
+    return text;
+  }
+
+  void IdleGaps(const DeviceIdle& d) {
     const auto& ops = index_.device_ops();
-    for (size_t k = 0; k < count; ++k) {
-      const Interval g = span_of(k);
+    for (size_t k = 0; k < d.gaps.size(); ++k) {
+      const Interval g = d.gaps[k];
       if (g.length() < options_.gap_threshold_ns) continue;
-      const DeviceOp& next = ops[next_of(k)];
+      const DeviceOp& next = ops[d.next_op[k]];
       // The operation that ended the busy period before the gap.
       const DeviceOp* prev = nullptr;
-      for (uint32_t o : list) {
+      for (uint32_t o : d.ops) {
         if (ops[o].end_ns == g.start_ns) prev = &ops[o];
         if (ops[o].start_ns >= g.start_ns) break;
       }
-      Finding f;
-      f.rule = "gpu-idle-gaps";
-      f.file = trace_.path;
-      f.pid = trace_.header.pid;
-      f.device_id = device;
-      f.host_start_ns = Duration(trace_.origin_ns, g.start_ns);
-      f.host_duration_ns = g.length();
+      Finding f = Base("gpu-idle-gaps", d, g.start_ns, g.length());
       f.blocked_ns = g.length();
       f.host_activity = HostActivity(g);
+      const IdleTotals causes = SumIdle(d.pieces, g.start_ns, g.end_ns);
+      SetIdle(&f, causes);
       f.explanation =
-          "GPU " + std::to_string(device) + " was idle for " + Dur(g.length()) + " from " +
+          "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) + " from " +
           Dur(f.host_start_ns) + " (after " +
           (prev ? index_.OpName(*prev) + ", corr " + std::to_string(prev->correlation_id)
                 : std::string("earlier work")) +
           "; before " + index_.OpName(next) + ", corr " + std::to_string(next.correlation_id) +
-          "): " + f.host_activity;
+          "): " + f.host_activity + "; of the gap, " + CauseText(d, causes, g.start_ns, g.end_ns);
       out_.push_back(std::move(f));
     }
   }
@@ -129,63 +160,125 @@ class GpuRules {
            " of it (most in " + top->first + ", " + Dur(top->second) + ")";
   }
 
-  template <typename LaunchBound>
-  void LowUtilization(uint32_t device, const std::vector<uint32_t>& list,
-                      const std::vector<Interval>& busy, LaunchBound launch_bound) {
+  void LowUtilization(const DeviceIdle& d) {
     const auto& ops = index_.device_ops();
     // The device's active span, from its first to its last operation: idle time before the
     // first kernel (process and CUDA start-up) and after the last one (teardown) is left out.
-    const uint64_t start = busy.front().start_ns;
-    const uint64_t span = Duration(start, busy.back().end_ns);
+    const uint64_t start = d.active.start_ns;
+    const uint64_t span = d.active.length();
     const uint32_t chunks = options_.util_chunks;
     if (chunks == 0 || span < chunks) return;
     for (uint32_t k = 0; k < chunks; ++k) {
       const uint64_t from = start + span * k / chunks;
       const uint64_t to = start + span * (k + 1) / chunks;
       const uint64_t length = to - from;
-      const uint64_t covered = CoveredLength(busy, from, to);
+      const uint64_t covered = CoveredLength(d.busy, from, to);
       const double utilization = static_cast<double>(covered) / static_cast<double>(length);
       if (utilization >= options_.util_threshold) continue;
       const uint64_t idle = length - covered;
       if (idle < options_.min_wait_ns) continue;
       uint64_t kernels = 0, kernel_ns = 0;
-      auto first = std::lower_bound(list.begin(), list.end(), from,
+      auto first = std::lower_bound(d.ops.begin(), d.ops.end(), from,
                                     [&](uint32_t o, uint64_t t) { return ops[o].start_ns < t; });
-      for (auto it = first; it != list.end() && ops[*it].start_ns < to; ++it) {
+      for (auto it = first; it != d.ops.end() && ops[*it].start_ns < to; ++it) {
         if (ops[*it].kind == DeviceOpKind::kKernel) {
           ++kernels;
           kernel_ns += ops[*it].duration();
         }
       }
-      const uint64_t bound = std::min(idle, launch_bound(from, to));
-      Finding f;
-      f.rule = "gpu-low-utilization";
-      f.file = trace_.path;
-      f.pid = trace_.header.pid;
-      f.device_id = device;
-      f.host_start_ns = Duration(trace_.origin_ns, from);
-      f.host_duration_ns = length;
+      const IdleTotals causes = SumIdle(d.pieces, from, to);
+      Finding f = Base("gpu-low-utilization", d, from, length);
       f.blocked_ns = idle;
       f.utilization = utilization;
-      f.launch_bound_idle_ns = bound;
+      f.launch_bound_idle_ns = causes.launch_ns;
+      SetIdle(&f, causes);
       f.kernels = kernels;
-      f.explanation = "GPU " + std::to_string(device) + " was busy " +
-                      FormatPercent(static_cast<double>(covered), static_cast<double>(length)) +
+      f.explanation = "GPU " + std::to_string(d.device_id) + " was busy " + Pct(covered, length) +
                       " of the " + Dur(length) + " from " + Dur(f.host_start_ns) + " (chunk " +
                       std::to_string(k + 1) + " of " + std::to_string(chunks) + "): " + Dur(idle) +
-                      " idle";
-      if (bound > 0) {
-        f.explanation += ", of which " + Dur(bound) + " (" +
-                         FormatPercent(static_cast<double>(bound), static_cast<double>(idle)) +
-                         ") waiting for launches: nothing was queued while the host was "
-                         "inside CUDA calls";
-      }
+                      " idle, " + CauseText(d, causes, from, to);
       f.explanation += kernels == 0 ? "; no kernel ran"
                                     : "; " + std::to_string(kernels) + " kernel" +
                                           (kernels == 1 ? "" : "s") + " ran, mean " +
                                           Dur(kernel_ns / kernels);
       out_.push_back(std::move(f));
     }
+  }
+
+  // gpu-idle-breakdown: the whole active span, when idle for at least --idle-share of it.
+  void Breakdown(const DeviceIdle& d) {
+    const uint64_t span = d.active.length();
+    const IdleTotals causes = SumIdle(d.pieces, d.active.start_ns, d.active.end_ns);
+    const uint64_t idle = causes.total();
+    if (span == 0 || idle < options_.min_wait_ns ||
+        static_cast<double>(idle) < options_.idle_share * static_cast<double>(span)) {
+      return;
+    }
+    // Kernels of the device and the calls that launched them.
+    const auto& ops = index_.device_ops();
+    uint64_t kernels = 0, kernel_ns = 0, launch_ns = 0;
+    std::unordered_set<uint32_t> launchers;
+    for (uint32_t o : d.ops) {
+      if (ops[o].kind != DeviceOpKind::kKernel) continue;
+      ++kernels;
+      kernel_ns += ops[o].duration();
+      const int64_t call = index_.LaunchingCall(ops[o].correlation_id);
+      if (call < 0) continue;
+      const uint32_t outer = index_.Outermost(static_cast<size_t>(call));
+      if (launchers.insert(outer).second) {
+        const ApiCall& c = records_.api_calls[outer];
+        launch_ns += Duration(c.start_ns, c.end_ns);
+      }
+    }
+    Finding f = Base("gpu-idle-breakdown", d, d.active.start_ns, span);
+    f.blocked_ns = idle;
+    f.utilization = static_cast<double>(span - idle) / static_cast<double>(span);
+    SetIdle(&f, causes);
+    f.kernels = kernels;
+    const uint64_t mean_kernel = kernels == 0 ? 0 : kernel_ns / kernels;
+    const uint64_t mean_launch = launchers.empty() ? 0 : launch_ns / launchers.size();
+    if (kernels > 0) f.mean_kernel_ns = mean_kernel;
+    if (!launchers.empty()) {
+      f.launches = launchers.size();
+      f.mean_launch_ns = mean_launch;
+    }
+    const std::string gpu = "GPU " + std::to_string(d.device_id);
+    f.explanation = gpu + " was idle " + Pct(idle, span) + " of its active span (" + Dur(idle) +
+                    " of " + Dur(span) + " from " + Dur(f.host_start_ns) +
+                    "): " + CauseText(d, causes, d.active.start_ns, d.active.end_ns) + ". ";
+    if (2 * causes.launch_ns >= idle && kernels > 0 && mean_kernel < mean_launch) {
+      f.explanation += "Launch-bound: " + gpu + " was idle " + Pct(idle, span) +
+                       " of the time because kernels averaged " + Dur(mean_kernel) +
+                       " while launches cost " + Dur(mean_launch) + " (" +
+                       std::to_string(launchers.size()) +
+                       " launch calls): the host cannot issue work as fast as the GPU "
+                       "finishes it; capture the launch sequence in a CUDA graph (one "
+                       "cudaGraphLaunch replaces many launches) or fuse the kernels";
+    } else if (2 * causes.launch_ns >= idle) {
+      f.explanation += "Most idle time was spent waiting for launches although kernels (mean " +
+                       Dur(mean_kernel) + ") outlast their launch calls (mean " + Dur(mean_launch) +
+                       "): the host issued work late; look at what it does between launches";
+    } else if (2 * causes.sync_ns >= idle) {
+      const TopApi top = TopApiOf(d, IdleCause::kSync, d.active.start_ns, d.active.end_ns);
+      f.explanation += "Most idle time had the host blocked in synchronising calls (most in " +
+                       top.name +
+                       "): each one drains the GPU's queue before more work is "
+                       "issued; drop the ones not needed (cudaMallocAsync/cudaFreeAsync or a "
+                       "caching allocator instead of cudaMalloc/cudaFree, pinned memory for "
+                       "async copies, events instead of device-wide synchronisation)";
+    } else if (2 * causes.other_ns >= idle) {
+      const TopApi top = TopApiOf(d, IdleCause::kOther, d.active.start_ns, d.active.end_ns);
+      f.explanation +=
+          2 * top.in_calls_ns >= causes.other_ns
+              ? "Most idle time had the host in CUDA calls that issue no work (most in " +
+                    top.name + ", " + Dur(top.ns) + "): see whether they can move out of the loop"
+              : "Most idle time had the host outside CUDA calls (host computation, I/O, "
+                "interpreter overhead): the GPU waited for the program, not for CUDA; profile "
+                "the host code between launches";
+    } else {
+      f.explanation += "No single cause holds half of it";
+    }
+    out_.push_back(std::move(f));
   }
 
   const ProcessTrace& trace_;

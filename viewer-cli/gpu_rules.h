@@ -1,7 +1,8 @@
 // The device-side findings rules: gpu-idle-gaps (a device idle between two operations for at
-// least a threshold, Nsight Systems' gpu_gaps) and gpu-low-utilization (chunks of a device's
-// active span busy less than a threshold, Nsight Systems' gpu_time_util), with the share of idle
-// time spent waiting for launches.
+// least a threshold, Nsight Systems' gpu_gaps), gpu-low-utilization (chunks of a device's
+// active span busy less than a threshold, Nsight Systems' gpu_time_util) and gpu-idle-breakdown
+// (a device idle for a large share of its whole active span), each with its idle time split by
+// cause (idle_breakdown.h: launching, blocked in synchronising calls, other).
 //
 // Layer: viewer-cli/ analysis library; called by findings.cc. Pure computation.
 #pragma once

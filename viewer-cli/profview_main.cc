@@ -96,7 +96,9 @@ constexpr const char* kSummaryDefinitions =
 constexpr const char* kFindingsHelp =
     "Explain why host time was spent waiting, and on what. Rules (stable ids): "
     "blocked-on-prior-work, sync-api, implicit-sync, pageable-async-memcpy, sync-memcpy, "
-    "sync-memset, gpu-idle-gaps, gpu-low-utilization (see viewer-cli/USAGE.md). Findings with the "
+    "sync-memset, gpu-idle-gaps, gpu-low-utilization, gpu-idle-breakdown, alloc-churn, "
+    "no-overlap-default-stream (see "
+    "viewer-cli/USAGE.md). Findings with the "
     "same rule, API and blamed work are grouped and sorted by time lost; --all lists each one.";
 
 constexpr const char* kFindingsDefinitions =
@@ -110,8 +112,27 @@ constexpr const char* kFindingsDefinitions =
     "  sync-memcpy            a synchronous copy costing >= --min-wait (H2D <= 64 KiB excluded)\n"
     "  sync-memset            a synchronous memset costing >= --min-wait\n"
     "  gpu-idle-gaps          GPU idle >= --gap-threshold between two operations\n"
-    "  gpu-low-utilization    a chunk of the GPU's active span busy < --util-threshold, with the "
-    "idle time spent waiting for launches\n"
+    "  gpu-low-utilization    a chunk of the GPU's active span busy < --util-threshold\n"
+    "  gpu-idle-breakdown     the GPU idle >= --idle-share of its active span (first to last "
+    "operation)\n"
+    "  alloc-churn            >= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous "
+    "allocation) pairs of one size: host time, implicit synchronisations, and the saving of a "
+    "caching allocator (every pair after the first) or of cudaMallocAsync (priced by the trace's "
+    "own stream-ordered pairs, when it has some)\n"
+    "  no-overlap-default-stream  host copies and kernels serialised by the legacy default "
+    "stream (could overlap: min(copy, kernel time) minus what already overlapped) or by pageable "
+    "memory (a copy that held the host, then a kernel on another stream: min of the two per "
+    "pair)\n"
+    "The last two sum many calls: their time is an estimate of a saving, kept out of the host "
+    "total.\n"
+    "Idle time (GPU rules) by cause, for the thread that issued the operation ending each idle "
+    "gap: launch = from the start of the call that issued that operation until it started, or "
+    "while the thread was in another call that issued device work; sync = while the thread was "
+    "in a synchronising call (cudaDeviceSynchronize..., cudaMalloc/cudaFree..., a synchronous or "
+    "pageable copy, a synchronous memset), or when that call issued the operation; other = the "
+    "rest (outside CUDA calls, in calls that issue no work, or no issuing call in the trace). "
+    "Launch-bound: launch holds half the idle time and kernels average less than the calls that "
+    "launched them.\n"
     "Stream order: a call follows earlier work on its stream; the legacy default stream and "
     "blocking streams (including per-thread default streams) follow each other's earlier work; "
     "non-blocking streams follow only their own; cudaStreamWaitEvent adds the event's stream. "
@@ -155,7 +176,13 @@ constexpr const char* kMemoryDefinitions =
     "  Device memory in use: per device, in record time order, the running sum of device-kind "
     "allocations minus each free's matching live allocation (same address); a free with no "
     "live allocation is unmatched and subtracts nothing. Peak: its maximum; At: when first "
-    "reached, from the trace start; By: the allocating call (correlation id, thread).\n"
+    "reached, from the trace start; By: the allocating call (correlation id, thread); In "
+    "NVTX: the ranges open on that thread when it started (shown when there are some).\n"
+    "  Implicit syncs: calls of an API that synchronises the device as a side effect "
+    "(cudaMalloc, cudaFree, cudaMallocHost, ...) that found earlier device work running and "
+    "waited for it, with the summed wait (from the call's start to the end of the last such "
+    "work, capped at the call's end; work ending > 2 us after the call returned is not "
+    "counted).\n"
     "  Churn pair: an allocation (any kind) later freed at the same address. Pairs are grouped "
     "by allocating API and size; groups with 2 or more pairs are listed, most pairs first (at "
     "most 10). Host time: both calls of every pair.\n"
@@ -186,7 +213,7 @@ int main(int argc, char** argv) {
   FindingsCommandOptions findings;
   CommonFlags findings_flags;
   std::string min_wait = "20us", gap = "500ms";
-  double util_percent = 50;
+  double util_percent = 50, idle_percent = 50;
   CLI::App* findings_cmd = app.add_subcommand("findings", kFindingsHelp);
   findings_cmd->footer(kFindingsDefinitions);
   AddCommon(findings_cmd, &findings, &findings_flags);
@@ -206,6 +233,12 @@ int main(int argc, char** argv) {
   findings_cmd->add_option("--util-threshold", util_percent,
                            "gpu-low-utilization: report chunks busy less than this percentage "
                            "(default 50)");
+  findings_cmd->add_option("--idle-share", idle_percent,
+                           "gpu-idle-breakdown: report a GPU idle at least this percentage of "
+                           "its active span (default 50)");
+  findings_cmd->add_option("--churn-min-pairs", findings.thresholds.churn_min_pairs,
+                           "alloc-churn: report allocation/free pairs of one size repeated at "
+                           "least this often (default 5)");
   findings_cmd
       ->add_option("--sync-memcpy-min-h2d", findings.thresholds.sync_memcpy_min_h2d_bytes,
                    "sync-memcpy: host-to-device copies up to this many bytes are not "
@@ -282,6 +315,7 @@ int main(int argc, char** argv) {
         *target = *parsed;
       }
       findings.thresholds.util_threshold = util_percent / 100.0;
+      findings.thresholds.idle_share = idle_percent / 100.0;
       result = libprof::viewer::RunFindings(findings, &warnings);
     } else if (streams_cmd->parsed()) {
       if (!Finish(streams_flags, &streams, &error)) {

@@ -333,6 +333,11 @@ TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
   EXPECT_EQ(gaps[0].blocked_ns, 610'100'000u - 10'100'500u);
   EXPECT_EQ(gaps[0].device_id, 0u);
   EXPECT_NE(gaps[0].host_activity.find("most in cudaMalloc, 500.0 µs"), std::string::npos);
+  // The gap [10.1005 ms, 610.1 ms): the spin kernel's launch call starts at 610.0 ms (100 µs of
+  // launch time), cudaMalloc synchronises for 500 µs, the rest is host work outside CUDA.
+  EXPECT_EQ(gaps[0].idle_launch_ns, 100'000u);
+  EXPECT_EQ(gaps[0].idle_sync_ns, 500'000u);
+  EXPECT_EQ(gaps[0].idle_other_ns, 599'999'500u - 600'000u);
   // The active span [108.5 µs, 699.9 ms] in 30 chunks; the first holds the launch loop.
   const auto low = Of(all, "gpu-low-utilization");
   ASSERT_FALSE(low.empty());
@@ -341,15 +346,153 @@ TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
   EXPECT_EQ(first.kernels, 1000u);
   ASSERT_TRUE(first.utilization.has_value());
   EXPECT_LT(*first.utilization, 0.5);
-  // 999 gaps of 8 µs each between the tiny kernels, 7.5 µs of each with the host inside the
-  // next cudaLaunchKernel: the GPU waited for launches.
-  EXPECT_EQ(first.launch_bound_idle_ns, 999u * 7'500u);
+  // 999 gaps of 8 µs each between the tiny kernels; each opens while the next cudaLaunchKernel
+  // is already running (it starts 0.5 µs before the kernel ends), so all 8 µs are launch time.
+  EXPECT_EQ(first.launch_bound_idle_ns, 999u * 8'000u);
+  EXPECT_EQ(first.idle_launch_ns, 999u * 8'000u);
+  EXPECT_EQ(first.idle_sync_ns, 0u);
+  EXPECT_EQ(*first.idle_launch_ns + *first.idle_other_ns, first.blocked_ns);
   // The long kernel's chunks are busy: not reported.
   for (const Finding& f : low) EXPECT_LT(f.host_start_ns, 610'000'000u);
   // A higher gap threshold hides the gap.
   FindingsOptions high;
   high.gap_threshold_ns = 700'000'000;
   EXPECT_TRUE(Of(FindFindings(t, high), "gpu-idle-gaps").empty());
+}
+
+TEST_F(FindingsTest, IdleBreakdownOfTheWholeActiveSpan) {
+  const ProcessTrace t = Load(IdleScenario());
+  const auto breakdown = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const Finding& f = breakdown[0];
+  // Active span [108.5 µs, 699.9 ms); busy: 1000 kernels of 2 µs and the spin kernel
+  // [610.1, 699.9) ms.
+  EXPECT_EQ(f.host_start_ns, 108'500u);
+  EXPECT_EQ(f.host_duration_ns, 699'791'500u);
+  const uint64_t busy = 1000 * 2'000 + 89'800'000;
+  EXPECT_EQ(f.blocked_ns, 699'791'500u - busy);
+  // Launch: 999 gaps of 8 µs and the 100 µs before the spin kernel; sync: cudaMalloc's 500 µs.
+  EXPECT_EQ(f.idle_launch_ns, 999u * 8'000u + 100'000u);
+  EXPECT_EQ(f.idle_sync_ns, 500'000u);
+  EXPECT_EQ(*f.idle_launch_ns + *f.idle_sync_ns + *f.idle_other_ns, f.blocked_ns);
+  EXPECT_EQ(f.kernels, 1001u);
+  EXPECT_EQ(f.mean_kernel_ns, busy / 1001);
+  // 1000 launch calls of 8 µs and one of 5 µs.
+  EXPECT_EQ(f.launches, 1001u);
+  EXPECT_EQ(f.mean_launch_ns, (1000u * 8'000u + 5'000u) / 1001u);
+  // Mostly host work outside CUDA: no launch-bound verdict.
+  EXPECT_EQ(f.explanation.find("Launch-bound"), std::string::npos);
+  EXPECT_NE(f.explanation.find("outside CUDA calls (host computation"), std::string::npos);
+  // Above --idle-share it is not reported.
+  FindingsOptions strict;
+  strict.idle_share = 0.9;
+  EXPECT_TRUE(Of(FindFindings(t, strict), "gpu-idle-breakdown").empty());
+}
+
+TEST_F(FindingsTest, LaunchBoundSentence) {
+  const ProcessTrace t = Load(LaunchBoundScenario());
+  const auto breakdown = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const Finding& f = breakdown[0];
+  // Active span [8.5, 1140) µs; busy 100 kernels of 2 µs and the 10 µs copy.
+  EXPECT_EQ(f.host_duration_ns, 1'131'500u);
+  EXPECT_EQ(f.blocked_ns, 1'131'500u - 210'000u);
+  EXPECT_EQ(f.idle_launch_ns, 99u * 8'000u);
+  // [1000.5, 1020) in cudaStreamSynchronize and [1100, 1130) in the blocking cudaMemcpy.
+  EXPECT_EQ(f.idle_sync_ns, 19'500u + 30'000u);
+  EXPECT_EQ(f.idle_other_ns, 80'000u);
+  EXPECT_EQ(f.mean_kernel_ns, 2'000u);
+  EXPECT_EQ(f.launches, 100u);
+  EXPECT_EQ(f.mean_launch_ns, 8'000u);
+  // idle 921.5 of 1131.5 µs = 81.44%.
+  EXPECT_NE(f.explanation.find("Launch-bound: GPU 0 was idle 81.44% of the time because kernels "
+                               "averaged 2.0 µs while launches cost 8.0 µs"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.explanation.find("CUDA graph"), std::string::npos);
+  EXPECT_NE(f.explanation.find("fuse the kernels"), std::string::npos);
+  EXPECT_NE(f.explanation.find("most in cudaMemcpy, 30.0 µs"), std::string::npos);
+}
+
+TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
+  const ProcessTrace t = Load(OverlapScenario());
+  const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");
+  ASSERT_EQ(all.size(), 2u);
+  const Finding& legacy = all[0];
+  EXPECT_EQ(legacy.serialised_by, "legacy-default-stream");
+  EXPECT_EQ(legacy.stream_id, 7u);
+  EXPECT_EQ(legacy.copies, 8u);
+  EXPECT_EQ(legacy.copy_ns, 8u * 100'000u);
+  EXPECT_EQ(legacy.kernels, 4u);
+  EXPECT_EQ(legacy.kernel_ns, 4u * 50'000u);
+  // min(800, 200) µs, nothing overlapped already.
+  EXPECT_EQ(legacy.blocked_ns, 200'000u);
+  EXPECT_EQ(legacy.host_start_ns, 10'000u);
+  EXPECT_EQ(legacy.host_duration_ns, 1'150'000u);
+  const Finding& pageable = all[1];
+  EXPECT_EQ(pageable.serialised_by, "pageable-memory");
+  // Only the first pageable copy pairs with a kernel: min(290, 200) µs.
+  EXPECT_EQ(pageable.copies, 1u);
+  EXPECT_EQ(pageable.copy_ns, 290'000u);
+  EXPECT_EQ(pageable.kernels, 1u);
+  EXPECT_EQ(pageable.blocked_ns, 200'000u);
+  EXPECT_NE(pageable.explanation.find("pinned host memory"), std::string::npos);
+  EXPECT_NE(legacy.explanation.find("cudaStreamNonBlocking"), std::string::npos);
+  // Below --min-wait neither is reported.
+  EXPECT_TRUE(Of(FindFindings(t, MinWait(200'001)), "no-overlap-default-stream").empty());
+}
+
+TEST_F(FindingsTest, AllocChurnWithImplicitSyncsAndSavings) {
+  TraceBuilder b;
+  // Six cudaMalloc [100i, 100i+10) / kernel / cudaFree [100i+20, 100i+40) of 1 MiB at one
+  // address; each kernel runs [100i+15, 100i+30), so every cudaFree waits 10 µs for it.
+  // Then six cudaMallocAsync/cudaFreeAsync pairs: 50 µs for the first, 3 µs for the others.
+  auto memory_op = [&](uint64_t corr, MemoryOperation op, uint64_t address, double at) {
+    MemoryOp m;
+    m.operation = op;
+    m.memory_kind = MemoryKind::kDevice;
+    m.address = address;
+    m.bytes = 1 << 20;
+    m.time_ns = Us(at);
+    m.correlation_id = corr;
+    b.records().memory_ops.push_back(m);
+  };
+  for (int i = 0; i < 6; ++i) {
+    const double s = 100.0 * i;
+    memory_op(b.Api("cudaMalloc", s, s + 10), MemoryOperation::kAllocation, 0x1000, s);
+    b.Launch("_Z4fillPi", s + 11, s + 14, s + 15, s + 30, 7);
+    memory_op(b.Api("cudaFree", s + 20, s + 40), MemoryOperation::kRelease, 0x1000, s + 20);
+  }
+  for (int i = 0; i < 6; ++i) {
+    const double s = 1000.0 + 100.0 * i;
+    const double cost = i == 0 ? 48 : 1;
+    memory_op(b.Api("cudaMallocAsync", s, s + cost), MemoryOperation::kAllocation, 0x2000, s);
+    memory_op(b.Api("cudaFreeAsync", s + 50, s + 52), MemoryOperation::kRelease, 0x2000, s + 50);
+  }
+  b.SetEnd(2000);
+  const ProcessTrace t = Load(b);
+  const auto churn = Of(FindFindings(t, {}), "alloc-churn");
+  ASSERT_EQ(churn.size(), 1u);  // the stream-ordered pairs are not churn to fix
+  const Finding& f = churn[0];
+  EXPECT_EQ(f.api, "cudaMalloc");
+  EXPECT_EQ(f.free_api, "cudaFree");
+  EXPECT_EQ(f.bytes, 1u << 20);
+  EXPECT_EQ(f.pairs, 6u);
+  EXPECT_EQ(f.pairs_host_ns, 6u * 30'000u);
+  // Each cudaFree entered at s+20 while the kernel ran until s+30: 6 waits of 10 µs.
+  EXPECT_EQ(f.implicit_syncs, 6u);
+  EXPECT_EQ(f.sync_wait_ns, 6u * 10'000u);
+  // Caching: every pair after the first, 5 × 30 µs. cudaMallocAsync: their pairs cost 3 µs after
+  // the first, so 150 - 5 × 3 = 135 µs.
+  EXPECT_EQ(f.caching_saving_ns, 150'000u);
+  EXPECT_EQ(f.blocked_ns, 150'000u);
+  EXPECT_EQ(f.async_saving_ns, 135'000u);
+  EXPECT_EQ(f.host_start_ns, 0u);
+  EXPECT_EQ(f.host_duration_ns, 540'000u);
+  // Fewer pairs than --churn-min-pairs: nothing.
+  FindingsOptions strict;
+  strict.churn_min_pairs = 7;
+  EXPECT_TRUE(Of(FindFindings(t, strict), "alloc-churn").empty());
 }
 
 TEST_F(FindingsTest, EmptyAndHostOnlyTracesHaveNoFindings) {

@@ -1,6 +1,7 @@
 // Proves `profview memory`'s figures on a hand-computable trace: counts, bytes and host time per
 // API and kind; device memory peak (value, time, call) with releases matched by address; churn
-// pairs grouped by API and size; an unmatched free; and that every format renders.
+// pairs grouped by API and size; an unmatched free; the implicit synchronisation of a cudaFree;
+// the NVTX ranges open at the peak; and that every format renders.
 #include "viewer-cli/memory.h"
 
 #include <gtest/gtest.h>
@@ -39,6 +40,12 @@ TraceBuilder Loop() {
     Op(b, "cudaMalloc", t, t + 10, kAlloc, MemoryKind::kDevice, 0x1000, 2 * kMiB);
     Op(b, "cudaFree", t + 50, t + 70, kFree, MemoryKind::kDevice, 0x1000, 2 * kMiB);
   }
+  // A kernel runs [46, 60) µs: the first cudaFree [50, 70) waits 10 µs for it.
+  b.Launch("_Z1kPf", 40, 45, 46, 60, 7);
+  // NVTX ranges open when the peak's call starts at 500 µs: "phase" › "inner"; "later" is not.
+  b.AddRange("phase", 450, 600);
+  b.AddRange("inner", 490, 510, 1, NvtxKind::kPushPop, 1);
+  b.AddRange("later", 520, 530, 1, NvtxKind::kPushPop, 1);
   // A 4 MiB buffer live from 400 to 700 µs, and 1 MiB from 500 µs: peak 5 MiB at 500 µs.
   Op(b, "cudaMalloc", 400, 405, kAlloc, MemoryKind::kDevice, 0x9000, 4 * kMiB);
   Op(b, "cudaMallocAsync", 500, 501, kAlloc, MemoryKind::kDevice, 0xA000, kMiB);
@@ -74,6 +81,10 @@ TEST(MemoryTest, PerApiCountsBytesAndHostTime) {
   EXPECT_EQ(free->releases, 5u);
   EXPECT_EQ(free->released_bytes, 11 * kMiB);
   EXPECT_EQ(free->host_ns, 3 * 20'000u + 30'000u + 1'000u);
+  // Only the first cudaFree found device work running: one implicit sync of 10 µs.
+  EXPECT_EQ(free->implicit_syncs, 1u);
+  EXPECT_EQ(free->sync_wait_ns, 10'000u);
+  EXPECT_EQ(malloc->implicit_syncs, 0u);
   const MemoryApiStats* host = Find(r, "cudaMallocHost");
   ASSERT_NE(host, nullptr);
   EXPECT_EQ(host->kind, MemoryKind::kPinned);
@@ -90,6 +101,7 @@ TEST(MemoryTest, DevicePeakAndUnmatchedFree) {
   EXPECT_EQ(d.peak_time_ns, 500'000u);
   EXPECT_EQ(d.api, "cudaMallocAsync");
   EXPECT_EQ(d.thread_id, 1u);
+  EXPECT_EQ(d.nvtx, (std::vector<std::string>{"phase", "inner"}));
   EXPECT_EQ(d.end_bytes, kMiB);
   EXPECT_EQ(d.unmatched_releases, 1u);
 }
@@ -105,6 +117,9 @@ TEST(MemoryTest, ChurnGroupsBySizeAndApi) {
   EXPECT_EQ(r.churn[0].bytes, 2 * kMiB);
   EXPECT_EQ(r.churn[0].pairs, 3u);
   EXPECT_EQ(r.churn[0].host_ns, 90'000u);
+  EXPECT_EQ(r.churn[0].first_pair_host_ns, 30'000u);
+  EXPECT_EQ(r.churn[0].implicit_syncs, 1u);
+  EXPECT_EQ(r.churn[0].sync_wait_ns, 10'000u);
 }
 
 TEST(MemoryTest, FormatsRenderAndEmptyTrace) {
@@ -112,8 +127,7 @@ TEST(MemoryTest, FormatsRenderAndEmptyTrace) {
   TempDir dir;
   const std::vector<MemoryReport> reports = {AnalyzeMemory(Loop().RoundTrip(dir.Path("t.pb")))};
   EXPECT_NE(MemoryTable(reports, 120).find("cudaMallocAsync"), std::string::npos);
-  EXPECT_NE(MemoryCsv(reports).find("churn,4242,cudaMalloc,,,2097152,pairs,3"),
-            std::string::npos);
+  EXPECT_NE(MemoryCsv(reports).find("churn,4242,cudaMalloc,,,2097152,pairs,3"), std::string::npos);
   EXPECT_NE(MemoryJson(reports).find("\"peak_bytes\": 5242880"), std::string::npos);
   TraceBuilder empty;
   empty.SetEnd(10);

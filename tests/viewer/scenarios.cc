@@ -175,6 +175,77 @@ TraceBuilder IdleScenario() {
   return b;
 }
 
+TraceBuilder LaunchBoundScenario() {
+  TraceBuilder b(7272);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  const uint32_t t = 1;
+  // Call i runs [10i, 10i + 8) µs, its kernel [10i + 8.5, 10i + 10.5): the next call starts at
+  // 10i + 10, before the kernel ends, so each of the 99 gaps of 8 µs is launch time.
+  for (int i = 0; i < 100; ++i) {
+    const double s = 10.0 * i;
+    b.Launch("_Z4tinyPf", s, s + 8, s + 8.5, s + 10.5, 7);
+  }
+  // The last kernel ends at 1000.5. The host synchronises [1000, 1020) (19.5 µs of idle time
+  // blocked in it), computes [1020, 1100) (80 µs other), then a synchronous pageable copy
+  // [1100, 1150) whose transfer runs [1130, 1140) (30 µs of idle time issued by a blocking call).
+  const uint64_t sync = b.Api("cudaStreamSynchronize", 1000, 1020, t);
+  b.AddSync(SyncType::kStreamSynchronize, 1000.2, 1019.8, sync, 7);
+  const uint64_t copy = b.Api("cudaMemcpy", 1100, 1150, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 4096, 1130, 1140, copy,
+              7, false);
+  b.SetEnd(1200);
+  return b;
+}
+
+TraceBuilder OverlapScenario() {
+  TraceBuilder b(7373);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(15, StreamType::kNonBlocking);
+  b.AddStream(16, StreamType::kNonBlocking);
+  const uint32_t t = 1;
+  constexpr uint64_t kChunk = 8 << 20;
+  // [A] Legacy default stream: chunk c at 10 + 300c µs: HtoD [0, 100), kernel [100, 150), DtoH
+  // [150, 250) after it, all async from pinned memory on stream 7. Copies 800 µs, kernels
+  // 200 µs.
+  for (int c = 0; c < 4; ++c) {
+    const double base = 10 + 300.0 * c;
+    const uint64_t up = b.Api("cudaMemcpyAsync", base - 5, base - 3, t);
+    b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, kChunk, base, base + 100,
+                up, 7, true);
+    b.Launch("_Z9transformPj", base - 3, base - 1, base + 100, base + 150, 7);
+    const uint64_t down = b.Api("cudaMemcpyAsync", base - 1, base, t);
+    b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, kChunk, base + 150,
+                base + 250, down, 7, true);
+  }
+  // [B] A pageable HtoD copy on 15 that holds the host [2000, 2310) while it copies
+  // [2010, 2300), then a kernel launched on 16 [2330, 2530): a pair, min(290, 200) = 200 µs.
+  const uint64_t p1 = b.Api("cudaMemcpyAsync", 2000, 2310, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, kChunk, 2010, 2300, p1,
+              15, true);
+  b.Launch("_Z9transformPj", 2320, 2325, 2330, 2530, 16);
+  // Not pairs: the next kernel is on the copy's own stream; ...
+  const uint64_t p2 = b.Api("cudaMemcpyAsync", 3000, 3310, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, kChunk, 3010, 3300, p2,
+              15, true);
+  b.Launch("_Z9transformPj", 3320, 3325, 3330, 3430, 15);
+  // ... a cudaStreamSynchronize comes before the next launch; ...
+  const uint64_t p3 = b.Api("cudaMemcpyAsync", 4000, 4310, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, kChunk, 4010, 4300, p3,
+              15, true);
+  const uint64_t sync = b.Api("cudaStreamSynchronize", 4311, 4315, t);
+  b.AddSync(SyncType::kStreamSynchronize, 4311.5, 4314.5, sync, 15);
+  b.Launch("_Z9transformPj", 4320, 4325, 4330, 4530, 16);
+  // ... and pinned memory: the call returns before its copy ran, the kernel overlaps it.
+  const uint64_t p4 = b.Api("cudaMemcpyAsync", 5000, 5005, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, kChunk, 5010, 5300, p4, 15,
+              true);
+  b.Launch("_Z9transformPj", 5006, 5010, 5012, 5212, 16);
+  b.SetEnd(6000);
+  return b;
+}
+
 TraceBuilder HostOnlyScenario() {
   TraceBuilder b(8181);
   b.Api("cudaGetDeviceCount", 1, 3, 1);

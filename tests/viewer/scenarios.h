@@ -27,6 +27,17 @@ TraceBuilder ThreadsScenario();
 // gpu-low-utilization.
 TraceBuilder IdleScenario();
 
+// 100 launches of 2 µs kernels whose calls take 8 µs (launch-bound), then a
+// cudaStreamSynchronize, 80 µs of host work and a synchronous pageable cudaMemcpy: every cause
+// of the idle breakdown with hand-computable times (see scenarios.cc).
+TraceBuilder LaunchBoundScenario();
+
+// Copies and kernels that could not overlap: four chunks (HtoD 100 µs, kernel 50 µs, DtoH
+// 100 µs) on the legacy default stream; then a pageable copy that holds the host followed by a
+// kernel on another non-blocking stream (a pair), and three that are not pairs (same stream,
+// a cudaStreamSynchronize between, a pinned copy that returned at once). See scenarios.cc.
+TraceBuilder OverlapScenario();
+
 // Only API calls, no device activity.
 TraceBuilder HostOnlyScenario();
 
