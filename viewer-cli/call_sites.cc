@@ -77,6 +77,11 @@ std::string ShortFunctionName(std::string_view f) {
   std::string name(f);
   // GCC's clones: "Foo(int) [clone .isra.0]".
   if (size_t clone = name.find(" [clone "); clone != std::string::npos) name.resize(clone);
+  for (std::string_view qualifier : {" const", " volatile", " &&", " &"}) {
+    if (name.size() > qualifier.size() && name.ends_with(qualifier)) {
+      name.resize(name.size() - qualifier.size());
+    }
+  }
   // Parameters: from the '(' that matches the final ')'.
   if (!name.empty() && name.back() == ')') {
     int depth = 0;

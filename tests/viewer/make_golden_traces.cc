@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   t::ThreadsScenario().Write(dir + "/threads.pb");
   t::IdleScenario().Write(dir + "/idle.pb", 16 << 10);
   t::HostOnlyScenario().Write(dir + "/hostonly.pb");
+  t::CallSitesScenario().Write(dir + "/callsites.pb");
   t::TraceBuilder empty(9191);
   empty.SetEnd(100);
   empty.Write(dir + "/empty.pb");
