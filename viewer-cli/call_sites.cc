@@ -69,7 +69,11 @@ bool IsCudaLibrary(std::string_view file_name) {
 }
 
 bool IsCudaRuntimeFunction(std::string_view f) {
-  if (f.rfind("cudart::", 0) == 0 || f.rfind("__cudart", 0) == 0) return true;
+  // nvcc's launch stubs (__device_stub__Z10SpinKernelm) are generated code around the runtime.
+  if (f.rfind("cudart::", 0) == 0 || f.rfind("__cudart", 0) == 0 ||
+      f.rfind("__device_stub__", 0) == 0) {
+    return true;
+  }
   return f.size() > 4 && f.rfind("cuda", 0) == 0 && std::isupper(static_cast<unsigned char>(f[4]));
 }
 

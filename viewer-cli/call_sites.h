@@ -9,7 +9,8 @@
 // - CUDA's own frames: frames in CUDA's libraries (IsCudaLibrary: libcuda, libcudart, libcublas*,
 //   libcudnn*, libcufft*, libcurand, libcusparse*, libcusolver*, libnccl, libnvrtc, libnvJitLink,
 //   libnvidia-*, libcupti, ...), and frames of the CUDA runtime linked statically into another
-//   module (functions named cuda[A-Z]..., cudart::..., __cudart...). libprof's own frames count
+//   module (functions named cuda[A-Z]..., cudart::..., __cudart..., and nvcc's launch stubs
+//   __device_stub__...). libprof's own frames count
 //   as CUDA's too (they never reach a trace, which starts below them).
 // - Call site: walking outwards from the innermost frame, the first frame that is not CUDA's.
 // - Through: the outermost CUDA frame before the call site, when it lies in a CUDA library

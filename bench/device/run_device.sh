@@ -3,8 +3,10 @@
 # 8 minutes: each round runs every configuration of a case side by side (order rotated per
 # round), so drifts in clocks or load hit all of them alike; then one table (summarize.py).
 #   launch     launch_loop, 1M empty kernels: none / CUPTI floor / libprof / libprof API_FILTER=all
+#              / libprof BACKTRACE=none / libprof BACKTRACE=all (libprof is BACKTRACE=blocking)
 #   torch-add  x.add_(1), 100k ops; torch-mlp: MLP training steps (one python process runs both):
 #              none / libprof (LD_PRELOAD) / libprof API_FILTER=all / torch.profiler CPU+CUDA / CUDA
+#              / libprof BACKTRACE=none / libprof BACKTRACE=all
 #   exit       launch_loop, 500k launches (about 1M records): time from its last CUDA call to the
 #              process end; libprof-buffered keeps the records in memory until exit
 #   copy, long 64 MiB copies / 20 x 50 ms kernels: none / libprof (should be lost in the noise)
@@ -12,6 +14,8 @@
 # bytes per record. A run that fails or times out shows FAILED (SKIPPED past BUDGET_S).
 #
 # Usage (repository root of the carried tree): bench/device/run_device.sh
+# SECTIONS=launch,torch runs only those sections (of launch, torch, exit, copy, size): e.g. for the
+# call-stack cost alone (bench/README.md).
 # Environment: ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (400: no run starts later, none
 # runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
 # EXIT_LAUNCHES (500000).
@@ -59,6 +63,8 @@ set_config() {
     libprof) env_vars=("$how=$lib") ;;
     libprof-all) env_vars=("$how=$lib" LIBPROF_API_FILTER=all) ;;
     libprof-buffered) env_vars=("$how=$lib" LIBPROF_FLUSH_INTERVAL_MS=600000) ;;
+    libprof-bt-none) env_vars=("$how=$lib" LIBPROF_BACKTRACE=none) ;;
+    libprof-bt-all) env_vars=("$how=$lib" LIBPROF_BACKTRACE=all) ;;
   esac
 }
 
@@ -125,17 +131,24 @@ rotated() {
   for (( k = 0; k < n; ++k )); do echo "${items[(i + k) % n]}"; done
 }
 
+sections=",${SECTIONS:-launch,torch,exit,copy,size},"
+want() { [[ $sections == *",$1,"* ]]; }
+
+if want launch; then
 echo "== launch loop: $launches launches, $cpp_rounds rounds"
 for (( r = 1; r <= cpp_rounds; ++r )); do
-  for c in $(rotated 4 $r none floor libprof libprof-all); do
+  for c in $(rotated 6 $r none floor libprof libprof-all libprof-bt-none libprof-bt-all); do
     set_config "$c"
     measure "$c" "$r" 180 launch=us_per_launch "$loop" "$launches"
   done
 done
+fi
 
+if want torch; then
 echo "== PyTorch: x.add_(1) 100k ops, MLP 2000 steps, $torch_rounds rounds"
 for (( r = 1; r <= torch_rounds; ++r )); do
-  for c in $(rotated 5 $r none libprof libprof-all kineto-cpu-cuda kineto-cuda); do
+  for c in $(rotated 7 $r none libprof libprof-all kineto-cpu-cuda kineto-cuda libprof-bt-none \
+             libprof-bt-all); do
     set_config "$c" preload
     mode=none
     [[ $c == kineto-* ]] && mode=$c
@@ -143,7 +156,9 @@ for (( r = 1; r <= torch_rounds; ++r )); do
       "$python" "$torch_bench" --mode "$mode"
   done
 done
+fi
 
+if want exit; then
 echo "== exit cost: $exit_launches launches, $exit_rounds rounds"
 for (( r = 1; r <= exit_rounds; ++r )); do
   for c in $(rotated 3 $r none libprof libprof-buffered); do
@@ -151,7 +166,9 @@ for (( r = 1; r <= exit_rounds; ++r )); do
     measure "$c" "$r" 180 exit=exit_ms "$loop" "$exit_launches"
   done
 done
+fi
 
+if want copy; then
 echo "== copies and long kernels, $cpp_rounds rounds"
 for (( r = 1; r <= cpp_rounds; ++r )); do
   for c in $(rotated 2 $r none libprof); do
@@ -160,8 +177,10 @@ for (( r = 1; r <= cpp_rounds; ++r )); do
     measure "$c" "$r" 120 long=long_ms "$copylong" long
   done
 done
+fi
 
 # Trace size per op, once: libprof's trace vs torch.profiler's Chrome trace (issue 5, "Trace size").
+if want size; then
 echo "== trace size: x.add_(1), 100k ops"
 set_config libprof preload
 measure libprof 1 240 size-libprof=add_us_per_op "$python" "$torch_bench" --workload add
@@ -173,6 +192,7 @@ kineto_bytes=$(stat -c %s "$work/kineto.json" 2>/dev/null)
 # If torch.profiler could not load CUPTI it records CPU ops only: check that kernels are there.
 kineto_kernels=$(grep -o '"cat": *"kernel"' "$work/kineto.json" 2>/dev/null | wc -l)
 rm -f "$work/kineto.json" "$work"/trace*.pb
+fi
 
 echo
 echo "== results ($(hostname), $(date -u +%Y-%m-%d), $(( $(date +%s) - start_s )) s)"
