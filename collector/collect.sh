@@ -12,7 +12,8 @@
 #   LD_PRELOAD             only with --preload (see "Injection" in usage())
 #   LIBPROF_OUTPUT         -o, made absolute (so a program that changes directory, and --stats,
 #                          agree on where traces go); default $PWD/libprof-%p.pb
-#   LIBPROF_TRACE, LIBPROF_FLUSH_INTERVAL_MS, LIBPROF_BUFFER_SIZE_KB, LIBPROF_FORCE_OVERWRITE=1
+#   LIBPROF_TRACE, LIBPROF_FLUSH_INTERVAL_MS, LIBPROF_BUFFER_SIZE_KB, LIBPROF_FORCE_OVERWRITE=1,
+#   LIBPROF_BACKTRACE, LIBPROF_BACKTRACE_DEPTH
 #   LIBPROF_LOG_LEVEL      info unless set (by -l or by the caller): at info, every process
 #                          prints "libprof: trace written to PATH: N records, M bytes" as it
 #                          exits, which is the only way to report traces after `exec`.
@@ -39,6 +40,7 @@ readonly BAKED_VERSION='@PROJECT_VERSION@'
 # so that a typo fails before the program runs instead of becoming a warning and the default set.
 readonly TRACE_KINDS=" cuda all runtime driver kernel memcpy memset sync memory nvtx overhead graph "
 readonly LOG_LEVELS=" off error warn info debug trace "
+readonly BACKTRACE_MODES=" none blocking all "
 
 # Options, as parsed.
 output=""
@@ -48,6 +50,8 @@ delay_ms=""
 duration_ms=""
 flush_ms=""
 buffer_kb=""
+backtrace=""
+backtrace_depth=""
 force_overwrite=0
 stats=0
 preload=0
@@ -79,6 +83,9 @@ Options:
   -d, --duration SECONDS     stop recording CUDA activity SECONDS after it began
   -F, --flush-interval MS    write completed records every MS milliseconds (default 1000)
   -b, --buffer-size KB       CUPTI activity buffer size in KiB (default 8192)
+  --backtrace MODE           record the native call stack of API calls: blocking (the default:
+                             copies, memsets, synchronisations, frees, allocations), all, none
+  --backtrace-depth N        frames kept per call stack (default 32)
   -f, --force-overwrite      replace existing trace files (default: pick the next free name,
                              name.1.pb, name.2.pb, ...)
   -s, --stats                when PROGRAM ends, print `profview summary` and `profview findings`
@@ -179,7 +186,8 @@ parse_args() {
     # Options with a value take it from `--opt=value`, `-ovalue` or the next word.
     case $option in
       -o | --output | -t | --trace | -c | --capture-range | -y | --delay | -d | --duration | \
-        -F | --flush-interval | -b | --buffer-size | -l | --log-level)
+        -F | --flush-interval | -b | --buffer-size | -l | --log-level | --backtrace | \
+        --backtrace-depth)
         if [[ -z $value && $1 == "$option" ]]; then
           (($# >= 2)) || usage_error "$option needs a value"
           value=$2
@@ -201,6 +209,12 @@ parse_args() {
         ;;
       -F | --flush-interval) check_positive_int "$option" "$value"; flush_ms=$((10#$value)) ;;
       -b | --buffer-size) check_positive_int "$option" "$value"; buffer_kb=$((10#$value)) ;;
+      --backtrace)
+        [[ $BACKTRACE_MODES == *" $value "* ]] ||
+          usage_error "$option: unknown mode '$value' (known:${BACKTRACE_MODES% })"
+        backtrace=$value
+        ;;
+      --backtrace-depth) check_positive_int "$option" "$value"; backtrace_depth=$((10#$value)) ;;
       -l | --log-level)
         [[ $LOG_LEVELS == *" $value "* ]] ||
           usage_error "$option: unknown level '$value' (known:${LOG_LEVELS% })"
@@ -333,6 +347,8 @@ export_environment() {
   [[ -z $trace_kinds ]] || export LIBPROF_TRACE="$trace_kinds"
   [[ -z $flush_ms ]] || export LIBPROF_FLUSH_INTERVAL_MS="$flush_ms"
   [[ -z $buffer_kb ]] || export LIBPROF_BUFFER_SIZE_KB="$buffer_kb"
+  [[ -z $backtrace ]] || export LIBPROF_BACKTRACE="$backtrace"
+  [[ -z $backtrace_depth ]] || export LIBPROF_BACKTRACE_DEPTH="$backtrace_depth"
   ((force_overwrite == 0)) || export LIBPROF_FORCE_OVERWRITE=1
   [[ -z $capture_range ]] || export LIBPROF_CAPTURE_RANGE="$capture_range"
   [[ -z $delay_ms ]] || export LIBPROF_DELAY_MS="$delay_ms"

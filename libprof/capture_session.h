@@ -16,6 +16,7 @@
 namespace libprof {
 
 class Recorder;
+class CallSiteRecorder;
 
 class CaptureSession {
  public:
@@ -48,6 +49,10 @@ class CaptureSession {
   virtual std::string CheckStillCapturing(uint64_t* missed) = 0;
   // Stops new records (before the final flush).
   virtual void Disable() = 0;
+
+  // The call-stack recorder (LIBPROF_BACKTRACE), once Start has set it up; nullptr when stacks
+  // are off or capture did not start.
+  virtual CallSiteRecorder* call_sites() { return nullptr; }
 
   virtual uint32_t cupti_version() const = 0;
   virtual std::string cupti_path() const = 0;

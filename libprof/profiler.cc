@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "libprof/backtrace/call_site_recorder.h"
 #include "libprof/clock.h"
 #include "libprof/driver_queries.h"
 #include "libprof/log.h"
@@ -70,6 +71,11 @@ void Profiler::ChildAfterFork() {
   // A child of a process that started CUDA cannot use CUDA, and a CUPTI flush there hangs
   // (cupti-facts.md 1.4): the child must never flush, nor touch the parent's file.
   if (self.recorder_.load() != nullptr || self.injection_seen_) self.inert_ = true;
+  // The child's threads are gone, and with them whoever held the stack table's lock: walk no
+  // stacks in the child, whatever its CUDA calls do.
+  if (self.session_ != nullptr && self.session_->call_sites() != nullptr) {
+    self.session_->call_sites()->Disable();
+  }
   NvtxRecorder::Get().ResetAfterFork();
 }
 
@@ -136,6 +142,20 @@ void Profiler::StartLocked() {
     nvtx.Drain(events, domains, final, now_ns);
   };
   hooks.take_nvtx_dropped = [&nvtx] { return nvtx.TakeDropped(); };
+  hooks.take_call_sites = [session](std::vector<CallSitePair>* out) {
+    if (CallSiteRecorder* sites = session->call_sites()) sites->TakePairs(out);
+  };
+  hooks.take_stacks = [session, &nvtx](TraceRecords* out) {
+    CallSiteRecorder* sites = session->call_sites();
+    if (sites == nullptr) return;
+    sites->Disable();  // capture has stopped (flush_forced ran first); the table is final
+    sites->Symbolize(nvtx.strings(), out);
+    if (const uint64_t missed = sites->missed(); missed > 0) {
+      Log().warn("{} API calls went without a call stack (over {} distinct stacks, or the "
+                 "writer thread fell behind)",
+                 missed, CallSiteRecorder::kMaxStacks);
+    }
+  };
 
   CaptureRange range;
   std::string range_error;

@@ -182,12 +182,40 @@ void Recorder::ProcessCompletedBuffers() {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     batch.swap(queue_);
   }
+  // After taking the batch: each of its API records was queued after its call returned, so
+  // after the call's entry noted its stack. Taking the stacks now finds all of them.
+  TakeCallSites();
   for (const Completed& completed : batch) {
     TraceRecords records;
     if (hooks_.decode && completed.size > 0) hooks_.decode(completed.buffer, completed.size, &records);
     pool_->Release(completed.buffer, completed.size);
     WriteRecords(records);
   }
+}
+
+void Recorder::TakeCallSites() {
+  if (!hooks_.take_call_sites) return;
+  hooks_.take_call_sites(&call_site_batch_);
+  for (const auto& [correlation_id, stack_id] : call_site_batch_) {
+    pending_call_sites_[correlation_id] = stack_id;
+  }
+  call_site_batch_.clear();
+  if (pending_call_sites_.size() <= kMaxPendingCallSites) return;
+  // Correlation ids grow with time: keep the newer half (calls that may still be running).
+  std::vector<uint64_t> ids;
+  ids.reserve(pending_call_sites_.size());
+  for (const auto& entry : pending_call_sites_) ids.push_back(entry.first);
+  auto middle = ids.begin() + ids.size() / 2;
+  std::nth_element(ids.begin(), middle, ids.end());
+  for (auto it = ids.begin(); it != middle; ++it) pending_call_sites_.erase(*it);
+}
+
+void Recorder::AttachStack(ApiCall* call) {
+  if (pending_call_sites_.empty()) return;
+  auto it = pending_call_sites_.find(call->correlation_id);
+  if (it == pending_call_sites_.end()) return;
+  call->stack_id = it->second;
+  pending_call_sites_.erase(it);
 }
 
 void Recorder::WriteRecords(TraceRecords& records) {
@@ -205,9 +233,10 @@ void Recorder::WriteRecords(TraceRecords& records) {
   writer_.AddAll(records);
   std::vector<ApiCall> ready;
   const pid_t own_thread = writer_tid_.load();
-  for (const ApiCall& call : calls) {
+  for (ApiCall& call : calls) {
     // Our own queries (driver and runtime versions) are not the application's work.
     if (static_cast<pid_t>(call.thread_id) == own_thread) continue;
+    AttachStack(&call);
     nesting_.Add(call, &ready);
   }
   for (const ApiCall& call : ready) writer_.Add(call);
@@ -248,6 +277,12 @@ void Recorder::Finish(const std::string& reason) {
   std::vector<ApiCall> released;
   nesting_.ReleaseAll(&released);
   for (const ApiCall& call : released) writer_.Add(call);
+  if (hooks_.take_stacks) {
+    // Once, at the end: every address is symbolised once, while its module is still loaded.
+    TraceRecords stacks;
+    hooks_.take_stacks(&stacks);
+    writer_.AddAll(stacks);
+  }
   TakeDrops();
   RunEnd end;
   end.end_time_ns = NowNs();

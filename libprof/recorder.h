@@ -17,6 +17,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "libprof/api_nesting.h"
@@ -52,6 +54,10 @@ struct RecorderHooks {
       drain_nvtx;
   // NVTX events dropped since the last call.
   std::function<uint64_t()> take_nvtx_dropped;
+  // Call stacks (LIBPROF_BACKTRACE): moves the (correlation id, stack id) pairs noted at API
+  // entry since the last call into *out; and, once at the end, the symbolised stacks.
+  std::function<void(std::vector<std::pair<uint64_t, uint32_t>>* out)> take_call_sites;
+  std::function<void(TraceRecords* out)> take_stacks;
 };
 
 class Recorder {
@@ -101,6 +107,8 @@ class Recorder {
 
   void Run();
   void ProcessCompletedBuffers();
+  void TakeCallSites();
+  void AttachStack(ApiCall* call);
   void WriteRecords(TraceRecords& records);
   void DrainNvtx(bool final);
   void TakeDrops();
@@ -118,6 +126,12 @@ class Recorder {
   TraceWriter writer_;
   ApiNestingTracker nesting_;
   TraceHeader header_;
+  // Stack ids noted at API entry, by correlation id, until the call's record arrives. A call
+  // that is never recorded (outside a capture range, dropped by CUPTI) leaves its entry behind:
+  // past kMaxPendingCallSites the oldest half is dropped.
+  static constexpr size_t kMaxPendingCallSites = size_t{1} << 16;
+  std::unordered_map<uint64_t, uint32_t> pending_call_sites_;
+  std::vector<std::pair<uint64_t, uint32_t>> call_site_batch_;
 
   std::mutex queue_mutex_;
   std::vector<Completed> queue_;

@@ -132,6 +132,10 @@ std::map<std::string, std::string> Settings::ToMap() const {
       {"LIBPROF_DURATION_MS", std::to_string(duration_ms)},
       {"LIBPROF_WATCH_TAKEOVER", watch_takeover ? "1" : "0"},
       {"LIBPROF_CUPTI_PATH", cupti_path},
+      {"LIBPROF_BACKTRACE", backtrace == BacktraceMode::kNone  ? "none"
+                            : backtrace == BacktraceMode::kAll ? "all"
+                                                               : "blocking"},
+      {"LIBPROF_BACKTRACE_DEPTH", std::to_string(backtrace_depth)},
   };
 }
 
@@ -213,6 +217,21 @@ Settings ParseSettings(const Getenv& getenv_fn, std::vector<std::string>* warnin
   ReadUint(getenv_fn, "LIBPROF_DELAY_MS", 0, kMaxWindowMs, &s.delay_ms, warnings);
   ReadUint(getenv_fn, "LIBPROF_DURATION_MS", 0, kMaxWindowMs, &s.duration_ms, warnings);
   if (const char* v = getenv_fn("LIBPROF_CUPTI_PATH"); v != nullptr) s.cupti_path = v;
+  if (const char* v = getenv_fn("LIBPROF_BACKTRACE"); v != nullptr && *v != '\0') {
+    std::string_view mode(v);
+    if (mode == "none") {
+      s.backtrace = BacktraceMode::kNone;
+    } else if (mode == "blocking") {
+      s.backtrace = BacktraceMode::kBlocking;
+    } else if (mode == "all") {
+      s.backtrace = BacktraceMode::kAll;
+    } else {
+      warnings->push_back(std::string("LIBPROF_BACKTRACE=") + v +
+                          " is not one of none, blocking, all; using blocking");
+    }
+  }
+  // 256: the walk's buffer is on the calling thread's stack (call_site_recorder.cc).
+  ReadUint(getenv_fn, "LIBPROF_BACKTRACE_DEPTH", 1, 256, &s.backtrace_depth, warnings);
   return s;
 }
 

@@ -29,6 +29,9 @@ struct RecordKinds {
 
 enum class ApiFilter { kSignificant, kAll };
 
+// LIBPROF_BACKTRACE: which API calls get their native call stack recorded.
+enum class BacktraceMode { kNone, kBlocking, kAll };
+
 struct Settings {
   // LIBPROF_OUTPUT: output path template (%p pid, %h host, %q{VAR} env var, %n sequence, %% %).
   std::string output = "libprof-%p.pb";
@@ -64,6 +67,12 @@ struct Settings {
   bool watch_takeover = true;
   // LIBPROF_CUPTI_PATH: libcupti to load when the process has none loaded yet.
   std::string cupti_path;
+  // LIBPROF_BACKTRACE: "blocking" (default) records the call stack of API calls that can block
+  // the host (copies, memsets, synchronisations, frees, allocations); "all" of every recorded
+  // call; "none" of none (no callback is enabled for it).
+  BacktraceMode backtrace = BacktraceMode::kBlocking;
+  // LIBPROF_BACKTRACE_DEPTH: frames kept per stack, below libprof's and CUPTI's own.
+  uint32_t backtrace_depth = 32;
 
   // The effective values, by variable name, for the trace header.
   std::map<std::string, std::string> ToMap() const;

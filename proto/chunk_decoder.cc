@@ -141,6 +141,7 @@ void DecodeApiCalls(const trace::Chunk& chunk, const ProcessTables& state, Threa
     call.thread_id = threads->Id(c.thread_index());
     call.return_value = c.return_value();
     call.nested = c.nested();
+    call.stack_id = c.stack_id();
   }
 }
 
@@ -363,6 +364,29 @@ TraceHeader DecodeHeader(const trace::Header& h) {
   return header;
 }
 
+// Stacks are plain lists of ids resolved by the analysis, which sees the whole trace (they are
+// written at the end of the recording, after the calls that refer to them).
+void DecodeStacks(const trace::Chunk& chunk, TraceRecords* out) {
+  for (const trace::StackModule& m : chunk.stack_modules()) {
+    out->stack_modules.push_back({.id = m.id(),
+                                  .path_id = m.path_id(),
+                                  .build_id = m.build_id(),
+                                  .executable = m.executable()});
+  }
+  for (const trace::StackFrame& f : chunk.stack_frames()) {
+    out->stack_frames.push_back({.id = f.id(),
+                                 .address = f.address(),
+                                 .module_id = f.module_id(),
+                                 .module_offset = f.module_offset(),
+                                 .function_id = f.function_id(),
+                                 .function_offset = f.function_offset()});
+  }
+  for (const trace::CallStack& s : chunk.call_stacks()) {
+    out->call_stacks.push_back(
+        {.id = s.id(), .frame_ids = {s.frame_ids().begin(), s.frame_ids().end()}});
+  }
+}
+
 bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
                  std::string* problem) {
   out->process_index = chunk.process_index();
@@ -377,6 +401,7 @@ bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* 
   DecodeMemoryOps(chunk, out);
   DecodeStreamsAndEvents(chunk, out);
   DecodeOthers(chunk, &threads, out);
+  DecodeStacks(chunk, out);
   if (threads.has_bad()) {
     *problem = "refers to undefined thread index " + std::to_string(threads.bad());
     return false;

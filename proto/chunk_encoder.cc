@@ -144,6 +144,7 @@ void TraceWriter::ChunkEncoder::Add(const ApiCall& r) {
   w.Uint(f::kThreadIndex, ThreadIndex(r.thread_id));
   w.Sint32(f::kReturnValue, r.return_value);
   w.Bool(f::kNested, r.nested);
+  w.Uint(f::kStackId, r.stack_id);
   CommitRecord(wire::chunk::kApiCalls);
 }
 
@@ -352,6 +353,41 @@ void TraceWriter::ChunkEncoder::Add(const DropReport& r) {
   w.Uint(f::kCount, r.count);
   w.Uint(f::kAtNs, r.at_ns);
   CommitRecord(wire::chunk::kDrops);
+}
+
+void TraceWriter::ChunkEncoder::Add(const StackModule& r) {
+  namespace f = wire::stack_module;
+  scratch_.clear();
+  Proto3Writer w(&scratch_);
+  w.Uint(f::kId, r.id);
+  w.Uint(f::kPathId, r.path_id);
+  w.String(f::kBuildId, r.build_id);
+  w.Bool(f::kExecutable, r.executable);
+  CommitRecord(wire::chunk::kStackModules);
+}
+
+void TraceWriter::ChunkEncoder::Add(const StackFrame& r) {
+  namespace f = wire::stack_frame;
+  scratch_.clear();
+  Proto3Writer w(&scratch_);
+  w.Uint(f::kId, r.id);
+  w.Uint(f::kAddress, r.address);
+  w.Uint(f::kModuleId, r.module_id);
+  w.Uint(f::kModuleOffset, r.module_offset);
+  w.Uint(f::kFunctionId, r.function_id);
+  w.Uint(f::kFunctionOffset, r.function_offset);
+  CommitRecord(wire::chunk::kStackFrames);
+}
+
+void TraceWriter::ChunkEncoder::Add(const CallStack& r) {
+  namespace f = wire::call_stack;
+  scratch_.clear();
+  Proto3Writer w(&scratch_);
+  w.Uint(f::kId, r.id);
+  if (!r.frame_ids.empty()) {
+    w.writer().add_packed_uint32(f::kFrameIds, r.frame_ids.begin(), r.frame_ids.end());
+  }
+  CommitRecord(wire::chunk::kCallStacks);
 }
 
 void TraceWriter::ChunkEncoder::AddRuntimeVersion(uint32_t cuda_runtime_version) {

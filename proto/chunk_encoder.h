@@ -42,6 +42,9 @@ class TraceWriter::ChunkEncoder {
   void Add(const DeviceInfo& record);
   void Add(const GraphTrace& record);
   void Add(const DropReport& record);
+  void Add(const StackModule& record);
+  void Add(const StackFrame& record);
+  void Add(const CallStack& record);
   void AddRuntimeVersion(uint32_t cuda_runtime_version);
   void SetRunEnd(const RunEnd& run_end);  // replaces an earlier one of the same chunk
 

@@ -92,7 +92,34 @@ struct ApiCall {
   uint32_t thread_id = 0;  // OS thread id (gettid)
   int32_t return_value = 0;
   bool nested = false;  // a driver call inside a runtime call of the same thread
+  uint32_t stack_id = 0;  // CallStack::id of the native stack at entry; 0 = none
   bool operator==(const ApiCall&) const = default;
+};
+
+// Call stacks (LIBPROF_BACKTRACE): modules, symbolised return addresses, and stacks of them.
+// Ids start at 1 and are per process; 0 means "none".
+struct StackModule {
+  uint32_t id = 0;
+  uint32_t path_id = 0;  // string id
+  std::string build_id;  // lowercase hex; "" when the module has none
+  bool executable = false;
+  bool operator==(const StackModule&) const = default;
+};
+
+struct StackFrame {
+  uint32_t id = 0;
+  uint64_t address = 0;  // return address in the recording process
+  uint32_t module_id = 0;
+  uint64_t module_offset = 0;
+  uint32_t function_id = 0;  // string id of the demangled name; 0 when unknown
+  uint64_t function_offset = 0;
+  bool operator==(const StackFrame&) const = default;
+};
+
+struct CallStack {
+  uint32_t id = 0;
+  std::vector<uint32_t> frame_ids;  // innermost first
+  bool operator==(const CallStack&) const = default;
 };
 
 struct KernelShape {
@@ -292,6 +319,9 @@ struct TraceRecords {
   std::vector<DeviceInfo> devices;
   std::vector<GraphTrace> graph_traces;
   std::vector<DropReport> drops;
+  std::vector<StackModule> stack_modules;
+  std::vector<StackFrame> stack_frames;
+  std::vector<CallStack> call_stacks;
   std::optional<RunEnd> run_end;
   uint32_t cuda_runtime_version = 0;  // 0 = not reported in this batch
 

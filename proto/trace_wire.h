@@ -37,7 +37,8 @@ inline constexpr uint32_t kProcessIndex = 1, kSequence = 2, kBaseTimeNs = 3, kSt
                           kKernels = 9, kMemcpys = 10, kMemsets = 11, kSynchronizations = 12,
                           kNvtxEvents = 13, kMemoryOps = 14, kStreams = 15, kContexts = 16,
                           kCudaEvents = 17, kOverheads = 18, kDevices = 19, kNvtxDomains = 20,
-                          kRunEnd = 21, kDrops = 22, kGraphTraces = 23, kRuntimeInfos = 24;
+                          kRunEnd = 21, kDrops = 22, kGraphTraces = 23, kRuntimeInfos = 24,
+                          kStackModules = 25, kStackFrames = 26, kCallStacks = 27;
 }  // namespace chunk
 
 namespace interned_string {
@@ -50,8 +51,22 @@ inline constexpr uint32_t kDomain = 1, kCallbackId = 2, kNameId = 3;
 
 namespace api_call {
 inline constexpr uint32_t kDomain = 1, kCallbackId = 2, kStartDeltaNs = 3, kDurationNs = 4,
-                          kCorrelationDelta = 5, kThreadIndex = 6, kReturnValue = 7, kNested = 8;
+                          kCorrelationDelta = 5, kThreadIndex = 6, kReturnValue = 7, kNested = 8,
+                          kStackId = 11;
 }  // namespace api_call
+
+namespace stack_module {
+inline constexpr uint32_t kId = 1, kPathId = 2, kBuildId = 3, kExecutable = 4;
+}
+
+namespace stack_frame {
+inline constexpr uint32_t kId = 1, kAddress = 2, kModuleId = 3, kModuleOffset = 4,
+                          kFunctionId = 5, kFunctionOffset = 6;
+}
+
+namespace call_stack {
+inline constexpr uint32_t kId = 1, kFrameIds = 2;
+}
 
 namespace kernel_shape {
 inline constexpr uint32_t kId = 1, kNameId = 2, kDemangledNameId = 3, kGrid = 4, kBlock = 5,

@@ -130,6 +130,9 @@ void TraceWriter::Add(const Overhead& r) { AddRecord(r, true); }
 void TraceWriter::Add(const DeviceInfo& r) { AddRecord(r, false); }
 void TraceWriter::Add(const GraphTrace& r) { AddRecord(r, true); }
 void TraceWriter::Add(const DropReport& r) { AddRecord(r, false); }
+void TraceWriter::Add(const StackModule& r) { AddRecord(r, false); }
+void TraceWriter::Add(const StackFrame& r) { AddRecord(r, false); }
+void TraceWriter::Add(const CallStack& r) { AddRecord(r, false); }
 
 void TraceWriter::SetRuntimeVersion(uint32_t cuda_runtime_version) {
   Guarded(&failed_, &records_written_, false,
@@ -155,6 +158,9 @@ void TraceWriter::AddAll(const TraceRecords& records) {
   for (const auto& r : records.overheads) Add(r);
   for (const auto& r : records.graph_traces) Add(r);
   for (const auto& r : records.drops) Add(r);
+  for (const auto& r : records.stack_modules) Add(r);
+  for (const auto& r : records.stack_frames) Add(r);
+  for (const auto& r : records.call_stacks) Add(r);
   // Into the current chunk, without flushing: Finish is what ends a file.
   if (records.run_end) {
     Guarded(&failed_, &records_written_, false, [&] { chunk_->SetRunEnd(*records.run_end); });

@@ -101,6 +101,9 @@ class TraceWriter {
   void Add(const DeviceInfo& record);
   void Add(const GraphTrace& record);
   void Add(const DropReport& record);
+  void Add(const StackModule& record);
+  void Add(const StackFrame& record);
+  void Add(const CallStack& record);
   void SetRuntimeVersion(uint32_t cuda_runtime_version);
   void AddAll(const TraceRecords& records);  // every list of `records`, and its run_end if set
 

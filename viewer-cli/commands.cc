@@ -3,6 +3,7 @@
 #include "viewer-cli/findings_report.h"
 #include "viewer-cli/memory.h"
 #include "viewer-cli/memory_report.h"
+#include "viewer-cli/stacks_report.h"
 #include "viewer-cli/streams.h"
 #include "viewer-cli/streams_report.h"
 #include "viewer-cli/summary.h"
@@ -31,7 +32,9 @@ std::expected<std::string, std::string> RunSummary(const CommandOptions& options
   const std::vector<int64_t> offsets = TimeOffsets(*traces);
   std::vector<Summary> parts;
   for (size_t i = 0; i < traces->size(); ++i) {
-    parts.push_back(Summarize((*traces)[i], SummaryOptions{.raw = options.raw}, offsets[i]));
+    parts.push_back(Summarize((*traces)[i],
+                              SummaryOptions{.raw = options.raw, .by_caller = options.by_caller},
+                              offsets[i]));
   }
   const Summary total = parts.size() == 1 ? parts.front() : CombineSummaries(parts);
   switch (options.format) {
@@ -137,6 +140,23 @@ std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
       break;
   }
   return MemoryTable(reports, options.terminal_width);
+}
+
+std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& options,
+                                                  std::vector<std::string>* warnings) {
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  auto report = AnalyzeStacks(*traces, options.api);
+  if (!report) return std::unexpected(report.error());
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return StacksCsv(*report);
+    case OutputFormat::kJson:
+      return StacksJson(*report);
+    case OutputFormat::kTable:
+      break;
+  }
+  return StacksTable(*report, options.terminal_width);
 }
 
 std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,

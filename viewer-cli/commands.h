@@ -23,6 +23,7 @@ struct CommandOptions {
   FilterOptions filters;
   OutputFormat format = OutputFormat::kTable;
   bool raw = false;  // summary/trace: also nested, noisy and internal API calls
+  bool by_caller = false;  // summary --by caller: host rows per API and call site
   size_t terminal_width = 120;
 };
 
@@ -44,6 +45,13 @@ std::expected<std::string, std::string> RunStreams(const CommandOptions& options
 
 // `profview memory`: allocations per API, device memory peak, churn (viewer-cli/memory.h).
 std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
+                                                  std::vector<std::string>* warnings);
+
+// `profview stacks --api NAME`: the distinct call stacks of one API (viewer-cli/stacks_report.h).
+struct StacksCommandOptions : CommandOptions {
+  std::string api;
+};
+std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& options,
                                                   std::vector<std::string>* warnings);
 
 struct MergeCommandOptions {

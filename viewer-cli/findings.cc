@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "viewer-cli/api_names.h"
+#include "viewer-cli/call_sites.h"
 #include "viewer-cli/gpu_rules.h"
 #include "viewer-cli/intervals.h"
 #include "viewer-cli/kernel_names.h"
@@ -36,7 +37,12 @@ struct Wait {
 class Analyzer {
  public:
   Analyzer(const ProcessTrace& trace, const FindingsOptions& options)
-      : trace_(trace), index_(trace), model_(index_), options_(options), records_(trace.records) {}
+      : trace_(trace),
+        index_(trace),
+        model_(index_),
+        options_(options),
+        records_(trace.records),
+        call_sites_(trace) {}
 
   std::vector<Finding> Run() {
     Prepare();
@@ -201,6 +207,12 @@ class Analyzer {
     f.host_start_ns = Duration(trace_.origin_ns, c.start_ns);
     f.host_duration_ns = Duration(c.start_ns, c.end_ns);
     f.nvtx = NvtxStack(c.thread_id, c.start_ns);
+    if (c.stack_id != 0) {
+      f.call_site = call_sites_.Of(c.stack_id).Chain(f.api);
+      for (const FrameView& frame : call_sites_.Frames(c.stack_id)) {
+        f.stack.push_back({frame.function, frame.module, frame.module_offset});
+      }
+    }
     return f;
   }
 
@@ -406,6 +418,7 @@ class Analyzer {
   StreamModel model_;
   const FindingsOptions& options_;
   const TraceRecords& records_;
+  CallSites call_sites_;
   std::unordered_map<uint32_t, std::vector<uint32_t>> own_units_;       // outermost call -> units
   std::unordered_map<uint32_t, const Synchronization*> syncs_;          // outermost call -> record
   std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
@@ -421,10 +434,12 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptio
 }
 
 std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings) {
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, FindingGroup> groups;
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, FindingGroup>
+      groups;
   for (const Finding& f : findings) {
     FindingGroup& g =
-        groups[{f.rule, f.api, f.blamed.empty() ? "" : f.blamed.front().name, f.serialised_by}];
+        groups[{f.rule, f.api, f.blamed.empty() ? "" : f.blamed.front().name, f.serialised_by,
+                f.call_site}];
     if (g.count == 0 || f.blocked_ns > g.worst.blocked_ns) g.worst = f;
     ++g.count;
     g.total_blocked_ns += f.blocked_ns;

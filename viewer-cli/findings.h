@@ -67,6 +67,13 @@ struct Blamed {
   std::string via;                  // "stream", "legacy-default-stream", "event", "device", "own"
 };
 
+// One frame of a finding's call stack, innermost first.
+struct FindingFrame {
+  std::string function;  // demangled; "" when unknown
+  std::string module;    // "app" for the program, else the module's file name; "" when unknown
+  uint64_t module_offset = 0;
+};
+
 struct Finding {
   std::string rule;
   std::string api;  // "" for GPU rules
@@ -83,6 +90,10 @@ struct Finding {
   std::vector<Blamed> blamed;                 // largest overlap first, at most kMaxBlamed
   uint64_t blamed_omitted = 0;
   std::vector<std::string> nvtx;  // enclosing NVTX ranges on the thread, outermost first
+  // Where the call came from, when its stack was recorded (viewer-cli/call_sites.h):
+  // "cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)"; "" when not.
+  std::string call_site;
+  std::vector<FindingFrame> stack;
   std::string explanation;
   // GPU rules.
   std::optional<uint32_t> device_id;
@@ -109,8 +120,8 @@ inline constexpr size_t kMaxBlamed = 16;
 // Every finding of one process, ordered by time.
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options);
 
-// Findings with the same rule, API, first blamed name and serialised_by, worst (largest
-// blocked_ns) first.
+// Findings with the same rule, API, first blamed name, serialised_by and call site, worst
+// (largest blocked_ns) first.
 struct FindingGroup {
   Finding worst;
   uint64_t count = 0;

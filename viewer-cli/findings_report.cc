@@ -55,6 +55,7 @@ std::string ExplanationLine(size_t number, const Finding& f, uint64_t count, boo
   if (count > 1) line += " (the longest of " + std::to_string(count) + ")";
   line += ".\n";
   if (!f.nvtx.empty()) line += "    in NVTX " + NvtxPath(f) + "\n";
+  if (!f.call_site.empty()) line += "    called from " + f.call_site + "\n";
   return line;
 }
 
@@ -91,6 +92,18 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
   for (const std::string& n : f.nvtx) j.String(n);
   j.EndArray();
   j.Field("explanation", f.explanation);
+  if (!f.call_site.empty()) {
+    j.Field("call_site", f.call_site);
+    j.Key("stack").BeginArray();
+    for (const FindingFrame& frame : f.stack) {
+      j.BeginObject()
+          .Field("function", frame.function)
+          .Field("module", frame.module)
+          .Field("module_offset", frame.module_offset)
+          .EndObject();
+    }
+    j.EndArray();
+  }
   if (f.device_id) j.Field("device_id", *f.device_id);
   if (f.utilization) j.Field("utilization", *f.utilization);
   if (f.launch_bound_idle_ns) j.Field("launch_bound_idle_ns", *f.launch_bound_idle_ns);
@@ -210,7 +223,12 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
   for (size_t i = 0; i < groups.size(); ++i) {
     out += ExplanationLine(i + 1, groups[i].worst, groups[i].count, with_pid);
   }
-  out += "\n(Grouped by rule, API and what was waited for; --all lists every finding.)\n";
+  bool with_call_sites = false;
+  for (const Finding& f : findings) with_call_sites |= !f.call_site.empty();
+  out += with_call_sites ? "\n(Grouped by rule, API, what was waited for and call site; --all lists "
+                           "every finding.)\n"
+                         : "\n(Grouped by rule, API and what was waited for; --all lists every "
+                           "finding.)\n";
   return out;
 }
 
@@ -259,7 +277,8 @@ std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsRepo
                              "blamed_correlation_id",
                              "blamed_overlap_ns",
                              "nvtx",
-                             "explanation"});
+                             "explanation",
+                             "call_site"});
   auto line = [&](const Finding& f, uint64_t count, uint64_t total) {
     const Blamed* b = f.blamed.empty() ? nullptr : &f.blamed.front();
     out += CsvLine({f.rule,
@@ -282,7 +301,8 @@ std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsRepo
                     b ? std::to_string(b->correlation_id) : "",
                     b ? std::to_string(b->overlap_ns) : "",
                     NvtxPath(f),
-                    f.explanation});
+                    f.explanation,
+                    f.call_site});
   };
   if (c.all) {
     for (const Finding& f : findings) line(f, 1, f.blocked_ns);

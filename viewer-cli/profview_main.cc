@@ -16,6 +16,7 @@ using libprof::viewer::CommandOptions;
 using libprof::viewer::FindingsCommandOptions;
 using libprof::viewer::MergeCommandOptions;
 using libprof::viewer::OutputFormat;
+using libprof::viewer::StacksCommandOptions;
 
 constexpr int kBadInput = 1;
 constexpr int kBadUsage = 2;
@@ -188,6 +189,13 @@ constexpr const char* kMemoryDefinitions =
     "most 10). Host time: both calls of every pair.\n"
     "  Records are not clipped by --from/--to beyond what the filters remove.";
 
+constexpr const char* kStacksHelp =
+    "The distinct call stacks one API was called from, with call counts and host time (total, "
+    "mean, max), most expensive first; the call site (first frame outside CUDA's libraries) is "
+    "marked with an arrow. Needs stacks recorded by libprof (LIBPROF_BACKTRACE=blocking, the "
+    "default, covers copies, memsets, synchronisations, frees and allocations; all covers every "
+    "call).";
+
 constexpr const char* kMergeHelp =
     "Merge trace files (one per process, or already merged) into one multi-process trace file, "
     "which every subcommand reads like the separate files: all headers, then every chunk "
@@ -209,6 +217,14 @@ int main(int argc, char** argv) {
   summary_cmd->footer(kSummaryDefinitions);
   AddCommon(summary_cmd, &summary, &summary_flags);
   summary_cmd->add_flag("--raw", summary.raw, "show nested, internal and noisy API calls too");
+  std::string summary_by = "api";
+  summary_cmd
+      ->add_option("--by", summary_by,
+                   "host rows per API (default), or per API and call site (caller): the "
+                   "first function outside CUDA's libraries and the CUDA library the call came "
+                   "through, from the call stacks libprof recorded (LIBPROF_BACKTRACE)")
+      ->check(CLI::IsMember({"api", "caller"}))
+      ->type_name("api|caller");
 
   FindingsCommandOptions findings;
   CommonFlags findings_flags;
@@ -267,6 +283,15 @@ int main(int argc, char** argv) {
   memory_cmd->footer(kMemoryDefinitions);
   AddCommon(memory_cmd, &memory, &memory_flags);
 
+  StacksCommandOptions stacks;
+  CommonFlags stacks_flags;
+  CLI::App* stacks_cmd = app.add_subcommand("stacks", kStacksHelp);
+  AddCommon(stacks_cmd, &stacks, &stacks_flags);
+  stacks_cmd->add_option("--api", stacks.api, "the API whose call stacks to list, e.g. "
+                                              "cudaMemcpyAsync")
+      ->required()
+      ->type_name("NAME");
+
   MergeCommandOptions merge;
   CLI::App* merge_cmd = app.add_subcommand("merge", kMergeHelp);
   merge_cmd->add_option("-o,--output", merge.output, "the merged trace file to write")
@@ -298,6 +323,7 @@ int main(int argc, char** argv) {
         std::cerr << "profview: " << error << "\n";
         return kBadUsage;
       }
+      summary.by_caller = summary_by == "caller";
       result = libprof::viewer::RunSummary(summary, &warnings);
     } else if (findings_cmd->parsed()) {
       if (!Finish(findings_flags, &findings, &error)) {
@@ -329,6 +355,12 @@ int main(int argc, char** argv) {
         return kBadUsage;
       }
       result = libprof::viewer::RunMemory(memory, &warnings);
+    } else if (stacks_cmd->parsed()) {
+      if (!Finish(stacks_flags, &stacks, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      result = libprof::viewer::RunStacks(stacks, &warnings);
     } else if (merge_cmd->parsed()) {
       merge.terminal_width = libprof::viewer::TerminalWidth();
       result = libprof::viewer::RunMerge(merge, &warnings);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <unordered_map>
 
 #include "viewer-cli/api_names.h"
+#include "viewer-cli/call_sites.h"
 #include "viewer-cli/trace_index.h"
 
 namespace libprof::viewer {
@@ -28,7 +30,12 @@ Interval Shifted(uint64_t start, uint64_t end, int64_t offset) {
 std::vector<SummaryRow> HostRows(const ProcessTrace& trace, const TraceIndex& index,
                                  const SummaryOptions& options, Summary* summary,
                                  std::vector<Interval>* intervals) {
-  std::unordered_map<uint32_t, SummaryRow> rows;  // by name id
+  // By name id, and with --by caller by call site too (index into `sites`, in the high half).
+  std::unordered_map<uint64_t, SummaryRow> rows;
+  std::unique_ptr<CallSites> call_sites;
+  std::unordered_map<uint32_t, uint64_t> site_of_stack;  // stack id -> index into `sites`
+  std::vector<std::string> sites{""};
+  if (options.by_caller) call_sites = std::make_unique<CallSites>(trace);
   const auto& calls = trace.records.api_calls;
   for (size_t i = 0; i < calls.size(); ++i) {
     const ApiCall& c = calls[i];
@@ -45,9 +52,16 @@ std::vector<SummaryRow> HostRows(const ProcessTrace& trace, const TraceIndex& in
       }
       continue;
     }
-    SummaryRow& row = rows[c.name_id];
+    uint64_t site = 0;
+    if (call_sites && c.stack_id != 0) {
+      auto [it, inserted] = site_of_stack.try_emplace(c.stack_id, sites.size());
+      if (inserted) sites.push_back(call_sites->Of(c.stack_id).Text());
+      site = it->second;
+    }
+    SummaryRow& row = rows[site << 32 | c.name_id];
     if (row.name.empty()) {
       row.name = name.empty() ? "[unnamed API " + std::to_string(c.callback_id) + "]" : name;
+      if (!sites[site].empty()) row.name += " ← " + sites[site];
       row.kind = "api";
     }
     row.stats.Add(Duration(c.start_ns, c.end_ns));

@@ -74,6 +74,10 @@ struct Summary {
 
 struct SummaryOptions {
   bool raw = false;  // show nested, noise and internal-launch calls in the host table
+  // `--by caller`: one host row per API and call site ("cudaMemcpyAsync ← cublasSnrm2_v2
+  // (libcublas.so.13) ← NormalizeLoop (app)", viewer-cli/call_sites.h) instead of per API;
+  // calls without a recorded stack keep the plain API name.
+  bool by_caller = false;
 };
 
 // Summarises one process. `time_offset_ns` is added to its times in the interval lists kept for

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "viewer-cli/api_names.h"
+#include "viewer-cli/call_sites.h"
 #include "viewer-cli/formats.h"
 #include "viewer-cli/kernel_names.h"
 #include "viewer-cli/table_renderer.h"
@@ -67,6 +68,7 @@ std::string OpDetails(const TraceIndex& index, const DeviceOp& op) {
 
 std::vector<ListingRow> TraceRows(const ProcessTrace& trace, bool raw) {
   const TraceIndex index(trace);
+  const CallSites call_sites(trace);
   const TraceRecords& r = trace.records;
   const uint64_t origin = trace.origin_ns;
   auto rel = [&](uint64_t t) { return Duration(origin, t); };
@@ -145,6 +147,12 @@ std::vector<ListingRow> TraceRows(const ProcessTrace& trace, bool raw) {
     if (c.return_value != 0) {
       row.details += (row.details.empty() ? "" : ", ") + std::string("returned ") +
                      std::to_string(c.return_value);
+    }
+    if (c.stack_id != 0) {
+      row.call_site = call_sites.Of(c.stack_id).Text();
+      if (!row.call_site.empty()) {
+        row.details += (row.details.empty() ? "from " : ", from ") + row.call_site;
+      }
     }
     row.depth = call_depth[i] + (nested ? 1 : 0);
     row.pid = trace.header.pid;
@@ -225,6 +233,7 @@ std::string TraceJson(const std::vector<ListingRow>& rows) {
     if (row.stream_id) j.Field("stream_id", *row.stream_id);
     j.Field("name", row.name).Field("details", row.details).Field("depth", row.depth);
     if (row.bytes) j.Field("bytes", *row.bytes);
+    if (!row.call_site.empty()) j.Field("call_site", row.call_site);
     j.EndObject();
   }
   j.EndArray().EndObject();

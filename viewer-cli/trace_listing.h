@@ -4,8 +4,9 @@
 // Layer: viewer-cli/ analysis library. Computes rows; formats them as table, CSV or JSON.
 //
 // JSON shape: {"events": [{"id", "start_ns", "duration_ns", "kind", "thread_id", "device_id",
-// "stream_id", "name", "details", "depth", "bytes", "pid"}]} with start_ns relative to the
-// recording start; thread_id is absent for device rows, device_id/stream_id for host rows.
+// "stream_id", "name", "details", "depth", "bytes", "pid", "call_site"}]} with start_ns relative to the
+// recording start; thread_id is absent for device rows, device_id/stream_id for host rows,
+// call_site for calls without a recorded stack.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +32,8 @@ struct ListingRow {
   uint32_t depth = 0;   // enclosing NVTX ranges (and, with --raw, enclosing API calls)
   std::optional<uint64_t> bytes;
   uint32_t pid = 0;
+  std::string call_site;  // API rows with a recorded stack: "cublasSnrm2_v2 (libcublas.so.13) ←
+                          // NormalizeLoop (app)" (viewer-cli/call_sites.h), also in details
 };
 
 // Rows of one process in time order (NVTX ranges before what they contain, host rows before

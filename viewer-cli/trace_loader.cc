@@ -50,6 +50,9 @@ void AppendRecords(const TraceRecords& from, TraceRecords* to) {
   Append(from.devices, &to->devices);
   Append(from.graph_traces, &to->graph_traces);
   Append(from.drops, &to->drops);
+  Append(from.stack_modules, &to->stack_modules);
+  Append(from.stack_frames, &to->stack_frames);
+  Append(from.call_stacks, &to->call_stacks);
   if (from.run_end) to->run_end = from.run_end;
   if (from.cuda_runtime_version != 0) to->cuda_runtime_version = from.cuda_runtime_version;
 }

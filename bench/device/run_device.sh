@@ -3,8 +3,10 @@
 # 8 minutes: each round runs every configuration of a case side by side (order rotated per
 # round), so drifts in clocks or load hit all of them alike; then one table (summarize.py).
 #   launch     launch_loop, 1M empty kernels: none / CUPTI floor / libprof / libprof API_FILTER=all
+#              / libprof BACKTRACE=none / libprof BACKTRACE=all (libprof is BACKTRACE=blocking)
 #   torch-add  x.add_(1), 100k ops; torch-mlp: MLP training steps (one python process runs both):
 #              none / libprof (LD_PRELOAD) / libprof API_FILTER=all / torch.profiler CPU+CUDA / CUDA
+#              / libprof BACKTRACE=none / libprof BACKTRACE=all
 #   exit       launch_loop, 500k launches (about 1M records): time from its last CUDA call to the
 #              process end; libprof-buffered keeps the records in memory until exit
 #   copy, long 64 MiB copies / 20 x 50 ms kernels: none / libprof (should be lost in the noise)
@@ -12,9 +14,9 @@
 # bytes per record. A run that fails or times out shows FAILED (SKIPPED past BUDGET_S).
 #
 # Usage (repository root of the carried tree): bench/device/run_device.sh
-# Environment: CASES (launch,torch,exit,copy,size: which parts to run), ROUNDS (5 for C++ cases,
-# 3 for PyTorch), BUDGET_S (400: no run starts later, none
-# runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
+# Environment: CASES (launch,torch,exit,copy,size: which parts to run; e.g. CASES=launch,torch for
+# the call-stack cost alone), ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (400: no run
+# starts later, none runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
 # EXIT_LAUNCHES (500000).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -61,6 +63,8 @@ set_config() {
     libprof) env_vars=("$how=$lib") ;;
     libprof-all) env_vars=("$how=$lib" LIBPROF_API_FILTER=all) ;;
     libprof-buffered) env_vars=("$how=$lib" LIBPROF_FLUSH_INTERVAL_MS=600000) ;;
+    libprof-bt-none) env_vars=("$how=$lib" LIBPROF_BACKTRACE=none) ;;
+    libprof-bt-all) env_vars=("$how=$lib" LIBPROF_BACKTRACE=all) ;;
   esac
 }
 
@@ -133,7 +137,7 @@ wanted() { [[ $cases == *",$1,"* ]]; }
 if wanted launch; then
   echo "== launch loop: $launches launches, $cpp_rounds rounds"
   for (( r = 1; r <= cpp_rounds; ++r )); do
-    for c in $(rotated 4 $r none floor libprof libprof-all); do
+    for c in $(rotated 6 $r none floor libprof libprof-all libprof-bt-none libprof-bt-all); do
       set_config "$c"
       measure "$c" "$r" 180 launch=us_per_launch "$loop" "$launches"
     done
@@ -144,7 +148,8 @@ fi
 if wanted torch; then
   echo "== PyTorch: x.add_(1) 100k ops, MLP 2000 steps, $torch_rounds rounds"
   for (( r = 1; r <= torch_rounds; ++r )); do
-    for c in $(rotated 6 $r none floor libprof libprof-all kineto-cpu-cuda kineto-cuda); do
+    for c in $(rotated 8 $r none floor libprof libprof-all kineto-cpu-cuda kineto-cuda \
+               libprof-bt-none libprof-bt-all); do
       set_config "$c" preload
       mode=none
       [[ $c == kineto-* ]] && mode=$c
@@ -176,6 +181,7 @@ if wanted copy; then
 fi
 
 # Trace size per op, once: libprof's trace vs torch.profiler's Chrome trace (issue 5, "Trace size").
+kineto_bytes="" kineto_kernels=""
 if wanted size; then
   echo "== trace size: x.add_(1), 100k ops"
   set_config libprof preload

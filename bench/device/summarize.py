@@ -7,7 +7,8 @@ the launch loop: target <= 1.1; torch.profiler CPU+CUDA for the PyTorch loops: t
 the most records any run dropped (target 0), trace bytes per record (target < 32) and the median
 time from the last CUDA call to process end where the program reports it.
 
-Then one line on trace size for 100k x.add_(1): libprof's trace (row size-libprof) against
+Then one line per case on the cost of call stacks (LIBPROF_BACKTRACE blocking and all against
+none), and one line on trace size for 100k x.add_(1): libprof's trace (row size-libprof) against
 torch.profiler's Chrome trace (its size in bytes, the second argument).
 
 Usage: summarize.py bench.csv [kineto_chrome_trace_bytes]
@@ -18,8 +19,8 @@ import sys
 
 UNITS = {"launch": "us/launch", "torch-add": "us/op", "torch-mlp": "us/step", "exit": "ms",
          "copy": "ms", "long": "ms"}
-CONFIGS = ["none", "floor", "libprof", "libprof-all", "libprof-buffered", "kineto-cpu-cuda",
-           "kineto-cuda"]
+CONFIGS = ["none", "floor", "libprof-bt-none", "libprof", "libprof-bt-all", "libprof-all",
+           "libprof-buffered", "kineto-cpu-cuda", "kineto-cuda"]
 REFERENCE = {"launch": "floor", "torch-add": "kineto-cpu-cuda", "torch-mlp": "kineto-cpu-cuda"}
 
 
@@ -85,6 +86,7 @@ def main():
         if n == 0:
             print("  ".join("-" * w for w in widths))
     print_round_ratios(groups)
+    print_backtrace_cost(medians)
     print_trace_size(all_rows, number(sys.argv[2]) if len(sys.argv) > 2 else None)
     return 0
 
@@ -115,6 +117,28 @@ def print_round_ratios(groups):
             q1, q2, q3 = quartiles(ratios)
             print(f"{case} {config} added/{ref} per round: median {q2:.2f}, "
                   f"quartiles {q1:.2f}-{q3:.2f}, {len(ratios)} rounds")
+
+
+def print_backtrace_cost(medians):
+    """Call stacks (LIBPROF_BACKTRACE): libprof (blocking, the default) and libprof-bt-all against
+    libprof-bt-none, per unit of the case (a launch, an op, a step)."""
+    for case in ("launch", "torch-add", "torch-mlp"):
+        base = medians.get((case, "libprof-bt-none"))
+        if base is None:
+            continue
+        # The issue's target: blocking within 10% of libprof's overhead without stacks.
+        none = medians.get((case, "none"))
+        overhead = base - none if none is not None else None
+        parts = []
+        for config, label in (("libprof", "blocking"), ("libprof-bt-all", "all")):
+            value = medians.get((case, config))
+            if value is None:
+                continue
+            share = (f" ({(value - base) / overhead * 100:+.1f}% of libprof's overhead)"
+                     if overhead and overhead > 0 else "")
+            parts.append(f"{label} {value - base:+.3f} {UNITS[case]}{share}")
+        tail = f"; libprof's overhead with none: {overhead:+.3f}" if overhead is not None else ""
+        print(f"Call stacks, {case}: vs LIBPROF_BACKTRACE=none, " + ", ".join(parts) + tail)
 
 
 def print_trace_size(all_rows, kineto_bytes):

@@ -7,15 +7,20 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
 
+#include "libprof/backtrace/blocking_apis.h"
+#include "libprof/backtrace/call_site_recorder.h"
+#include "libprof/backtrace/stack_walker.h"
 #include "libprof/capture_session.h"
 #include "libprof/clock.h"
 #include "libprof/cupti/activity_decoder.h"
 #include "libprof/cupti/api_filter.h"
+#include "libprof/cupti/api_names.h"
 #include "libprof/cupti/cupti_api.h"
 #include "libprof/log.h"
 #include "libprof/recorder.h"
@@ -63,6 +68,11 @@ bool IsProfilerStop(bool runtime, CUpti_CallbackId cbid) {
 
 uint64_t CUPTIAPI MonotonicTimestamp() { return ReadClockNs(CLOCK_MONOTONIC); }
 
+// Runtime API calls (with a stack wanted) the calling thread is inside of: a driver call made
+// within one is not walked again, since the runtime call already has the stack and the analysis
+// looks at the outermost call.
+thread_local uint32_t t_runtime_calls_open = 0;
+
 class CuptiSession : public CaptureSession {
  public:
   bool Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
@@ -73,6 +83,7 @@ class CuptiSession : public CaptureSession {
   uint64_t TakeDropped() override;
   std::string CheckStillCapturing(uint64_t* missed) override;
   void Disable() override;
+  CallSiteRecorder* call_sites() override { return call_sites_.get(); }
   uint32_t cupti_version() const override { return version_; }
   std::string cupti_path() const override { return api_ ? api_->path : ""; }
 
@@ -91,6 +102,12 @@ class CuptiSession : public CaptureSession {
   static void WarnIfTorchProfilerPresent();
   void CountLaunches(bool on);
   void Enable(CUpti_ActivityKind kind, const char* name);
+  void StartCallSites(const Settings& settings);
+  bool WantsStack(bool runtime, CUpti_CallbackId cbid) const {
+    const std::vector<uint8_t>& want = want_stack_[runtime ? 0 : 1];
+    return cbid < want.size() && want[cbid] != 0;
+  }
+  void NoteCallSite(bool runtime, const CUpti_CallbackData* data);
 
   const CuptiApi* api_ = nullptr;
   uint32_t version_ = 0;
@@ -106,6 +123,11 @@ class CuptiSession : public CaptureSession {
   std::mutex gate_mutex_;
   bool gate_open_[kGateCount] = {true, true};
   bool capturing_ = false;
+  std::atomic<bool> capturing_now_{false};  // capturing_, for the API callbacks
+  // LIBPROF_BACKTRACE: the stack recorder, and per domain (runtime, driver) which callback ids
+  // want a stack (their callbacks are enabled for that alone).
+  std::unique_ptr<CallSiteRecorder> call_sites_;
+  std::vector<uint8_t> want_stack_[2];
   bool stopped_ = false;
   std::atomic<bool> active_{false};
   std::atomic<bool> fatal_{false};  // CUPTI finalised itself: flush and disable are off limits
@@ -226,8 +248,63 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_ERROR);
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_WARNING);
   WarnIfTorchProfilerPresent();
+  if (settings.backtrace != BacktraceMode::kNone) StartCallSites(settings);
   active_ = true;
   return true;
+}
+
+// Enables the API callbacks of the calls that need a stack, and nothing else: in `blocking` mode
+// the copies, memsets, synchronisations, frees and allocations (CanBlockHost), in `all` mode
+// every call the activity records keep (the api_filter's trivial queries are left out, as they
+// are not recorded). Decided per callback id by name, once.
+void CuptiSession::StartCallSites(const Settings& settings) {
+  SkipRanges skip;
+  // Frames above the API entry point: ours, CUPTI's and the driver's callback machinery.
+  for (const AddressRange& r : OwnCodeRanges()) skip.Add(r);
+  for (const AddressRange& r : ModuleCodeRanges("libcupti.so")) skip.Add(r);
+  for (const AddressRange& r : ModuleCodeRanges("libcuda.so")) skip.Add(r);
+  call_sites_ = std::make_unique<CallSiteRecorder>(settings.backtrace_depth, skip);
+  const bool all = settings.backtrace == BacktraceMode::kAll;
+  const bool filtered = settings.api_filter == ApiFilter::kSignificant;
+  size_t enabled = 0;
+  for (const bool runtime : {true, false}) {
+    if (!(runtime ? settings.kinds.runtime_api : settings.kinds.driver_api)) continue;
+    const CUpti_CallbackDomain domain =
+        runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    const uint32_t size = runtime ? CUPTI_RUNTIME_TRACE_CBID_SIZE : CUPTI_DRIVER_TRACE_CBID_SIZE;
+    const std::vector<uint32_t> skipped = !filtered ? std::vector<uint32_t>{}
+                                          : runtime ? InsignificantRuntimeCbids()
+                                                    : InsignificantDriverCbids();
+    std::vector<uint8_t>& want = want_stack_[runtime ? 0 : 1];
+    want.assign(size, 0);
+    for (uint32_t cbid = 1; cbid < size; ++cbid) {
+      const char* name = nullptr;
+      if (api_->cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
+        continue;
+      }
+      const bool wanted = all ? !std::binary_search(skipped.begin(), skipped.end(), cbid)
+                              : CanBlockHost(CleanApiName(name));
+      if (wanted && api_->cuptiEnableCallback(1, subscriber_, domain, cbid) == CUPTI_SUCCESS) {
+        want[cbid] = 1;
+        ++enabled;
+      }
+    }
+  }
+  Log().debug("call stacks for {} API callback ids, depth {}", enabled, call_sites_->depth());
+}
+
+void CuptiSession::NoteCallSite(bool runtime, const CUpti_CallbackData* data) {
+  const bool enter = data->callbackSite == CUPTI_API_ENTER;
+  if (runtime) {
+    if (!enter) {
+      if (t_runtime_calls_open > 0) --t_runtime_calls_open;
+      return;
+    }
+    if (t_runtime_calls_open++ > 0) return;
+  } else if (!enter || t_runtime_calls_open > 0) {
+    return;
+  }
+  if (capturing_now_.load(std::memory_order_relaxed)) call_sites_->OnApiEnter(data->correlationId);
 }
 
 // PyTorch carries its own CUPTI client (Kineto, behind torch.profiler). Measured with PyTorch
@@ -289,6 +366,7 @@ void CuptiSession::UpdateCapturingLocked() {
                     !stopped_;
   if (want == capturing_) return;
   capturing_ = want;
+  capturing_now_ = want;
   if (want) {
     EnableKinds(settings_);
     if (settings_.api_filter == ApiFilter::kSignificant) {
@@ -322,6 +400,7 @@ void CuptiSession::Disable() {
   enabled_.clear();
   metadata_kinds_ = 0;
   capturing_ = false;
+  capturing_now_ = false;
 }
 
 std::string CuptiSession::CheckStillCapturing(uint64_t* missed) {
@@ -347,11 +426,17 @@ std::string CuptiSession::CheckStillCapturing(uint64_t* missed) {
 void CuptiSession::CountLaunches(bool on) {
   if (on == counting_launches_) return;
   counting_launches_ = on;
+  // A launch whose stack is wanted (LIBPROF_BACKTRACE=all) keeps its callback, and is counted
+  // all along.
   for (CUpti_CallbackId cbid : kRuntimeLaunchCbids) {
-    api_->cuptiEnableCallback(on, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    if (!WantsStack(true, cbid)) {
+      api_->cuptiEnableCallback(on, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    }
   }
   for (CUpti_CallbackId cbid : kDriverLaunchCbids) {
-    api_->cuptiEnableCallback(on, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    if (!WantsStack(false, cbid)) {
+      api_->cuptiEnableCallback(on, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
   }
 }
 
@@ -401,7 +486,14 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
   auto* self = static_cast<CuptiSession*>(userdata);
   const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
   if (runtime || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    const auto site = static_cast<const CUpti_CallbackData*>(data)->callbackSite;
+    const auto* call = static_cast<const CUpti_CallbackData*>(data);
+    const auto site = call->callbackSite;
+    if (self->call_sites_ && self->WantsStack(runtime, cbid)) {
+      try {
+        self->NoteCallSite(runtime, call);
+      } catch (...) {
+      }
+    }
     if (IsLaunch(runtime, cbid)) {
       // The hot path: count and return.
       if (site == CUPTI_API_ENTER) self->launches_.fetch_add(1, std::memory_order_relaxed);

@@ -20,7 +20,8 @@ cd "$work"
 # into the expectations.
 unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH LD_PRELOAD LIBPROF_PROFVIEW \
   LIBPROF_OUTPUT LIBPROF_TRACE LIBPROF_LOG_LEVEL LIBPROF_FORCE_OVERWRITE LIBPROF_CAPTURE_RANGE \
-  LIBPROF_DELAY_MS LIBPROF_DURATION_MS LIBPROF_FLUSH_INTERVAL_MS LIBPROF_BUFFER_SIZE_KB
+  LIBPROF_DELAY_MS LIBPROF_DURATION_MS LIBPROF_FLUSH_INTERVAL_MS LIBPROF_BUFFER_SIZE_KB \
+  LIBPROF_BACKTRACE LIBPROF_BACKTRACE_DEPTH
 export LIBPROF_LIB=$STUB_LIB LIBPROF_COLLECT_ASSUME_GPU=1
 stub=$(realpath "$STUB_LIB")
 
@@ -87,7 +88,7 @@ test_help() {
   expect_contains "$out" "Examples:" "--help"
   local option
   for option in --output --trace --capture-range --delay --duration --flush-interval \
-    --buffer-size --force-overwrite --stats --preload --log-level; do
+    --buffer-size --backtrace --backtrace-depth --force-overwrite --stats --preload --log-level; do
     expect_contains "$out" "$option" "--help"
   done
   run "$COLLECT" -h
@@ -114,6 +115,8 @@ test_usage_errors() {
   expect_error 2 "-F: '0' is not a positive integer" -F 0 true
   expect_error 2 "--buffer-size: '1k' is not a positive integer" --buffer-size 1k true
   expect_error 2 "-l: unknown level 'loud'" -l loud true
+  expect_error 2 "--backtrace: unknown mode 'some'" --backtrace some true
+  expect_error 2 "--backtrace-depth: '0' is not a positive integer" --backtrace-depth=0 true
 }
 
 test_program_errors() {
@@ -200,6 +203,10 @@ test_environment() {
   expect_var LIBPROF_BUFFER_SIZE_KB 64
   expect_var LIBPROF_LOG_LEVEL debug
 
+  env_under --backtrace all --backtrace-depth=8
+  expect_var LIBPROF_BACKTRACE all
+  expect_var LIBPROF_BACKTRACE_DEPTH 8
+
   env_under -ox.pb -tnvtx -l warn
   expect_var LIBPROF_OUTPUT "$work/x.pb"
   expect_var LIBPROF_TRACE nvtx
@@ -210,7 +217,8 @@ test_environment() {
   expect_var LIBPROF_OUTPUT "$work/libprof-%p.pb"
   local var
   for var in LIBPROF_TRACE LIBPROF_CAPTURE_RANGE LIBPROF_DELAY_MS LIBPROF_DURATION_MS \
-    LIBPROF_FLUSH_INTERVAL_MS LIBPROF_BUFFER_SIZE_KB LIBPROF_FORCE_OVERWRITE; do
+    LIBPROF_FLUSH_INTERVAL_MS LIBPROF_BUFFER_SIZE_KB LIBPROF_FORCE_OVERWRITE LIBPROF_BACKTRACE \
+    LIBPROF_BACKTRACE_DEPTH; do
     expect_var "$var" "<unset>"
   done
   expect_var LIBPROF_LOG_LEVEL info

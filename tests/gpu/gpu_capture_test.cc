@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "proto/trace_reader.h"
+#include "viewer-cli/call_sites.h"
 
 extern char** environ;
 
@@ -234,6 +235,9 @@ void Append(TraceRecords* into, TraceRecords* from) {
   AppendAll(&into->devices, &from->devices);
   AppendAll(&into->graph_traces, &from->graph_traces);
   AppendAll(&into->drops, &from->drops);
+  AppendAll(&into->stack_modules, &from->stack_modules);
+  AppendAll(&into->stack_frames, &from->stack_frames);
+  AppendAll(&into->call_stacks, &from->call_stacks);
   if (from->run_end) into->run_end = from->run_end;
   if (from->cuda_runtime_version != 0) into->cuda_runtime_version = from->cuda_runtime_version;
 }
@@ -516,6 +520,96 @@ TEST_P(NormalizeNrm2Test, KernelsCopiesAndCorrelation) {
   }
   EXPECT_GE(blocked, results.size() / 2)
       << "copy API calls holding the host > 0.5 ms, of " << results.size();
+}
+
+// The trace as profview's analysis library holds it.
+viewer::ProcessTrace ForAnalysis(const Trace& t) {
+  viewer::ProcessTrace p;
+  p.path = t.path;
+  p.header = t.header;
+  p.records = t.records;
+  p.strings = t.strings;
+  return p;
+}
+
+// The outermost API call with `correlation_id` (the longest of those sharing it), or nullptr.
+const ApiCall* OutermostCall(const Trace& trace, uint64_t correlation_id) {
+  const ApiCall* outermost = nullptr;
+  for (const ApiCall& api : trace.records.api_calls) {
+    if (api.correlation_id == correlation_id &&
+        (outermost == nullptr ||
+         api.end_ns - api.start_ns > outermost->end_ns - outermost->start_ns)) {
+      outermost = &api;
+    }
+  }
+  return outermost;
+}
+
+// Proves the answer to seed 000's question comes from the trace itself: with the default
+// LIBPROF_BACKTRACE=blocking, every nrm2 result copy that held the host carries a call stack
+// whose call site is the sample's NormalizeLoop (a static function, named from .symtab), reached
+// through cuBLAS's nrm2 entry point in libcublas; kernel launches carry no stack.
+TEST_P(NormalizeNrm2Test, BlockingCopiesNameCublasAndTheLoop) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_normalize_nrm2, "20"}, GetParam(), 1, &c));
+  const Trace& t = c.traces[0];
+  const viewer::ProcessTrace p = ForAnalysis(t);
+  const viewer::CallSites sites(p);
+  ASSERT_FALSE(sites.empty()) << "no call stacks in the trace; stderr:\n" << Tail(c.run.err);
+  size_t blocking = 0, named = 0;
+  std::string example;
+  for (const Memcpy& m : t.records.memcpys) {
+    if (m.copy_kind != CopyKind::kDtoH || m.bytes != 4) continue;
+    const ApiCall* call = OutermostCall(t, m.correlation_id);
+    if (call == nullptr || call->end_ns - call->start_ns <= 500'000) continue;
+    ++blocking;
+    const viewer::CallSite& site = sites.Of(call->stack_id);
+    if (site.through.starts_with("cublasSnrm2") && site.through_module.starts_with("libcublas") &&
+        site.caller == "NormalizeLoop (app)") {
+      ++named;
+    } else if (example.empty()) {
+      example = site.known ? site.Chain(t.Str(call->name_id)) : "no stack";
+      for (const viewer::FrameView& f : sites.Frames(call->stack_id)) {
+        example += "\n  " + f.Label() + (f.cuda ? " [cuda]" : "");
+      }
+    }
+  }
+  EXPECT_GT(blocking, 0u);
+  EXPECT_EQ(named, blocking) << "first other call site: " << example;
+  EXPECT_EQ(CountIf(t.records.api_calls,
+                    [&](const ApiCall& a) {
+                      return a.stack_id != 0 && t.Str(a.name_id) == "cudaLaunchKernel";
+                    }),
+            0u);
+}
+
+// Proves LIBPROF_BACKTRACE=none records no stack, and =all records one for launches too (whose
+// call site lies in the program), with the copies still attributed to cuBLAS.
+TEST_P(NormalizeNrm2Test, BacktraceNoneAndAll) {
+  Capture none;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_normalize_nrm2, "5"}, GetParam(), 1, &none, kRunTimeout,
+                        {{"LIBPROF_BACKTRACE", "none"}}));
+  EXPECT_TRUE(none.traces[0].records.call_stacks.empty());
+  EXPECT_EQ(CountIf(none.traces[0].records.api_calls, [](const ApiCall& a) { return a.stack_id; }),
+            0u);
+
+  Capture all;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_normalize_nrm2, "5"}, GetParam(), 1, &all, kRunTimeout,
+                        {{"LIBPROF_BACKTRACE", "all"}}));
+  const Trace& t = all.traces[0];
+  const viewer::ProcessTrace p = ForAnalysis(t);
+  const viewer::CallSites sites(p);
+  size_t launches = 0, from_app = 0;
+  for (const ApiCall& a : t.records.api_calls) {
+    if (t.Str(a.name_id) != "cudaLaunchKernel" || a.nested) continue;
+    ++launches;
+    if (sites.Of(a.stack_id).caller_module == "app" ||
+        sites.Of(a.stack_id).through_module.starts_with("libcublas")) {
+      ++from_app;
+    }
+  }
+  EXPECT_GT(launches, 0u);
+  EXPECT_EQ(from_app, launches);
 }
 
 using PageableVsPinnedTest = ModeTest;

@@ -26,6 +26,14 @@ struct FakeCapture {
   std::atomic<bool> taken_over{false};
   std::mutex window_mutex;
   std::vector<std::pair<bool, uint64_t>> window_changes;  // (open, when)
+  std::mutex sites_mutex;
+  std::vector<std::pair<uint64_t, uint32_t>> call_sites;  // noted "at API entry"
+  std::atomic<int> stack_takes{0};
+
+  void NoteCallSite(uint64_t correlation_id, uint32_t stack_id) {
+    std::lock_guard<std::mutex> lock(sites_mutex);
+    call_sites.emplace_back(correlation_id, stack_id);
+  }
 
   RecorderHooks Hooks() {
     RecorderHooks hooks;
@@ -55,6 +63,17 @@ struct FakeCapture {
       return "taken over";
     };
     hooks.take_nvtx_dropped = [this] { return nvtx_dropped.exchange(0); };
+    hooks.take_call_sites = [this](std::vector<std::pair<uint64_t, uint32_t>>* out) {
+      std::lock_guard<std::mutex> lock(sites_mutex);
+      out->swap(call_sites);
+      call_sites.clear();
+    };
+    hooks.take_stacks = [this](TraceRecords* out) {
+      ++stack_takes;
+      out->call_stacks.push_back({.id = 7, .frame_ids = {1, 2}});
+      out->stack_frames.push_back({.id = 1, .address = 0x1000});
+      out->stack_frames.push_back({.id = 2, .address = 0x2000});
+    };
     hooks.complete_header = [](TraceHeader* header) { header->cuda_driver_version = 13000; };
     hooks.runtime_version = [] { return 12080u; };
     hooks.complete_device = [](DeviceInfo* device) { device->pci_bus_id = "0000:18:00.0"; };
@@ -118,6 +137,10 @@ struct Fixture {
                              chunk.nvtx_events.end());
       all.drops.insert(all.drops.end(), chunk.drops.begin(), chunk.drops.end());
       all.devices.insert(all.devices.end(), chunk.devices.begin(), chunk.devices.end());
+      all.call_stacks.insert(all.call_stacks.end(), chunk.call_stacks.begin(),
+                             chunk.call_stacks.end());
+      all.stack_frames.insert(all.stack_frames.end(), chunk.stack_frames.begin(),
+                              chunk.stack_frames.end());
       if (chunk.run_end) all.run_end = chunk.run_end;
       if (chunk.cuda_runtime_version) all.cuda_runtime_version = chunk.cuda_runtime_version;
     }
@@ -165,6 +188,26 @@ TEST(RecorderTest, StopWritesEverything) {
   uint8_t* recycled = f.pool.Acquire();  // the decoded buffer went back to the pool
   EXPECT_NE(recycled, nullptr);
   f.pool.Release(recycled, 0);
+}
+
+// Proves call stacks noted at API entry reach the API call with the same correlation id (and
+// no other), that a call with no noted stack keeps 0, and that the symbolised stacks are taken
+// once and written before the trace ends.
+TEST(RecorderTest, CallSitesJoinTheirApiCalls) {
+  Fixture f("recorder-call-sites");
+  f.capture.NoteCallSite(1, 7);
+  f.capture.NoteCallSite(3, 5);  // a call never recorded (outside a capture range, say)
+  f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1), Call(ApiDomain::kRuntime, 140, 150, 2)});
+  f.recorder->Stop("exit");
+  EXPECT_EQ(f.capture.stack_takes.load(), 1);
+  TraceRecords all = f.ReadAll();
+  ASSERT_EQ(all.api_calls.size(), 2u);
+  for (const ApiCall& c : all.api_calls) {
+    EXPECT_EQ(c.stack_id, c.correlation_id == 1 ? 7u : 0u) << c.correlation_id;
+  }
+  ASSERT_EQ(all.call_stacks.size(), 1u);
+  EXPECT_EQ(all.call_stacks[0].frame_ids, (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(all.stack_frames.size(), 2u);
 }
 
 // Proves device records are completed (PCI bus id from the driver) before they are written.

@@ -153,3 +153,36 @@ TEST(SettingsTest, CaptureRanges) {
 
 }  // namespace
 }  // namespace libprof
+
+namespace libprof {
+namespace {
+
+// Proves LIBPROF_BACKTRACE and LIBPROF_BACKTRACE_DEPTH: blocking and 32 by default, the three
+// modes taken, a bad mode or depth warned about and replaced by the default, and the header map
+// saying what was used.
+TEST(SettingsTest, Backtrace) {
+  std::vector<std::string> warnings;
+  Settings defaults = Parse({}, &warnings);
+  EXPECT_EQ(defaults.backtrace, BacktraceMode::kBlocking);
+  EXPECT_EQ(defaults.backtrace_depth, 32u);
+  EXPECT_EQ(defaults.ToMap()["LIBPROF_BACKTRACE"], "blocking");
+  for (auto [text, mode] : {std::pair{"none", BacktraceMode::kNone},
+                            std::pair{"all", BacktraceMode::kAll},
+                            std::pair{"blocking", BacktraceMode::kBlocking}}) {
+    Settings s = Parse({{"LIBPROF_BACKTRACE", text}, {"LIBPROF_BACKTRACE_DEPTH", "8"}}, &warnings);
+    EXPECT_EQ(s.backtrace, mode) << text;
+    EXPECT_EQ(s.backtrace_depth, 8u);
+    EXPECT_EQ(s.ToMap()["LIBPROF_BACKTRACE"], text);
+    EXPECT_EQ(s.ToMap()["LIBPROF_BACKTRACE_DEPTH"], "8");
+  }
+  EXPECT_TRUE(warnings.empty());
+  Settings bad = Parse({{"LIBPROF_BACKTRACE", "some"}, {"LIBPROF_BACKTRACE_DEPTH", "0"}}, &warnings);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("LIBPROF_BACKTRACE=some"), std::string::npos);
+  EXPECT_NE(warnings[1].find("LIBPROF_BACKTRACE_DEPTH=0"), std::string::npos);
+  EXPECT_EQ(bad.backtrace, BacktraceMode::kBlocking);
+  EXPECT_EQ(bad.backtrace_depth, 32u);
+}
+
+}  // namespace
+}  // namespace libprof

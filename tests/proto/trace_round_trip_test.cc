@@ -61,6 +61,10 @@ TEST_P(RoundTripTest, EveryRecordType) {
   EXPECT_EQ(result.reader->bytes_read(), result.reader->file_size());
   ASSERT_EQ(result.reader->headers().size(), 1u);
   EXPECT_EQ(result.reader->header(), SampleHeader());
+  EXPECT_EQ(result.merged.api_calls, expected.api_calls);
+  EXPECT_EQ(result.merged.stack_modules, expected.stack_modules);
+  EXPECT_EQ(result.merged.stack_frames, expected.stack_frames);
+  EXPECT_EQ(result.merged.call_stacks, expected.call_stacks);
   EXPECT_EQ(result.merged, expected);
   ASSERT_EQ(result.reader->strings().size(), strings.size());
   for (const auto& [id, value] : strings) EXPECT_EQ(result.reader->String(id), value);

@@ -109,7 +109,8 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                          .correlation_id = 99 + salt,
                          .thread_id = worker_tid,
                          .return_value = -3,
-                         .nested = true});
+                         .nested = true,
+                         .stack_id = 1 + salt});
   r.api_calls.push_back({.domain = ApiDomain::kInternalLaunch,
                          .callback_id = 307,
                          .name_id = strings.Intern("cuLaunchKernel"),
@@ -241,6 +242,18 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                             .device_id = 1,
                             .stream_id = 7});
   r.drops.push_back({.source = "cupti", .count = 12 + salt, .at_ns = t + 20000});
+  r.stack_modules.push_back({.id = 1 + salt,
+                             .path_id = strings.Intern("/usr/lib/libcublas.so.13"),
+                             .build_id = "0123456789abcdef" + std::to_string(salt),
+                             .executable = salt % 2 == 1});
+  r.stack_frames.push_back({.id = 1 + 2 * salt,
+                            .address = 0x7f0000001234 + salt,
+                            .module_id = 1 + salt,
+                            .module_offset = 0x1234 + salt,
+                            .function_id = strings.Intern("cublasSnrm2_v2"),
+                            .function_offset = 0x34});
+  r.stack_frames.push_back({.id = 2 + 2 * salt, .address = 0x401000});  // unknown module
+  r.call_stacks.push_back({.id = 1 + salt, .frame_ids = {1 + 2 * salt, 2 + 2 * salt, 1}});
   return r;
 }
 
@@ -309,6 +322,9 @@ void AppendRecords(const TraceRecords& from, TraceRecords* to) {
   append(from.devices, &to->devices);
   append(from.graph_traces, &to->graph_traces);
   append(from.drops, &to->drops);
+  append(from.stack_modules, &to->stack_modules);
+  append(from.stack_frames, &to->stack_frames);
+  append(from.call_stacks, &to->call_stacks);
   if (from.run_end) to->run_end = from.run_end;
   if (from.cuda_runtime_version != 0) to->cuda_runtime_version = from.cuda_runtime_version;
 }

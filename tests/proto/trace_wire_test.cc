@@ -91,7 +91,10 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                                             {"run_end", chunk::kRunEnd},
                                             {"drops", chunk::kDrops},
                                             {"graph_traces", chunk::kGraphTraces},
-                                            {"runtime_infos", chunk::kRuntimeInfos}});
+                                            {"runtime_infos", chunk::kRuntimeInfos},
+                                            {"stack_modules", chunk::kStackModules},
+                                            {"stack_frames", chunk::kStackFrames},
+                                            {"call_stacks", chunk::kCallStacks}});
   ExpectFields(trace::InternedString::descriptor(),
                {{"id", interned_string::kId}, {"value", interned_string::kValue}});
   ExpectFields(trace::ApiName::descriptor(), {{"domain", api_name::kDomain},
@@ -104,7 +107,21 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                                               {"correlation_delta", api_call::kCorrelationDelta},
                                               {"thread_index", api_call::kThreadIndex},
                                               {"return_value", api_call::kReturnValue},
-                                              {"nested", api_call::kNested}});
+                                              {"nested", api_call::kNested},
+                                              {"stack_id", api_call::kStackId}});
+  ExpectFields(trace::StackModule::descriptor(), {{"id", stack_module::kId},
+                                                  {"path_id", stack_module::kPathId},
+                                                  {"build_id", stack_module::kBuildId},
+                                                  {"executable", stack_module::kExecutable}});
+  ExpectFields(trace::StackFrame::descriptor(),
+               {{"id", stack_frame::kId},
+                {"address", stack_frame::kAddress},
+                {"module_id", stack_frame::kModuleId},
+                {"module_offset", stack_frame::kModuleOffset},
+                {"function_id", stack_frame::kFunctionId},
+                {"function_offset", stack_frame::kFunctionOffset}});
+  ExpectFields(trace::CallStack::descriptor(),
+               {{"id", call_stack::kId}, {"frame_ids", call_stack::kFrameIds}});
   ExpectFields(trace::KernelShape::descriptor(),
                {{"id", kernel_shape::kId},
                 {"name_id", kernel_shape::kNameId},

@@ -1,5 +1,8 @@
 #include "tests/viewer/scenarios.h"
 
+#include <string>
+#include <vector>
+
 namespace libprof::viewer::testing {
 
 TraceBuilder Nrm2Scenario() {
@@ -253,6 +256,107 @@ TraceBuilder HostOnlyScenario() {
   b.Api("cudaMalloc", 110, 130, 1);
   b.Api("cudaFree", 140, 150, 1);
   b.SetEnd(200);
+  return b;
+}
+
+namespace {
+
+struct FrameSpec {
+  const char* function;  // "" when unnamed
+  const char* module;    // path; "" when no module contains the address
+  uint64_t offset;
+};
+
+// Adds a call stack (innermost frame first) with its frames and modules; returns its id.
+uint32_t AddStack(TraceBuilder& b, const std::vector<FrameSpec>& frames) {
+  TraceRecords& r = b.records();
+  CallStack stack;
+  stack.id = static_cast<uint32_t>(r.call_stacks.size() + 1);
+  for (const FrameSpec& spec : frames) {
+    uint32_t module_id = 0;
+    if (*spec.module != '\0') {
+      const uint32_t path_id = b.Intern(spec.module);
+      for (const StackModule& m : r.stack_modules) {
+        if (m.path_id == path_id) module_id = m.id;
+      }
+      if (module_id == 0) {
+        module_id = static_cast<uint32_t>(r.stack_modules.size() + 1);
+        const std::string path = spec.module;
+        r.stack_modules.push_back({.id = module_id,
+                                   .path_id = path_id,
+                                   .build_id = "5eed" + std::to_string(module_id),
+                                   .executable = path.find(".so") == std::string::npos});
+      }
+    }
+    StackFrame frame{.id = static_cast<uint32_t>(r.stack_frames.size() + 1),
+                     .address = module_id != 0 ? 0x7f0000000000 + spec.offset : spec.offset,
+                     .module_id = module_id,
+                     .module_offset = spec.offset,
+                     .function_id = *spec.function ? b.Intern(spec.function) : 0,
+                     .function_offset = 0x10};
+    r.stack_frames.push_back(frame);
+    stack.frame_ids.push_back(frame.id);
+  }
+  r.call_stacks.push_back(stack);
+  return stack.id;
+}
+
+}  // namespace
+
+TraceBuilder CallSitesScenario() {
+  TraceBuilder b(6262);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  constexpr const char* kApp = "/home/user/normalize_nrm2";
+  constexpr const char* kCublas = "/usr/local/cuda/lib64/libcublas.so.13";
+  constexpr const char* kLibc = "/lib/x86_64-linux-gnu/libc.so.6";
+  constexpr const char* kCudart = "/opt/torch/lib/libcudart.so.13";
+  constexpr const char* kTorch = "/opt/torch/lib/libtorch_cuda.so";
+  // cuBLAS's copy of the result: the static cudart inside libcublas, an unnamed internal
+  // function, the exported entry point, then the program.
+  const uint32_t nrm2 = AddStack(b, {{"cudaMemcpyAsync", kCublas, 0x9a1230},
+                                     {"", kCublas, 0x5b0044},
+                                     {"cublasSnrm2_v2", kCublas, 0x1c2f10},
+                                     {"(anonymous namespace)::NormalizeLoop(float*, int, long)", kApp, 0x4a10},
+                                     {"main", kApp, 0x4c02},
+                                     {"__libc_start_call_main", kLibc, 0x2724a}});
+  // The program's own copy through the cudart it links statically.
+  const uint32_t copy_back = AddStack(b, {{"cudart::cudaApiMemcpy(void*, void const*, unsigned long, cudaMemcpyKind)", kApp, 0x61000},
+                                          {"cudaMemcpy", kApp, 0x60a00},
+                                          {"CopyBack(float*, float*)", kApp, 0x4b80},
+                                          {"main", kApp, 0x4c40},
+                                          {"__libc_start_call_main", kLibc, 0x2724a}});
+  // A synchronisation through the shared cudart from PyTorch's library; the outer frame lies
+  // in JIT code (no module).
+  const uint32_t torch = AddStack(b, {{"cudaStreamSynchronize", kCudart, 0x51a20},
+                                      {"c10::cuda::CUDAStream::synchronize() const", kTorch, 0x7d2a40},
+                                      {"", "", 0x7f3a2c001000}});
+  const uint32_t t = 1;
+  double now = 10;
+  for (int i = 0; i < 3; ++i) {
+    b.Launch("_Z10SpinKernelm", now, now + 5, now + 8, now + 1008, 7);
+    const uint64_t k = b.Api("cudaLaunchKernel", now + 6, now + 9, t);
+    b.AddKernel("_Z11nrm2_kernelIfffLi1ELi0ELi128EEv16cublasNrm2ParamsIiT_T1_E", now + 1008,
+                now + 1020, k, 7);
+    const uint64_t down = b.Api("cudaMemcpyAsync", now + 10, now + 1025, t);
+    b.records().api_calls.back().stack_id = nrm2;
+    b.Api("cuMemcpyDtoHAsync_v2", now + 11, now + 1024, t, 0, ApiDomain::kDriver, true);
+    b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 4, now + 1021,
+                now + 1022.5, down, 7, true);
+    now += 1100;
+  }
+  const uint64_t spin = b.Api("cudaLaunchKernel", now, now + 4, t);
+  b.AddKernel("_Z10SpinKernelm", now + 6, now + 506, spin, 7);
+  const uint64_t copy = b.Api("cudaMemcpy", now + 5, now + 600, t);
+  b.records().api_calls.back().stack_id = copy_back;
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 1 << 20, now + 506,
+              now + 590, copy, 7, false);
+  const uint64_t launch = b.Api("cudaLaunchKernel", now + 610, now + 614, t);
+  b.AddKernel("_Z10SpinKernelm", now + 616, now + 916, launch, 7);
+  const uint64_t sync = b.Api("cudaStreamSynchronize", now + 615, now + 920, t);
+  b.records().api_calls.back().stack_id = torch;
+  b.AddSync(SyncType::kStreamSynchronize, now + 616, now + 919, sync, 7);
+  b.SetEnd(now + 1000);
   return b;
 }
 

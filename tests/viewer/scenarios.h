@@ -41,4 +41,12 @@ TraceBuilder OverlapScenario();
 // Only API calls, no device activity.
 TraceBuilder HostOnlyScenario();
 
+// The normalize loop of samples/normalize_nrm2 with call stacks (LIBPROF_BACKTRACE=blocking):
+// three iterations of a 1 ms SpinKernel (launch without a stack) and cuBLAS nrm2, whose
+// cudaMemcpyAsync (statically linked cudart inside libcublas.so.13) waits for it, called from
+// NormalizeLoop in the program; then a cudaMemcpy from the program's own static cudart in
+// CopyBack, and a cudaStreamSynchronize through libcudart.so.13 from libtorch_cuda.so, whose
+// outer frames include one no module contains.
+TraceBuilder CallSitesScenario();
+
 }  // namespace libprof::viewer::testing
