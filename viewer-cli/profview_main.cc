@@ -176,9 +176,9 @@ constexpr const char* kExportDefinitions =
     "start of the given traces; traces of different hosts are aligned on wall-clock time.\n"
     "  Categories: cuda_runtime, cuda_driver (API calls), nvtx, kernel, memcpy, memset, graph, "
     "launch and wait (flow arrows), finding (calls with a finding, and their instants).\n"
-    "  A blocked call carries args blocked_ns, waited_for, findings and explanation, an instant "
-    "\"cudaMemcpyAsync blocked 4.93 ms waiting for ...\" and a wait arrow from each blamed "
-    "operation.\n"
+    "  A call with findings carries args findings (the rules) and one explanation per rule, a "
+    "blocked one also blocked_ns and waited_for; an instant per finding (\"cudaMemcpyAsync "
+    "blocked 4.93 ms waiting for ...\") and a wait arrow from each blamed operation.\n"
     "  Slices that partly overlap on one thread or stream go to an extra \"(overlapping N)\" "
     "track.";
 
