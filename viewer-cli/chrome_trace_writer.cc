@@ -1,5 +1,6 @@
 #include "viewer-cli/chrome_trace_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -7,25 +8,57 @@
 
 namespace libprof::viewer {
 
-std::string FormatMicros(int64_t ns) {
+namespace {
+
+// JsonString, with a shortcut for the common case (printable ASCII with nothing to escape),
+// which is most of an export's text.
+void AppendJsonString(std::string_view value, std::string* out) {
+  for (char c : value) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b < 0x20 || b >= 0x7F || c == '"' || c == '\\') {
+      *out += JsonString(value);
+      return;
+    }
+  }
+  *out += '"';
+  out->append(value);
+  *out += '"';
+}
+
+// FormatMicros without the allocation, appended to *out (std::to_chars: this runs for every
+// timestamp and duration).
+void AppendMicros(int64_t ns, std::string* out) {
   // The magnitude as unsigned, so that INT64_MIN needs no special case.
   const uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%s%llu.%03llu", ns < 0 ? "-" : "",
-                static_cast<unsigned long long>(magnitude / 1000),
-                static_cast<unsigned long long>(magnitude % 1000));
-  return buffer;
+  char* p = buffer;
+  if (ns < 0) *p++ = '-';
+  p = std::to_chars(p, buffer + sizeof buffer, magnitude / 1000).ptr;
+  const uint64_t fraction = magnitude % 1000;
+  *p++ = '.';
+  *p++ = static_cast<char>('0' + fraction / 100);
+  *p++ = static_cast<char>('0' + fraction / 10 % 10);
+  *p++ = static_cast<char>('0' + fraction % 10);
+  out->append(buffer, p);
+}
+
+}  // namespace
+
+std::string FormatMicros(int64_t ns) {
+  std::string out;
+  AppendMicros(ns, &out);
+  return out;
 }
 
 void EventArgs::AddKey(std::string_view key) {
   if (!members_.empty()) members_ += ',';
-  members_ += JsonString(key);
+  AppendJsonString(key, &members_);
   members_ += ':';
 }
 
 EventArgs& EventArgs::Add(std::string_view key, std::string_view value) {
   AddKey(key);
-  members_ += JsonString(value);
+  AppendJsonString(value, &members_);
   return *this;
 }
 
@@ -142,14 +175,23 @@ void ChromeTraceWriter::Write(const ChromeEvent& e) {
   line_ += "{\"ph\":\"";
   line_ += e.phase;
   line_ += "\",\"name\":";
-  line_ += JsonString(e.name);
+  AppendJsonString(e.name, &line_);
   if (!e.category.empty()) {
     line_ += ",\"cat\":";
-    line_ += JsonString(e.category);
+    AppendJsonString(e.category, &line_);
   }
-  line_ += ",\"pid\":" + std::to_string(e.pid) + ",\"tid\":" + std::to_string(e.tid);
-  if (e.phase != 'M') line_ += ",\"ts\":" + FormatMicros(e.ts_ns);
-  if (e.phase == 'X') line_ += ",\"dur\":" + FormatMicros(e.dur_ns);
+  line_ += ",\"pid\":";
+  line_ += std::to_string(e.pid);
+  line_ += ",\"tid\":";
+  line_ += std::to_string(e.tid);
+  if (e.phase != 'M') {
+    line_ += ",\"ts\":";
+    AppendMicros(e.ts_ns, &line_);
+  }
+  if (e.phase == 'X') {
+    line_ += ",\"dur\":";
+    AppendMicros(e.dur_ns, &line_);
+  }
   if (e.id) line_ += ",\"id\":" + std::to_string(*e.id);
   if (e.scope != 0) {
     line_ += ",\"s\":\"";
@@ -157,8 +199,14 @@ void ChromeTraceWriter::Write(const ChromeEvent& e) {
     line_ += '"';
   }
   if (e.bind_enclosing) line_ += ",\"bp\":\"e\"";
-  if (!e.color.empty()) line_ += ",\"cname\":" + JsonString(e.color);
-  if (e.args != nullptr && !e.args->empty()) line_ += ",\"args\":" + e.args->Json();
+  if (!e.color.empty()) {
+    line_ += ",\"cname\":";
+    AppendJsonString(e.color, &line_);
+  }
+  if (e.args != nullptr && !e.args->empty()) {
+    line_ += ",\"args\":";
+    e.args->AppendTo(&line_);
+  }
   line_ += '}';
   out_ << line_;
   ++events_;

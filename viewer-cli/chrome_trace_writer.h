@@ -44,6 +44,11 @@ class EventArgs {
 
   bool empty() const { return members_.empty(); }
   std::string Json() const { return "{" + members_ + "}"; }
+  void AppendTo(std::string* out) const {
+    *out += '{';
+    *out += members_;
+    *out += '}';
+  }
 
  private:
   void AddKey(std::string_view key);

@@ -69,6 +69,7 @@ class ProcessExporter {
                   uint32_t sort_index, const ExportOptions& options, ChromeTraceWriter* writer)
       : trace_(trace),
         r_(trace.records),
+        findings_(FindFindings(trace, options.findings)),
         index_(trace),
         streams_(index_),
         pid_(pid),
@@ -112,7 +113,6 @@ class ProcessExporter {
   }
 
   void AttachFindings() {
-    findings_ = FindFindings(trace_, options_.findings);
     for (const Finding& f : findings_) {
       if (f.device_id) {
         gpu_findings_.push_back({&f, TrackKey{}});
@@ -514,6 +514,8 @@ class ProcessExporter {
 
   const ProcessTrace& trace_;
   const TraceRecords& r_;
+  // Before index_: the analysis builds its own index, which is then gone before ours is built.
+  const std::vector<Finding> findings_;
   const TraceIndex index_;
   const StreamModel streams_;
   const uint32_t pid_;
@@ -525,7 +527,6 @@ class ProcessExporter {
   ChromeTraceWriter& w_;
 
   std::vector<bool> exported_;  // per API call
-  std::vector<Finding> findings_;
   std::unordered_map<uint32_t, std::vector<const Finding*>> call_findings_;
   std::vector<std::pair<const Finding*, TrackKey>> gpu_findings_;
   std::map<std::string, uint32_t> rule_numbers_;
