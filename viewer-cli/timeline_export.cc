@@ -1,8 +1,6 @@
 #include "viewer-cli/timeline_export.h"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -13,6 +11,7 @@
 #include "viewer-cli/kernel_names.h"
 #include "viewer-cli/stream_deps.h"
 #include "viewer-cli/summary.h"
+#include "viewer-cli/timeline_args.h"
 #include "viewer-cli/timeline_lanes.h"
 #include "viewer-cli/trace_index.h"
 #include "viewer-cli/units.h"
@@ -27,12 +26,6 @@ constexpr uint32_t kSyntheticTidBase = 1u << 30;
 constexpr uint32_t kSyntheticPidBase = 1u << 22;
 
 uint64_t EndOf(uint64_t start, uint64_t end) { return std::max(start, end); }
-
-std::string Triple(const std::array<uint32_t, 3>& v) {
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "(%u,%u,%u)", v[0], v[1], v[2]);
-  return buffer;
-}
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
@@ -263,16 +256,6 @@ class ProcessExporter {
     }
   }
 
-  // The args of an API-call slice. Call sites (native stacks captured at API entry, being added
-  // on branch `callsites`) belong here, as "call_site" and "call_stack".
-  EventArgs ApiCallArgs(const ApiCall& c, bool nested) const {
-    EventArgs args;
-    args.Add("correlation_id", c.correlation_id).Add("domain", ToString(c.domain));
-    if (c.return_value != 0) args.Add("return_value", c.return_value);
-    if (nested) args.Add("nested", true);
-    return args;
-  }
-
   void WriteHostItem(const HostItem& item) {
     const uint32_t tid = Tid({TrackGroup::kThread, item.thread, 0, item.lane});
     switch (item.kind) {
@@ -281,7 +264,7 @@ class ProcessExporter {
         break;
       case HostItem::kRange: {
         const NvtxEvent& e = r_.nvtx_events[item.record];
-        const EventArgs args = NvtxArgs(e);
+        const EventArgs args = NvtxRangeArgs(index_, e);
         w_.Write(ChromeEvent::Complete(trace_.Str(e.message_id), "nvtx", pid_, tid, Ts(item.start),
                                        static_cast<int64_t>(item.end - item.start))
                      .WithArgs(&args));
@@ -289,7 +272,7 @@ class ProcessExporter {
       }
       case HostItem::kMark: {
         const NvtxEvent& e = r_.nvtx_events[item.record];
-        const EventArgs args = NvtxArgs(e);
+        const EventArgs args = NvtxRangeArgs(index_, e);
         w_.Write(ChromeEvent::Instant(trace_.Str(e.message_id), "nvtx", pid_, tid, Ts(item.start))
                      .WithArgs(&args));
         break;
@@ -297,28 +280,10 @@ class ProcessExporter {
     }
   }
 
-  EventArgs NvtxArgs(const NvtxEvent& e) const {
-    EventArgs args;
-    const std::string& domain = index_.NvtxDomainName(e.domain_id);
-    if (!domain.empty()) args.Add("domain", domain);
-    if (e.category != 0) args.Add("category", e.category);
-    if (e.has_color) {
-      char color[8];
-      std::snprintf(color, sizeof color, "#%06x", e.color_argb & 0xFFFFFFu);
-      args.Add("color", color);
-    }
-    if (e.kind == NvtxKind::kStartEnd) {
-      args.Add("started_on_thread", e.thread_id);
-      args.Add("ended_on_thread", e.end_thread_id != 0 ? e.end_thread_id : e.thread_id);
-    }
-    if (e.open) args.Add("open", true);
-    return args;
-  }
-
   void WriteCall(uint32_t i, uint32_t tid) {
     const ApiCall& c = r_.api_calls[i];
     const std::string& name = index_.ApiName(c);
-    EventArgs args = ApiCallArgs(c, index_.IsNested(i));
+    EventArgs args = ApiCallArgs(index_, i);
     const auto found = call_findings_.find(i);
     const std::vector<const Finding*>* findings =
         found == call_findings_.end() ? nullptr : &found->second;
@@ -341,33 +306,6 @@ class ProcessExporter {
     }
     if (findings == nullptr) return;
     for (const Finding* f : *findings) WriteFindingMarks(*f, c, tid);
-  }
-
-  static bool IsWaitRule(const std::string& rule) {
-    return rule == "blocked-on-prior-work" || rule == "sync-api" || rule == "implicit-sync";
-  }
-
-  // "findings" lists the rules; each rule's explanation is under its own key.
-  static void AddFindingArgs(const std::vector<const Finding*>& findings, EventArgs* args) {
-    std::string rules;
-    for (const Finding* f : findings) rules += (rules.empty() ? "" : ", ") + f->rule;
-    args->Add("findings", rules);
-    for (const Finding* f : findings) {
-      if (IsWaitRule(f->rule)) {
-        args->Add("blocked_ns", f->blocked_ns);
-        std::string waited;
-        for (const Blamed& b : f->blamed) {
-          waited += (waited.empty() ? "" : "; ") + b.name + " (" + b.kind + ", corr " +
-                    std::to_string(b.correlation_id) + ", stream " + std::to_string(b.stream_id) +
-                    ", overlap " + Dur(b.overlap_ns) + ")";
-        }
-        if (f->blamed_omitted > 0) {
-          waited += "; and " + std::to_string(f->blamed_omitted) + " more";
-        }
-        if (!waited.empty()) args->Add("waited_for", waited);
-      }
-      args->Add(f->rule, f->explanation);
-    }
   }
 
   // An instant on the call's track saying what the finding is; for waits, a flow from each
@@ -405,7 +343,7 @@ class ProcessExporter {
   void WriteStartEndRanges() {
     for (uint32_t i : start_end_ranges_) {
       const NvtxEvent& e = r_.nvtx_events[i];
-      const EventArgs args = NvtxArgs(e);
+      const EventArgs args = NvtxRangeArgs(index_, e);
       const uint64_t id = next_flow_++;
       const std::string& name = trace_.Str(e.message_id);
       w_.Write(ChromeEvent::AsyncBegin(name, "nvtx", pid_, e.thread_id, Ts(e.start_ns), id)
@@ -416,63 +354,10 @@ class ProcessExporter {
     }
   }
 
-  EventArgs DeviceOpArgs(const DeviceOp& op) const {
-    EventArgs args;
-    args.Add("correlation_id", op.correlation_id)
-        .Add("device", op.device_id)
-        .Add("stream", op.stream_id);
-    if (op.graph_id != 0) args.Add("graph_id", op.graph_id);
-    switch (op.kind) {
-      case DeviceOpKind::kKernel: {
-        const Kernel& k = r_.kernels[op.record];
-        const KernelShape& s = k.shape;
-        args.Add("kernel", index_.OpName(op))
-            .Add("mangled_name", trace_.Str(s.name_id))
-            .Add("grid", Triple(s.grid))
-            .Add("block", Triple(s.block))
-            .Add("registers_per_thread", s.registers_per_thread)
-            .Add("static_shared_memory_bytes", s.static_shared_memory_bytes)
-            .Add("dynamic_shared_memory_bytes", s.dynamic_shared_memory_bytes)
-            .Add("local_memory_per_thread_bytes", s.local_memory_per_thread_bytes);
-        if (s.cluster[0] != 0) args.Add("cluster", Triple(s.cluster));
-        if (k.graph_node_id != 0) args.Add("graph_node_id", k.graph_node_id);
-        if (k.device_launched) args.Add("device_launched", true);
-        break;
-      }
-      case DeviceOpKind::kMemcpy: {
-        const Memcpy& m = r_.memcpys[op.record];
-        args.Add("bytes", m.bytes)
-            .Add("gb_per_s", GigabytesPerSecond(m.bytes, op.duration()))
-            .Add("copy_kind", ToString(m.copy_kind))
-            .Add("src_kind", ToString(m.src_kind))
-            .Add("dst_kind", ToString(m.dst_kind))
-            .Add("async", m.async);
-        if (m.copy_kind == CopyKind::kPtoP) {
-          args.Add("src_device", m.src_device_id).Add("dst_device", m.dst_device_id);
-        }
-        break;
-      }
-      case DeviceOpKind::kMemset: {
-        const Memset& m = r_.memsets[op.record];
-        args.Add("bytes", m.bytes)
-            .Add("gb_per_s", GigabytesPerSecond(m.bytes, op.duration()))
-            .Add("memory_kind", ToString(m.memory_kind))
-            .Add("value", m.value)
-            .Add("async", m.async);
-        break;
-      }
-      case DeviceOpKind::kGraph:
-        break;
-    }
-    const int64_t call = index_.LaunchingCall(op.correlation_id);
-    if (call >= 0) args.Add("launched_by", index_.ApiName(r_.api_calls[call]));
-    return args;
-  }
-
   void WriteDeviceOp(uint32_t i) {
     const DeviceOp& op = index_.device_ops()[i];
     const uint32_t tid = Tid(op_track_[i]);
-    const EventArgs args = DeviceOpArgs(op);
+    const EventArgs args = DeviceOpArgs(index_, op);
     const std::string& full = index_.OpName(op);
     const std::string name = op.kind == DeviceOpKind::kKernel ? ShortKernelName(full) : full;
     w_.Write(ChromeEvent::Complete(name, ToString(op.kind), pid_, tid, Ts(op.start_ns),
