@@ -4,11 +4,13 @@
 #include "viewer-cli/memory.h"
 #include "viewer-cli/memory_report.h"
 #include "viewer-cli/stacks_report.h"
+#include "viewer-cli/output_file.h"
 #include "viewer-cli/streams.h"
 #include "viewer-cli/streams_report.h"
 #include "viewer-cli/summary.h"
 #include "viewer-cli/summary_report.h"
 #include "viewer-cli/table_renderer.h"
+#include "viewer-cli/timeline_export.h"
 #include "viewer-cli/trace_listing.h"
 #include "viewer-cli/units.h"
 
@@ -157,6 +159,30 @@ std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& op
       break;
   }
   return StacksTable(*report, options.terminal_width);
+}
+
+std::expected<std::string, std::string> RunExport(const ExportCommandOptions& options,
+                                                  std::vector<std::string>* warnings) {
+  if (options.output.empty())
+    return std::unexpected("no output file given (-o FILE, or - for stdout)");
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  const ExportOptions export_options{.raw = options.raw, .findings = options.thresholds};
+  if (options.output == "-") {
+    if (options.standard_output == nullptr) return std::unexpected("no output stream for -o -");
+    auto stats = ExportTimeline(*traces, export_options, options.standard_output);
+    if (!stats) return std::unexpected(stats.error());
+    return std::string();
+  }
+  // Created before the export starts, so that an unwritable path fails at once.
+  auto file = OutputFile::Create(options.output);
+  if (!file) return std::unexpected(file.error());
+  auto stats = ExportTimeline(*traces, export_options, &(*file)->stream());
+  if (!stats) return std::unexpected(options.output + ": " + stats.error());
+  if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
+  return "Wrote " + std::to_string(stats->events) + " events of " +
+         std::to_string(stats->processes) + (stats->processes == 1 ? " process" : " processes") +
+         " to " + options.output + " (open it in ui.perfetto.dev or chrome://tracing)\n";
 }
 
 std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <expected>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,18 @@ struct StacksCommandOptions : CommandOptions {
   std::string api;
 };
 std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& options,
+                                                  std::vector<std::string>* warnings);
+
+struct ExportCommandOptions : CommandOptions {
+  std::string output;  // the JSON file to write; "-" writes to *standard_output
+  std::ostream* standard_output = nullptr;
+  FindingsOptions thresholds;  // of the findings marked on the timeline
+};
+
+// `profview export`: a Chrome Trace Event Format timeline (viewer-cli/timeline_export.h), written
+// under a temporary name and renamed to `output` once complete. Returns a one-line report for
+// stdout ("" when the timeline itself went to stdout).
+std::expected<std::string, std::string> RunExport(const ExportCommandOptions& options,
                                                   std::vector<std::string>* warnings);
 
 struct MergeCommandOptions {

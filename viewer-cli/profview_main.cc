@@ -13,6 +13,7 @@
 namespace {
 
 using libprof::viewer::CommandOptions;
+using libprof::viewer::ExportCommandOptions;
 using libprof::viewer::FindingsCommandOptions;
 using libprof::viewer::MergeCommandOptions;
 using libprof::viewer::OutputFormat;
@@ -196,6 +197,26 @@ constexpr const char* kStacksHelp =
     "default, covers copies, memsets, synchronisations, frees and allocations; all covers every "
     "call).";
 
+constexpr const char* kExportHelp =
+    "Write the traces as a timeline in the Chrome Trace Event Format (JSON), to open in "
+    "ui.perfetto.dev (\"Open trace file\") or chrome://tracing: per process, host threads with "
+    "their API calls and NVTX ranges, one track per GPU stream with kernels, copies and memsets, "
+    "flow arrows from each API call to the work it launched, and findings (blocked calls, GPU "
+    "idle gaps) marked in red. Events are written as they are produced; the file appears under "
+    "its name only once complete. --from/--to/--nvtx/--pid/--tid select what is exported.";
+
+constexpr const char* kExportDefinitions =
+    "Timeline:\n"
+    "  Times are microseconds (three decimals: nanoseconds kept) from the earliest recording "
+    "start of the given traces; traces of different hosts are aligned on wall-clock time.\n"
+    "  Categories: cuda_runtime, cuda_driver (API calls), nvtx, kernel, memcpy, memset, graph, "
+    "launch and wait (flow arrows), finding (calls with a finding, and their instants).\n"
+    "  A call with findings carries args findings (the rules) and one explanation per rule, a "
+    "blocked one also blocked_ns and waited_for; an instant per finding (\"cudaMemcpyAsync "
+    "blocked 4.93 ms waiting for ...\") and a wait arrow from each blamed operation.\n"
+    "  Slices that partly overlap on one thread or stream go to an extra \"(overlapping N)\" "
+    "track.";
+
 constexpr const char* kMergeHelp =
     "Merge trace files (one per process, or already merged) into one multi-process trace file, "
     "which every subcommand reads like the separate files: all headers, then every chunk "
@@ -292,6 +313,26 @@ int main(int argc, char** argv) {
       ->required()
       ->type_name("NAME");
 
+  ExportCommandOptions export_options;
+  CommonFlags export_flags;
+  std::string export_min_wait = "20us";
+  CLI::App* export_cmd = app.add_subcommand("export", kExportHelp);
+  export_cmd->footer(kExportDefinitions);
+  AddCommon(export_cmd, &export_options, &export_flags);
+  export_cmd->remove_option(export_cmd->get_option("--format"));  // always JSON
+  export_cmd
+      ->add_option("-o,--output", export_options.output,
+                   "the JSON file to write (- for stdout); replaced if it exists")
+      ->required()
+      ->type_name("FILE");
+  export_cmd->add_flag("--raw", export_options.raw,
+                       "show nested, internal and noisy API calls too");
+  export_cmd
+      ->add_option("--min-wait", export_min_wait,
+                   "mark waits and synchronous costs of at least this long (default 20us, as "
+                   "findings)")
+      ->type_name("TIME");
+
   MergeCommandOptions merge;
   CLI::App* merge_cmd = app.add_subcommand("merge", kMergeHelp);
   merge_cmd->add_option("-o,--output", merge.output, "the merged trace file to write")
@@ -361,6 +402,19 @@ int main(int argc, char** argv) {
         return kBadUsage;
       }
       result = libprof::viewer::RunStacks(stacks, &warnings);
+    } else if (export_cmd->parsed()) {
+      if (!Finish(export_flags, &export_options, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      auto min_wait_ns = libprof::viewer::ParseDuration(export_min_wait);
+      if (!min_wait_ns) {
+        std::cerr << "profview: --min-wait: " << min_wait_ns.error() << "\n";
+        return kBadUsage;
+      }
+      export_options.thresholds.min_wait_ns = *min_wait_ns;
+      export_options.standard_output = &std::cout;
+      result = libprof::viewer::RunExport(export_options, &warnings);
     } else if (merge_cmd->parsed()) {
       merge.terminal_width = libprof::viewer::TerminalWidth();
       result = libprof::viewer::RunMerge(merge, &warnings);

@@ -1,0 +1,40 @@
+// The "args" of the timeline's events (what ui.perfetto.dev shows for a selected slice): API
+// calls, NVTX ranges, device operations, and the findings marked on a call.
+//
+// Layer: viewer-cli/ analysis library. Pure functions of a TraceIndex; used by timeline_export.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "viewer-cli/chrome_trace_writer.h"
+#include "viewer-cli/findings.h"
+#include "viewer-cli/trace_index.h"
+
+namespace libprof::viewer {
+
+// API call `call` (index into the records' api_calls): correlation_id, domain, return_value
+// (when not 0), nested. This is where call sites go: the native stack recorded at API entry
+// (branch `callsites`) belongs here as "call_site" (first frame outside CUDA and libprof, with
+// its library) and "call_stack".
+EventArgs ApiCallArgs(const TraceIndex& index, size_t call);
+
+// NVTX range or mark: domain, category, color ("#rrggbb"), the threads of start/end ranges, open.
+EventArgs NvtxRangeArgs(const TraceIndex& index, const NvtxEvent& event);
+
+// Kernel (full and mangled name, grid, block, registers, shared and local memory, cluster,
+// graph node), copy (bytes, gb_per_s, copy and memory kinds, async, peer devices), memset
+// (bytes, gb_per_s, memory kind, value, async) or graph; all with correlation_id, device, stream,
+// graph_id and launched_by (the API call that issued it).
+EventArgs DeviceOpArgs(const TraceIndex& index, const DeviceOp& op);
+
+// The rules that wait for earlier device work (the others report a call's own cost).
+bool IsWaitRule(const std::string& rule);
+
+// Adds "findings" (the rules, comma-separated), each rule's explanation under its own key and,
+// for a wait, "blocked_ns" and "waited_for" (each blamed operation with its correlation id,
+// stream and overlap with the wait).
+void AddFindingArgs(const std::vector<const Finding*>& findings, EventArgs* args);
+
+}  // namespace libprof::viewer
