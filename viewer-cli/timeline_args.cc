@@ -16,12 +16,20 @@ std::string Triple(const std::array<uint32_t, 3>& v) {
 
 }  // namespace
 
-EventArgs ApiCallArgs(const TraceIndex& index, size_t call) {
+EventArgs ApiCallArgs(const TraceIndex& index, const CallSites& sites, size_t call) {
   const ApiCall& c = index.records().api_calls[call];
   EventArgs args;
   args.Add("correlation_id", c.correlation_id).Add("domain", ToString(c.domain));
   if (c.return_value != 0) args.Add("return_value", c.return_value);
   if (index.IsNested(call)) args.Add("nested", true);
+  if (const CallSite& site = sites.Of(c.stack_id); site.known) {
+    args.Add("call_site", site.Text());
+    std::string stack;
+    for (const FrameView& frame : sites.Frames(c.stack_id)) {
+      stack += (stack.empty() ? "" : "\n") + frame.Label();
+    }
+    args.Add("call_stack", stack);
+  }
   return args;
 }
 

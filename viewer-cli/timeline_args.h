@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "viewer-cli/call_sites.h"
 #include "viewer-cli/chrome_trace_writer.h"
 #include "viewer-cli/findings.h"
 #include "viewer-cli/trace_index.h"
@@ -15,10 +16,10 @@
 namespace libprof::viewer {
 
 // API call `call` (index into the records' api_calls): correlation_id, domain, return_value
-// (when not 0), nested. This is where call sites go: the native stack recorded at API entry
-// (branch `callsites`) belongs here as "call_site" (first frame outside CUDA and libprof, with
-// its library) and "call_stack".
-EventArgs ApiCallArgs(const TraceIndex& index, size_t call);
+// (when not 0), nested, and where libprof recorded its stack (LIBPROF_BACKTRACE) "call_site"
+// (CallSite::Text, e.g. "cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)") and
+// "call_stack" (every frame's label, innermost first, one per line).
+EventArgs ApiCallArgs(const TraceIndex& index, const CallSites& sites, size_t call);
 
 // NVTX range or mark: domain, category, color ("#rrggbb"), the threads of start/end ranges, open.
 EventArgs NvtxRangeArgs(const TraceIndex& index, const NvtxEvent& event);

@@ -64,6 +64,7 @@ class ProcessExporter {
         r_(trace.records),
         findings_(FindFindings(trace, options.findings)),
         index_(trace),
+        call_sites_(trace),
         streams_(index_),
         pid_(pid),
         shift_ns_(shift_ns),
@@ -283,7 +284,7 @@ class ProcessExporter {
   void WriteCall(uint32_t i, uint32_t tid) {
     const ApiCall& c = r_.api_calls[i];
     const std::string& name = index_.ApiName(c);
-    EventArgs args = ApiCallArgs(index_, i);
+    EventArgs args = ApiCallArgs(index_, call_sites_, i);
     const auto found = call_findings_.find(i);
     const std::vector<const Finding*>* findings =
         found == call_findings_.end() ? nullptr : &found->second;
@@ -402,6 +403,7 @@ class ProcessExporter {
   // Before index_: the analysis builds its own index, which is then gone before ours is built.
   const std::vector<Finding> findings_;
   const TraceIndex index_;
+  const CallSites call_sites_;
   const StreamModel streams_;
   const uint32_t pid_;
   const int64_t shift_ns_;

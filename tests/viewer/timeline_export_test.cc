@@ -145,6 +145,25 @@ TEST(TimelineExportTest, Nrm2BlockedCopyIsMarked) {
   for (const Json& s : Events(doc, "s", "wait")) EXPECT_EQ(s["tid"], stream_tid);
 }
 
+// Proves the recorded call stacks reach the timeline: each copy cuBLAS made carries its call
+// site (the cuBLAS entry point and the program's function) and its whole stack, innermost first;
+// a call without a stack carries neither.
+TEST(TimelineExportTest, CallsCarryTheirCallSites) {
+  const Json doc = Export(CallSitesScenario());
+  const auto copies = Named(doc, "X", "cudaMemcpyAsync");
+  ASSERT_EQ(copies.size(), 3u);
+  for (const Json& copy : copies) {
+    EXPECT_EQ(copy["args"]["call_site"], "cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)");
+    const std::string stack = copy["args"]["call_stack"];
+    EXPECT_TRUE(stack.starts_with("cudaMemcpyAsync (libcublas.so.13)\n")) << stack;
+    EXPECT_NE(stack.find("\nmain (app)\n"), std::string::npos) << stack;
+  }
+  for (const Json& launch : Named(doc, "X", "cudaLaunchKernel")) {
+    EXPECT_FALSE(launch["args"].contains("call_site"));
+    EXPECT_FALSE(launch["args"].contains("call_stack"));
+  }
+}
+
 TEST(TimelineExportTest, RawShowsNestedCallsInsideTheirRuntimeCall) {
   const Json doc = Export(Nrm2Scenario(), ExportOptions{.raw = true});
   const auto nested = Named(doc, "X", "cuMemcpyDtoHAsync_v2");
