@@ -7,7 +7,7 @@
 //
 // The launching call of an id is TraceIndex::LaunchingCall's: the first call in file order that is
 // not nested, else the first call. An id is settled (its result handed to `settled` and
-// forgotten) once the device records have moved kOpLag ids past it, or the calls kCallLag ids
+// forgotten) once the device records have moved op_lag ids past it, or any record call_lag ids
 // past it, and no call with that id is still waiting for its nesting to be decided. A call or
 // record that arrives for an id already settled sets out_of_order(): the caller then reads the
 // trace again with bounded = false, which settles nothing before Finish and is exact for any
@@ -45,7 +45,9 @@ class CorrelationJoin {
   static constexpr uint64_t kOpLag = uint64_t{1} << 15;
   static constexpr uint64_t kCallLag = uint64_t{1} << 20;
 
-  CorrelationJoin(bool bounded, Settled settled) : bounded_(bounded), settled_(std::move(settled)) {}
+  CorrelationJoin(bool bounded, Settled settled, uint64_t op_lag = kOpLag,
+                  uint64_t call_lag = kCallLag)
+      : bounded_(bounded), settled_(std::move(settled)), op_lag_(op_lag), call_lag_(call_lag) {}
 
   // A call arrived whose nesting is not yet decided: its id stays open until CallDecided.
   void CallSeen(uint64_t corr) {
@@ -94,8 +96,8 @@ class CorrelationJoin {
     if (!bounded_) return;
     while (!window_.empty()) {
       const Entry& front = window_.front();
-      const bool ops_moved_on = front.undecided == 0 && base_ + kOpLag < max_op_;
-      const bool calls_moved_on = base_ + kCallLag < std::max(max_call_, max_op_);
+      const bool ops_moved_on = front.undecided == 0 && base_ + op_lag_ < max_op_;
+      const bool calls_moved_on = base_ + call_lag_ < std::max(max_call_, max_op_);
       if (!ops_moved_on && !calls_moved_on) break;
       SettleFront();
     }
@@ -139,10 +141,10 @@ class CorrelationJoin {
       out_of_order_ = true;
       return nullptr;
     }
-    if (corr - base_ >= kCallLag) {
+    if (corr - base_ >= call_lag_) {
       // An id far ahead of the window: settle what is there and jump, rather than hold a
       // window of empty entries. Records of the skipped ids arriving later are out of order.
-      while (!window_.empty() && corr - base_ >= kCallLag) SettleFront();
+      while (!window_.empty() && corr - base_ >= call_lag_) SettleFront();
       if (window_.empty()) base_ = corr;
     }
     if (corr - base_ >= window_.size()) window_.resize(corr - base_ + 1);
@@ -165,6 +167,8 @@ class CorrelationJoin {
 
   bool bounded_;
   Settled settled_;
+  uint64_t op_lag_;
+  uint64_t call_lag_;
   std::deque<Entry> window_;  // ids base_, base_ + 1, ... (bounded)
   std::unordered_map<uint64_t, Entry> unbounded_;
   uint64_t base_ = 0;

@@ -11,14 +11,6 @@
 namespace libprof::viewer {
 namespace {
 
-// Disjoint pieces each union holds before settling the oldest half: 1 MiB of intervals, and
-// enough to absorb a thread's calls arriving a whole CUPTI buffer (tens of thousands of records)
-// behind another thread's.
-constexpr size_t kUnionPieces = size_t{1} << 16;
-// Calls per thread held for nesting: a runtime call arrives after the driver calls nested in it,
-// of which there are a handful (libprof itself holds at most 16384, api_nesting.h).
-constexpr size_t kHeldCallsPerThread = 1024;
-
 uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
 uint16_t CopyKey(CopyKind kind, MemoryKind src, MemoryKind dst) {
@@ -42,11 +34,11 @@ const std::string& Str(const std::vector<std::string>& strings, uint32_t id) {
 
 ProcessSummarizer::ProcessSummarizer(Setup setup)
     : setup_(std::move(setup)),
-      host_union_(setup_.bounded ? kUnionPieces : 0,
+      host_union_(setup_.bounded ? setup_.limits.union_pieces : 0,
                   setup_.keep_intervals ? &host_pieces_ : nullptr),
-      device_union_(setup_.bounded ? kUnionPieces : 0,
+      device_union_(setup_.bounded ? setup_.limits.union_pieces : 0,
                     setup_.keep_intervals ? &device_pieces_ : nullptr),
-      nesting_(setup_.bounded ? kHeldCallsPerThread : 0,
+      nesting_(setup_.bounded ? setup_.limits.held_calls_per_thread : 0,
                [this](const ApiCall& call, uint64_t seq, bool nested) {
                  CallDecided(call, seq, nested);
                }) {
@@ -72,7 +64,8 @@ ProcessSummarizer::ProcessSummarizer(Setup setup)
           if (!site.found) return;  // no kept call issued it: filtered out
           for (const DeviceRecord* r : held) EmitDevice(*r);
           if (project_) projection_.AddLaunch(site.thread_id, site.start_ns, device_ns);
-        });
+        },
+        setup_.limits.op_lag, setup_.limits.call_lag);
   }
 }
 
@@ -145,7 +138,8 @@ void ProcessSummarizer::EndNvtx(const std::vector<std::string>& strings) {
         setup_.bounded, [this](const LaunchSite& site, uint64_t device_ns,
                                const std::vector<const DeviceRecord*>&) {
           if (site.found) projection_.AddLaunch(site.thread_id, site.start_ns, device_ns);
-        });
+        },
+        setup_.limits.op_lag, setup_.limits.call_lag);
   }
 }
 

@@ -37,6 +37,19 @@
 
 namespace libprof::viewer {
 
+// How much the bounded stages hold (tests make them tiny to exercise settling and re-reading).
+struct StreamLimits {
+  // Disjoint pieces each union holds before settling the oldest half: 1 MiB of intervals, and
+  // enough to absorb a thread's calls arriving a whole CUPTI buffer (tens of thousands of
+  // records) behind another thread's.
+  size_t union_pieces = size_t{1} << 16;
+  // Calls per thread held for nesting: a runtime call arrives after the driver calls nested in
+  // it, of which there are a handful (libprof itself holds at most 16384, api_nesting.h).
+  size_t held_calls_per_thread = 1024;
+  uint64_t op_lag = CorrelationJoin<int>::kOpLag;
+  uint64_t call_lag = CorrelationJoin<int>::kCallLag;
+};
+
 class ProcessSummarizer {
  public:
   struct Setup {
@@ -46,6 +59,7 @@ class ProcessSummarizer {
     FilterOptions filters;  // pids are the caller's business
     // Bounded memory (settle what is old) or exact for any record order (hold everything).
     bool bounded = true;
+    StreamLimits limits;
     // Keep the pieces of the host and device unions in the Summary, for a total over processes.
     bool keep_intervals = false;
     // The analysed time when it is known before reading: an in-memory trace's windows, or the

@@ -115,6 +115,7 @@ std::expected<std::vector<std::unique_ptr<ProcessSummarizer>>, std::string> Read
 std::expected<FileResult, std::string> SummarizeFile(const std::string& path,
                                                      const FilterOptions& filters,
                                                      const SummaryOptions& options,
+                                                     const StreamLimits& limits,
                                                      bool keep_intervals,
                                                      std::vector<std::string>* warnings) {
   auto opened = TraceReader::Open(path);
@@ -130,6 +131,7 @@ std::expected<FileResult, std::string> SummarizeFile(const std::string& path,
                                          .header = headers[i],
                                          .options = options,
                                          .filters = filters,
+                                         .limits = limits,
                                          .keep_intervals = keep_intervals};
   }
   std::vector<TraceRecords> ends(headers.size());
@@ -203,7 +205,8 @@ void SortSummaryRows(std::vector<SummaryRow>* rows) {
 std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::string>& paths,
                                                          const FilterOptions& filters,
                                                          const SummaryOptions& options,
-                                                         std::vector<std::string>* warnings) {
+                                                         std::vector<std::string>* warnings,
+                                                         const StreamLimits* limits) {
   auto files = ExpandTraceInputs(paths);
   if (!files) return std::unexpected(files.error());
   // A window with from >= to is an error, reported (as ApplyFilters does) after the files are
@@ -236,7 +239,8 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
   SummaryTotal total;
   std::vector<uint32_t> pids_seen, threads_seen;
   for (const std::string& path : *files) {
-    auto file = SummarizeFile(path, effective, options, keep_intervals, warnings);
+    auto file = SummarizeFile(path, effective, options, limits ? *limits : StreamLimits{},
+                              keep_intervals, warnings);
     if (!file) return std::unexpected(file.error());
     pids_seen.insert(pids_seen.end(), file->pids.begin(), file->pids.end());
     threads_seen.insert(threads_seen.end(), file->threads_seen.begin(), file->threads_seen.end());

@@ -98,10 +98,13 @@ struct SummaryReport {
 // (process_summarizer.h; a file whose records are too far out of order is read again in an exact
 // mode that holds more). Filters as filters.h's ApplyFilters, with the same errors; warnings
 // (truncated file, dropped records) as LoadTraces.
+// `limits`: process_summarizer.h's StreamLimits (defaults when null; tests make them tiny).
+struct StreamLimits;
 std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::string>& paths,
                                                          const FilterOptions& filters,
                                                          const SummaryOptions& options,
-                                                         std::vector<std::string>* warnings);
+                                                         std::vector<std::string>* warnings,
+                                                         const StreamLimits* limits = nullptr);
 
 // Summarises a process already in memory (its windows are the analysed time; no filtering).
 // `time_offset_ns` is added to its times in the interval lists kept for CombineSummaries (see
