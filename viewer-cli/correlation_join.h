@@ -133,19 +133,21 @@ class CorrelationJoin {
   // The entry of `corr`, created if new; nullptr (and out_of_order) if it was settled.
   Entry* Get(uint64_t corr) {
     if (!bounded_) return &unbounded_[corr];
-    if (window_.empty() && !started_) {
-      started_ = true;
-      base_ = corr;
-    }
+    if (window_.empty() && corr >= settled_end_) base_ = corr;
     if (corr < base_) {
-      out_of_order_ = true;
-      return nullptr;
+      // Below the window: fine unless that id was settled already (or is absurdly far back).
+      if (corr < settled_end_ || base_ - corr >= call_lag_) {
+        out_of_order_ = true;
+        return nullptr;
+      }
+      window_.insert(window_.begin(), base_ - corr, Entry{});
+      base_ = corr;
     }
     if (corr - base_ >= call_lag_) {
       // An id far ahead of the window: settle what is there and jump, rather than hold a
       // window of empty entries. Records of the skipped ids arriving later are out of order.
       while (!window_.empty() && corr - base_ >= call_lag_) SettleFront();
-      if (window_.empty()) base_ = corr;
+      if (window_.empty()) base_ = settled_end_ = corr;
     }
     if (corr - base_ >= window_.size()) window_.resize(corr - base_ + 1);
     return &window_[corr - base_];
@@ -153,7 +155,7 @@ class CorrelationJoin {
   void SettleFront() {
     Settle(window_.front());
     window_.pop_front();
-    ++base_;
+    settled_end_ = ++base_;
   }
   void Settle(Entry& e) {
     LaunchSite site;
@@ -171,8 +173,8 @@ class CorrelationJoin {
   uint64_t call_lag_;
   std::deque<Entry> window_;  // ids base_, base_ + 1, ... (bounded)
   std::unordered_map<uint64_t, Entry> unbounded_;
-  uint64_t base_ = 0;
-  bool started_ = false;
+  uint64_t base_ = 0;         // the id of window_.front()
+  uint64_t settled_end_ = 0;  // every id below this one was settled
   uint64_t max_call_ = 0;
   uint64_t max_op_ = 0;
   std::vector<Held> pool_;
