@@ -129,7 +129,7 @@ void ProcessSummarizer::EndNvtx(const std::vector<std::string>& strings) {
     for (const NvtxEvent& e : selection_candidates_) {
       if (selection_.Inside(e.thread_id, e.start_ns, e.end_ns)) AddRange(e);
     }
-    selection_candidates_ = {};
+    std::vector<NvtxEvent>().swap(selection_candidates_);  // frees them
     clip_ = clip_all_ ? selection_.spans() : Intersect(clip_, selection_.spans());
     clip_all_ = false;
   }

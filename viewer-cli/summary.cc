@@ -56,6 +56,12 @@ std::pair<std::string, std::string> ByDomainName(const SummaryRow& row) {
   return {row.domain, row.name};
 }
 
+// Frees a part's interval lists once the total has them (assigning {} would keep the memory).
+void DropIntervals(Summary* part) {
+  std::vector<Interval>().swap(part->host_intervals);
+  std::vector<Interval>().swap(part->device_intervals);
+}
+
 bool Contains(const std::vector<uint32_t>& list, uint32_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -248,8 +254,7 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
       Summary& part = file->parts[i];
       if (keep_intervals && !defer_total) {
         total.Add(part, offsets[report.parts.size()]);
-        part.host_intervals = {};
-        part.device_intervals = {};
+        DropIntervals(&part);
       }
       report.parts.push_back(std::move(part));
       part_headers.push_back(std::move(file->headers[i]));
@@ -281,8 +286,7 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
       const std::vector<int64_t> kept_offsets = TimeOffsets(kept);
       for (size_t i = 0; i < report.parts.size(); ++i) {
         total.Add(report.parts[i], kept_offsets[i]);
-        report.parts[i].host_intervals = {};
-        report.parts[i].device_intervals = {};
+        DropIntervals(&report.parts[i]);
       }
     }
     report.total = total.Finish();
