@@ -110,9 +110,6 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   ops_.reserve(ops.size());
   op_names_.reserve(ops.size());
   for (auto& [op, name] : ops) {
-    if (op.correlation_id != 0) {
-      ops_by_corr_[op.correlation_id].push_back(static_cast<uint32_t>(ops_.size()));
-    }
     ops_.push_back(op);
     op_names_.push_back(name);
   }
@@ -146,24 +143,54 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
     }
   }
 
-  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
-    const ApiCall& c = r.api_calls[i];
+  // The first call with an id holds it, unless it is nested and a later one is not.
+  uint64_t lo = UINT64_MAX, hi = 0;
+  size_t with_id = 0;
+  for (const ApiCall& c : r.api_calls) {
     if (c.correlation_id == 0) continue;
-    auto [it, inserted] = call_by_corr_.try_emplace(c.correlation_id, i);
-    if (!inserted && nested_[it->second] && !nested_[i]) it->second = i;
+    lo = std::min(lo, c.correlation_id);
+    hi = std::max(hi, c.correlation_id);
+    ++with_id;
+  }
+  if (with_id > 0 && hi - lo < 4 * with_id + 1024) {
+    first_corr_ = lo;
+    call_by_corr_offset_.assign(hi - lo + 1, -1);
+    for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+      const uint64_t corr = r.api_calls[i].correlation_id;
+      if (corr == 0) continue;
+      int32_t& holder = call_by_corr_offset_[corr - lo];
+      if (holder < 0 || (nested_[holder] && !nested_[i])) holder = static_cast<int32_t>(i);
+    }
+  } else if (with_id > 0) {
+    for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+      if (r.api_calls[i].correlation_id != 0) {
+        call_by_corr_.emplace_back(r.api_calls[i].correlation_id, i);
+      }
+    }
+    std::stable_sort(call_by_corr_.begin(), call_by_corr_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::pair<uint64_t, uint32_t>> holders;
+    for (const auto& [corr, i] : call_by_corr_) {
+      if (holders.empty() || holders.back().first != corr) {
+        holders.emplace_back(corr, i);
+      } else if (nested_[holders.back().second] && !nested_[i]) {
+        holders.back().second = i;
+      }
+    }
+    call_by_corr_ = std::move(holders);
   }
   for (const NvtxDomain& d : r.nvtx_domains) domain_names_[d.id] = d.name_id;
 }
 
 int64_t TraceIndex::LaunchingCall(uint64_t corr) const {
-  auto it = call_by_corr_.find(corr);
-  return it == call_by_corr_.end() ? -1 : static_cast<int64_t>(it->second);
-}
-
-const std::vector<uint32_t>& TraceIndex::OpsOf(uint64_t corr) const {
-  static const std::vector<uint32_t>* empty = new std::vector<uint32_t>;
-  auto it = ops_by_corr_.find(corr);
-  return it == ops_by_corr_.end() ? *empty : it->second;
+  if (corr == 0) return -1;
+  if (!call_by_corr_offset_.empty()) {
+    if (corr < first_corr_ || corr - first_corr_ >= call_by_corr_offset_.size()) return -1;
+    return call_by_corr_offset_[corr - first_corr_];
+  }
+  auto it = std::lower_bound(call_by_corr_.begin(), call_by_corr_.end(), corr,
+                             [](const auto& entry, uint64_t id) { return entry.first < id; });
+  return it == call_by_corr_.end() || it->first != corr ? -1 : static_cast<int64_t>(it->second);
 }
 
 const std::string& TraceIndex::OpName(const DeviceOp& op) const {

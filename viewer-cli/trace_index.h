@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "proto/trace_model.h"
@@ -54,9 +55,6 @@ class TraceIndex {
   // its nested driver call share it. -1 when the trace has no such call.
   int64_t LaunchingCall(uint64_t corr) const;
 
-  // Indices into device_ops() of the work issued by correlation id `corr` (empty if none).
-  const std::vector<uint32_t>& OpsOf(uint64_t corr) const;
-
   const std::string& ApiName(const ApiCall& call) const { return trace_->Str(call.name_id); }
   // The full readable name of `op`: a demangled kernel name, "[copy pageable to device memory]",
   // "[set device memory]", "[graph 3]". `op` must be an element of device_ops().
@@ -74,8 +72,12 @@ class TraceIndex {
   std::vector<DeviceOp> ops_;
   std::vector<bool> nested_;
   std::vector<uint32_t> outermost_;
-  std::unordered_map<uint64_t, uint32_t> call_by_corr_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> ops_by_corr_;
+  // LaunchingCall's answers, flat (a hash map here was a heap node per call: at 10M records,
+  // hundreds of MB and seconds of findings' time). Correlation ids are dense in CUPTI traces, so
+  // they index a table from the smallest one; sparse ids fall back to a sorted list.
+  uint64_t first_corr_ = 0;
+  std::vector<int32_t> call_by_corr_offset_;                 // dense: call index or -1
+  std::vector<std::pair<uint64_t, uint32_t>> call_by_corr_;  // sparse: sorted by id
   std::vector<const std::string*> op_names_;  // per op, into names_
   std::unordered_map<std::string, std::unique_ptr<std::string>> names_;
   std::unordered_map<uint32_t, uint32_t> domain_names_;  // domain id -> string id
