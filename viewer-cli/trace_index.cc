@@ -152,45 +152,18 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
     hi = std::max(hi, c.correlation_id);
     ++with_id;
   }
-  if (with_id > 0 && hi - lo < 4 * with_id + 1024) {
-    first_corr_ = lo;
-    call_by_corr_offset_.assign(hi - lo + 1, -1);
-    for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
-      const uint64_t corr = r.api_calls[i].correlation_id;
-      if (corr == 0) continue;
-      int32_t& holder = call_by_corr_offset_[corr - lo];
-      if (holder < 0 || (nested_[holder] && !nested_[i])) holder = static_cast<int32_t>(i);
-    }
-  } else if (with_id > 0) {
-    for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
-      if (r.api_calls[i].correlation_id != 0) {
-        call_by_corr_.emplace_back(r.api_calls[i].correlation_id, i);
-      }
-    }
-    std::stable_sort(call_by_corr_.begin(), call_by_corr_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::pair<uint64_t, uint32_t>> holders;
-    for (const auto& [corr, i] : call_by_corr_) {
-      if (holders.empty() || holders.back().first != corr) {
-        holders.emplace_back(corr, i);
-      } else if (nested_[holders.back().second] && !nested_[i]) {
-        holders.back().second = i;
-      }
-    }
-    call_by_corr_ = std::move(holders);
+  call_by_corr_.Reset(lo, hi, with_id);
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+    const uint64_t corr = r.api_calls[i].correlation_id;
+    if (corr == 0) continue;
+    const int64_t holder = call_by_corr_.Find(corr);
+    if (holder < 0 || (nested_[holder] && !nested_[i])) call_by_corr_.Set(corr, i);
   }
   for (const NvtxDomain& d : r.nvtx_domains) domain_names_[d.id] = d.name_id;
 }
 
 int64_t TraceIndex::LaunchingCall(uint64_t corr) const {
-  if (corr == 0) return -1;
-  if (!call_by_corr_offset_.empty()) {
-    if (corr < first_corr_ || corr - first_corr_ >= call_by_corr_offset_.size()) return -1;
-    return call_by_corr_offset_[corr - first_corr_];
-  }
-  auto it = std::lower_bound(call_by_corr_.begin(), call_by_corr_.end(), corr,
-                             [](const auto& entry, uint64_t id) { return entry.first < id; });
-  return it == call_by_corr_.end() || it->first != corr ? -1 : static_cast<int64_t>(it->second);
+  return corr == 0 ? -1 : call_by_corr_.Find(corr);
 }
 
 const std::string& TraceIndex::OpName(const DeviceOp& op) const {

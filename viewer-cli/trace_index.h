@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "proto/trace_model.h"
+#include "viewer-cli/id_table.h"
 #include "viewer-cli/trace_loader.h"
 
 namespace libprof::viewer {
@@ -72,12 +73,9 @@ class TraceIndex {
   std::vector<DeviceOp> ops_;
   std::vector<bool> nested_;
   std::vector<uint32_t> outermost_;
-  // LaunchingCall's answers, flat (a hash map here was a heap node per call: at 10M records,
-  // hundreds of MB and seconds of findings' time). Correlation ids are dense in CUPTI traces, so
-  // they index a table from the smallest one; sparse ids fall back to a sorted list.
-  uint64_t first_corr_ = 0;
-  std::vector<int32_t> call_by_corr_offset_;                 // dense: call index or -1
-  std::vector<std::pair<uint64_t, uint32_t>> call_by_corr_;  // sparse: sorted by id
+  // LaunchingCall's answers (a hash map here was a heap node per call: at 10M records, hundreds
+  // of MB and seconds of findings' time).
+  IdTable call_by_corr_;
   std::vector<const std::string*> op_names_;  // per op, into names_
   std::unordered_map<std::string, std::unique_ptr<std::string>> names_;
   std::unordered_map<uint32_t, uint32_t> domain_names_;  // domain id -> string id
