@@ -7,6 +7,7 @@
 // they are sparse (more than 4 table slots per id), a hash map is used instead.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>

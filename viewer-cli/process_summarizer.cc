@@ -146,7 +146,11 @@ void ProcessSummarizer::EndNvtx(const std::vector<std::string>& strings) {
 void ProcessSummarizer::AddRange(const NvtxEvent& e) {
   auto [it, inserted] = nvtx_row_of_.try_emplace(uint64_t{e.domain_id} << 32 | e.message_id,
                                                   static_cast<uint32_t>(nvtx_rows_.size()));
-  if (inserted) nvtx_rows_.push_back({.domain_id = e.domain_id, .message_id = e.message_id});
+  if (inserted) {
+    NvtxRow& row = nvtx_rows_.emplace_back();
+    row.domain_id = e.domain_id;
+    row.message_id = e.message_id;
+  }
   nvtx_rows_[it->second].stats.Add(Duration(e.start_ns, e.end_ns));
   projection_.AddRange(e.thread_id, e.start_ns, e.end_ns, it->second);
   if (e.kind == NvtxKind::kStartEnd && e.end_thread_id != 0 && e.end_thread_id != e.thread_id) {
@@ -243,9 +247,7 @@ uint32_t ProcessSummarizer::KernelRow(const Kernel& k) {
   if (key == last_kernel_key_) return last_kernel_row_;
   auto [it, inserted] =
       kernel_rows_.try_emplace(key, static_cast<uint32_t>(device_rows_.size()));
-  if (inserted) {
-    device_rows_.push_back({.kind = static_cast<uint8_t>(DeviceOpKind::kKernel), .key = key});
-  }
+  if (inserted) AddDeviceRow(DeviceOpKind::kKernel, key);
   last_kernel_key_ = key;
   last_kernel_row_ = it->second;
   return it->second;
@@ -254,8 +256,14 @@ uint32_t ProcessSummarizer::KernelRow(const Kernel& k) {
 uint32_t ProcessSummarizer::Row(DeviceOpKind kind, uint64_t key) {
   auto [it, inserted] = other_rows_.try_emplace(
       uint64_t{static_cast<uint8_t>(kind)} << 56 | key, static_cast<uint32_t>(device_rows_.size()));
-  if (inserted) device_rows_.push_back({.kind = static_cast<uint8_t>(kind), .key = key});
+  if (inserted) AddDeviceRow(kind, key);
   return it->second;
+}
+
+void ProcessSummarizer::AddDeviceRow(DeviceOpKind kind, uint64_t key) {
+  DeviceRow& row = device_rows_.emplace_back();
+  row.kind = static_cast<uint8_t>(kind);
+  row.key = key;
 }
 
 void ProcessSummarizer::AddDevice(uint64_t corr, DeviceRecord record) {

@@ -136,6 +136,7 @@ class ProcessSummarizer {
   void EmitDevice(const DeviceRecord& record);
   uint32_t KernelRow(const Kernel& k);
   uint32_t Row(DeviceOpKind kind, uint64_t key);
+  void AddDeviceRow(DeviceOpKind kind, uint64_t key);
   void AddRange(const NvtxEvent& e);
   bool IsNoise(HostRow* row, uint32_t name_id);
 

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "viewer-cli/trace_index.h"
@@ -52,8 +53,15 @@ class InlineIds {
     }
     return *this;
   }
-  InlineIds(InlineIds&&) noexcept = default;
-  InlineIds& operator=(InlineIds&&) noexcept = default;
+  InlineIds(InlineIds&& other) noexcept { *this = std::move(other); }
+  InlineIds& operator=(InlineIds&& other) noexcept {
+    more_ = std::move(other.more_);
+    one_ = other.one_;
+    size_ = other.size_;
+    other.more_.clear();
+    other.size_ = 0;  // a moved-from list is empty, as a moved-from vector is
+    return *this;
+  }
 
   void push_back(uint32_t id) {
     if (size_ == 0) {

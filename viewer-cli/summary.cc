@@ -66,6 +66,19 @@ bool Contains(const std::vector<uint32_t>& list, uint32_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
+ProcessSummarizer::Setup BoundedSetup(const std::string& path, const TraceHeader& header,
+                                      const SummaryOptions& options, const FilterOptions& filters,
+                                      const StreamLimits& limits, bool keep_intervals) {
+  ProcessSummarizer::Setup setup;
+  setup.path = path;
+  setup.header = header;
+  setup.options = options;
+  setup.filters = filters;
+  setup.limits = limits;
+  setup.keep_intervals = keep_intervals;
+  return setup;
+}
+
 // The processes of one file that the summary covers, with what the driver needs of each.
 struct FileResult {
   std::vector<Summary> parts;
@@ -133,12 +146,7 @@ std::expected<FileResult, std::string> SummarizeFile(const std::string& path,
   for (size_t i = 0; i < headers.size(); ++i) {
     result.pids.push_back(headers[i].pid);
     if (!filters.pids.empty() && !Contains(filters.pids, headers[i].pid)) continue;
-    setups[i] = ProcessSummarizer::Setup{.path = path,
-                                         .header = headers[i],
-                                         .options = options,
-                                         .filters = filters,
-                                         .limits = limits,
-                                         .keep_intervals = keep_intervals};
+    setups[i] = BoundedSetup(path, headers[i], options, filters, limits, keep_intervals);
   }
   std::vector<TraceRecords> ends(headers.size());
   std::vector<Summary> summaries;
@@ -165,13 +173,9 @@ std::expected<FileResult, std::string> SummarizeFile(const std::string& path,
   bool any_again = false;
   for (size_t i = 0; i < headers.size(); ++i) {
     if (!(*procs)[i] || (*procs)[i]->exact()) continue;
-    again[i] = ProcessSummarizer::Setup{.path = path,
-                                        .header = headers[i],
-                                        .options = options,
-                                        .filters = filters,
-                                        .bounded = false,
-                                        .keep_intervals = keep_intervals,
-                                        .recording = (*procs)[i]->recording()};
+    again[i] = BoundedSetup(path, headers[i], options, filters, limits, keep_intervals);
+    again[i]->bounded = false;
+    again[i]->recording = (*procs)[i]->recording();
     any_again = true;
   }
   if (any_again) {
@@ -296,12 +300,14 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
 
 Summary Summarize(const ProcessTrace& trace, const SummaryOptions& options,
                   int64_t time_offset_ns) {
-  ProcessSummarizer summarizer(ProcessSummarizer::Setup{.path = trace.path,
-                                                        .header = trace.header,
-                                                        .options = options,
-                                                        .bounded = false,
-                                                        .keep_intervals = true,
-                                                        .windows = trace.windows});
+  ProcessSummarizer::Setup setup;
+  setup.path = trace.path;
+  setup.header = trace.header;
+  setup.options = options;
+  setup.bounded = false;  // everything is in memory already
+  setup.keep_intervals = true;
+  setup.windows = trace.windows;
+  ProcessSummarizer summarizer(std::move(setup));
   summarizer.AddNvtx(trace.records.nvtx_events, trace.records.nvtx_domains);
   summarizer.EndNvtx(trace.strings);
   summarizer.Add(trace.records, trace.strings);
