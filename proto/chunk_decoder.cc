@@ -4,7 +4,6 @@
 #include "proto/chunk_decoder.h"
 
 #include <algorithm>
-
 #include <protozero/pbf_reader.hpp>
 
 namespace libprof {
@@ -392,8 +391,8 @@ bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* 
 bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords* out,
                      std::string* problem) {
   // Chunk field numbers of proto/trace.proto.
-  constexpr uint32_t kProcessIndex = 1, kBaseTime = 3, kStrings = 4, kThreads = 5,
-                     kNvtxEvents = 13, kNvtxDomains = 20;
+  constexpr uint32_t kProcessIndex = 1, kBaseTime = 3, kStrings = 4, kThreads = 5, kNvtxEvents = 13,
+                     kNvtxDomains = 20;
   std::vector<std::string_view> events;
   std::vector<std::pair<uint32_t, std::string_view>> strings;
   std::vector<uint32_t> threads;

@@ -28,8 +28,8 @@ std::expected<std::string, std::string> RunSummary(const CommandOptions& options
                                                    std::vector<std::string>* warnings) {
   if (options.files.empty()) return std::unexpected("no trace file given");
   // Streams the files rather than loading them (summary.h).
-  auto report = SummarizeFiles(options.files, options.filters, SummaryOptions{.raw = options.raw},
-                               warnings);
+  auto report =
+      SummarizeFiles(options.files, options.filters, SummaryOptions{.raw = options.raw}, warnings);
   if (!report) return std::unexpected(report.error());
   switch (options.format) {
     case OutputFormat::kCsv:

@@ -31,8 +31,8 @@ void NestingStream::Decide(Thread* t) {
   t->held.pop_front();
   const ApiCall& c = h.call;
   while (!t->open.empty() && t->open.back().second <= c.start_ns) t->open.pop_back();
-  const bool inside = !t->open.empty() && c.end_ns <= t->open.back().second &&
-                      c.start_ns >= t->open.back().first;
+  const bool inside =
+      !t->open.empty() && c.end_ns <= t->open.back().second && c.start_ns >= t->open.back().first;
   if (!inside) t->open.clear();
   t->open.emplace_back(c.start_ns, c.end_ns);
   t->decided_any = true;

@@ -40,8 +40,8 @@ class NvtxProjection {
     uint32_t row;
   };
   struct Thread {
-    std::vector<Range> ranges;  // sorted by start once the first launch comes
-    size_t next = 0;            // first range not yet opened by the sweep
+    std::vector<Range> ranges;   // sorted by start once the first launch comes
+    size_t next = 0;             // first range not yet opened by the sweep
     std::vector<uint32_t> open;  // ranges with start <= position <= end (lazily pruned)
     uint64_t position = 0;
     std::vector<std::pair<uint64_t, uint64_t>> late;  // (start, device_ns) behind the sweep

@@ -29,9 +29,9 @@ bool NvtxSelection::Inside(uint32_t thread_id, uint64_t start_ns, uint64_t end_n
   if (it == threads_.end()) return false;
   const Thread& t = it->second;
   // Some range starting at or before `start_ns` must reach `end_ns`.
-  const size_t n = std::upper_bound(t.ranges.begin(), t.ranges.end(),
-                                    std::make_pair(start_ns, UINT64_MAX)) -
-                   t.ranges.begin();
+  const size_t n =
+      std::upper_bound(t.ranges.begin(), t.ranges.end(), std::make_pair(start_ns, UINT64_MAX)) -
+      t.ranges.begin();
   return n > 0 && t.max_end[n - 1] >= end_ns;
 }
 

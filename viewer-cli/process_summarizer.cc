@@ -14,8 +14,8 @@ namespace {
 uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
 uint16_t CopyKey(CopyKind kind, MemoryKind src, MemoryKind dst) {
-  return static_cast<uint16_t>(static_cast<unsigned>(kind) << 8 |
-                               static_cast<unsigned>(src) << 4 | static_cast<unsigned>(dst));
+  return static_cast<uint16_t>(static_cast<unsigned>(kind) << 8 | static_cast<unsigned>(src) << 4 |
+                               static_cast<unsigned>(dst));
 }
 CopyKind KindOf(uint16_t key) { return static_cast<CopyKind>(key >> 8); }
 MemoryKind SrcOf(uint16_t key) { return static_cast<MemoryKind>((key >> 4) & 0xF); }
@@ -59,8 +59,9 @@ ProcessSummarizer::ProcessSummarizer(Setup setup)
   }
   if (corr_filter_) {
     join_ = std::make_unique<CorrelationJoin<DeviceRecord>>(
-        setup_.bounded, [this](const LaunchSite& site, uint64_t device_ns,
-                               const std::vector<const DeviceRecord*>& held) {
+        setup_.bounded,
+        [this](const LaunchSite& site, uint64_t device_ns,
+               const std::vector<const DeviceRecord*>& held) {
           if (!site.found) return;  // no kept call issued it: filtered out
           for (const DeviceRecord* r : held) EmitDevice(*r);
           if (project_) projection_.AddLaunch(site.thread_id, site.start_ns, device_ns);
@@ -135,8 +136,9 @@ void ProcessSummarizer::EndNvtx(const std::vector<std::string>& strings) {
   }
   if (project_ && !join_) {
     join_ = std::make_unique<CorrelationJoin<DeviceRecord>>(
-        setup_.bounded, [this](const LaunchSite& site, uint64_t device_ns,
-                               const std::vector<const DeviceRecord*>&) {
+        setup_.bounded,
+        [this](const LaunchSite& site, uint64_t device_ns,
+               const std::vector<const DeviceRecord*>&) {
           if (site.found) projection_.AddLaunch(site.thread_id, site.start_ns, device_ns);
         },
         setup_.limits.op_lag, setup_.limits.call_lag);
@@ -145,7 +147,7 @@ void ProcessSummarizer::EndNvtx(const std::vector<std::string>& strings) {
 
 void ProcessSummarizer::AddRange(const NvtxEvent& e) {
   auto [it, inserted] = nvtx_row_of_.try_emplace(uint64_t{e.domain_id} << 32 | e.message_id,
-                                                  static_cast<uint32_t>(nvtx_rows_.size()));
+                                                 static_cast<uint32_t>(nvtx_rows_.size()));
   if (inserted) {
     NvtxRow& row = nvtx_rows_.emplace_back();
     row.domain_id = e.domain_id;
@@ -245,8 +247,7 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
 uint32_t ProcessSummarizer::KernelRow(const Kernel& k) {
   const uint64_t key = uint64_t{k.shape.name_id} << 32 | k.shape.demangled_name_id;
   if (key == last_kernel_key_) return last_kernel_row_;
-  auto [it, inserted] =
-      kernel_rows_.try_emplace(key, static_cast<uint32_t>(device_rows_.size()));
+  auto [it, inserted] = kernel_rows_.try_emplace(key, static_cast<uint32_t>(device_rows_.size()));
   if (inserted) AddDeviceRow(DeviceOpKind::kKernel, key);
   last_kernel_key_ = key;
   last_kernel_row_ = it->second;
@@ -254,8 +255,8 @@ uint32_t ProcessSummarizer::KernelRow(const Kernel& k) {
 }
 
 uint32_t ProcessSummarizer::Row(DeviceOpKind kind, uint64_t key) {
-  auto [it, inserted] = other_rows_.try_emplace(
-      uint64_t{static_cast<uint8_t>(kind)} << 56 | key, static_cast<uint32_t>(device_rows_.size()));
+  auto [it, inserted] = other_rows_.try_emplace(uint64_t{static_cast<uint8_t>(kind)} << 56 | key,
+                                                static_cast<uint32_t>(device_rows_.size()));
   if (inserted) AddDeviceRow(kind, key);
   return it->second;
 }
@@ -318,8 +319,8 @@ bool ProcessSummarizer::IsNoise(HostRow* row, uint32_t name_id) {
 
 void ProcessSummarizer::CallDecided(const ApiCall& c, uint64_t seq, bool nested) {
   HostRow& row = host_rows_[c.name_id];
-  const bool hidden = !setup_.options.raw &&
-                      (nested || IsNoise(&row, c.name_id) || c.domain == ApiDomain::kInternalLaunch);
+  const bool hidden = !setup_.options.raw && (nested || IsNoise(&row, c.name_id) ||
+                                              c.domain == ApiDomain::kInternalLaunch);
   if (hidden) {
     if (nested) {
       ++hidden_nested_calls_;

@@ -97,10 +97,10 @@ class ProcessSummarizer {
     uint64_t start_ns = 0;
     uint64_t end_ns = 0;
     uint64_t bytes = 0;
-    uint64_t seq = 0;          // arrival order, for ties
-    uint32_t row = 0;          // index into device_rows_
-    uint16_t copy_key = 0;     // memcpy: (kind, src, dst); else unused
-    uint8_t kind = 0;          // DeviceOpKind; kOtherRecord: a record only counted in `events`
+    uint64_t seq = 0;       // arrival order, for ties
+    uint32_t row = 0;       // index into device_rows_
+    uint16_t copy_key = 0;  // memcpy: (kind, src, dst); else unused
+    uint8_t kind = 0;       // DeviceOpKind; kOtherRecord: a record only counted in `events`
   };
   static constexpr uint8_t kOtherRecord = 0xFF;
   struct DeviceRow {
@@ -145,9 +145,9 @@ class ProcessSummarizer {
   bool corr_filter_ = false;    // --tid or --nvtx: device work follows its call
   uint64_t origin_ns_ = 0;
   std::vector<Interval> record_window_;  // --from/--to: records must start in it
-  std::vector<Interval> clip_;     // the analysed time as assumed while reading
-  bool clip_all_ = true;           // no filter: nothing to clip
-  uint64_t latest_kept_start_ = 0;  // --from/--to: checked against the recording's end
+  std::vector<Interval> clip_;           // the analysed time as assumed while reading
+  bool clip_all_ = true;                 // no filter: nothing to clip
+  uint64_t latest_kept_start_ = 0;       // --from/--to: checked against the recording's end
   bool kept_any_ = false;
   bool selected_ = true;
   NvtxSelection selection_;

@@ -35,8 +35,8 @@ double Stats::std() const {
   const unsigned __int128 quotient = square_of_total / count_;
   const unsigned __int128 remainder = square_of_total % count_;
   const unsigned __int128 whole = squares_ >= quotient ? squares_ - quotient : 0;
-  const double deviations = static_cast<double>(whole) -
-                            static_cast<double>(remainder) / static_cast<double>(count_);
+  const double deviations =
+      static_cast<double>(whole) - static_cast<double>(remainder) / static_cast<double>(count_);
   return std::sqrt(std::max(0.0, deviations / static_cast<double>(count_ - 1)));
 }
 

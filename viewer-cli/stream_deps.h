@@ -94,8 +94,8 @@ struct WorkUnit {
   uint64_t issue_ns = 0;      // start of the launching API call; the first op's start if unknown
   uint64_t start_ns = 0;      // first op start
   uint64_t end_ns = 0;        // last op end
-  InlineIds ops;      // indices into TraceIndex::device_ops()
-  InlineIds streams;  // sorted, unique
+  InlineIds ops;              // indices into TraceIndex::device_ops()
+  InlineIds streams;          // sorted, unique
   uint32_t context_id = 0;
 };
 

@@ -46,8 +46,7 @@ void StreamingUnion::Compact() {
   };
   size_t p = keep, q = 0;
   while (p < pending_.size() || q < inbox_.size()) {
-    if (q == inbox_.size() ||
-        (p < pending_.size() && pending_[p].start_ns <= inbox_[q].start_ns)) {
+    if (q == inbox_.size() || (p < pending_.size() && pending_[p].start_ns <= inbox_[q].start_ns)) {
       add(pending_[p++]);
     } else {
       add(inbox_[q++]);

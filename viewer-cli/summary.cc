@@ -30,7 +30,8 @@ void MergeShifted(const std::vector<Interval>& part, int64_t offset, std::vector
   };
   size_t a = 0, b = 0;
   while (a < total->size() || b < part.size()) {
-    if (b == part.size() || (a < total->size() && (*total)[a].start_ns <= shifted(part[b]).start_ns)) {
+    if (b == part.size() ||
+        (a < total->size() && (*total)[a].start_ns <= shifted(part[b]).start_ns)) {
       add((*total)[a++]);
     } else {
       add(shifted(part[b++]));
@@ -82,9 +83,9 @@ ProcessSummarizer::Setup BoundedSetup(const std::string& path, const TraceHeader
 // The processes of one file that the summary covers, with what the driver needs of each.
 struct FileResult {
   std::vector<Summary> parts;
-  std::vector<TraceHeader> headers;       // of `parts`
-  std::vector<uint32_t> pids;             // every process of the file
-  std::vector<uint32_t> threads_seen;     // --tid threads active in the time window
+  std::vector<TraceHeader> headers;    // of `parts`
+  std::vector<uint32_t> pids;          // every process of the file
+  std::vector<uint32_t> threads_seen;  // --tid threads active in the time window
 };
 
 // Both passes over `path` for the processes in `setups` (null: not summarised). Returns the
@@ -131,12 +132,9 @@ std::expected<std::vector<std::unique_ptr<ProcessSummarizer>>, std::string> Read
   return procs;
 }
 
-std::expected<FileResult, std::string> SummarizeFile(const std::string& path,
-                                                     const FilterOptions& filters,
-                                                     const SummaryOptions& options,
-                                                     const StreamLimits& limits,
-                                                     bool keep_intervals,
-                                                     std::vector<std::string>* warnings) {
+std::expected<FileResult, std::string> SummarizeFile(
+    const std::string& path, const FilterOptions& filters, const SummaryOptions& options,
+    const StreamLimits& limits, bool keep_intervals, std::vector<std::string>* warnings) {
   auto opened = TraceReader::Open(path);
   if (!opened) return std::unexpected(opened.error());
   TraceReader& reader = **opened;
@@ -326,8 +324,8 @@ Summary Summarize(const ProcessTrace& trace, const SummaryOptions& options,
 std::vector<int64_t> TimeOffsets(const std::vector<const TraceHeader*>& headers) {
   bool same_clock = true;
   for (const TraceHeader* h : headers) {
-    same_clock &= h->hostname == headers.front()->hostname &&
-                  h->timebase == headers.front()->timebase;
+    same_clock &=
+        h->hostname == headers.front()->hostname && h->timebase == headers.front()->timebase;
   }
   std::vector<int64_t> offsets;
   for (const TraceHeader* h : headers) offsets.push_back(same_clock ? 0 : h->wall_clock_offset_ns);

@@ -91,8 +91,7 @@ void SetDefaultWindow(ProcessTrace* trace) {
   uint64_t lo = std::numeric_limits<uint64_t>::max();
   uint64_t hi = 0;
   CoverRecords(trace->records, &lo, &hi);
-  trace->windows = {
-      RecordingWindow(trace->header.start_time_ns, lo, hi, trace->records.run_end)};
+  trace->windows = {RecordingWindow(trace->header.start_time_ns, lo, hi, trace->records.run_end)};
   trace->origin_ns = trace->windows.front().start_ns;
 }
 

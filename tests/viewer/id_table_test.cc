@@ -20,9 +20,9 @@ TEST(IdTableTest, DenseAndSparseIdsGiveTheSameAnswers) {
     for (uint64_t i = 0; i < 100; ++i) {
       EXPECT_EQ(table.Find(lo + i * step), i % 2 == 0 ? static_cast<int64_t>(i) : -1);
     }
-    EXPECT_EQ(table.Find(0), -1);             // below the range
-    EXPECT_EQ(table.Find(hi + step), -1);     // above it
-    table.Set(lo, 7);                         // overwritten
+    EXPECT_EQ(table.Find(0), -1);          // below the range
+    EXPECT_EQ(table.Find(hi + step), -1);  // above it
+    table.Set(lo, 7);                      // overwritten
     EXPECT_EQ(table.Find(lo), 7);
   }
   IdTable empty;

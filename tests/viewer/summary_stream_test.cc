@@ -185,8 +185,8 @@ std::string InMemory(const std::vector<std::string>& paths, const FilterOptions&
   return SummaryJson(parts, total);
 }
 
-std::string Streamed(const std::vector<std::string>& paths, const FilterOptions& filters,
-                     bool raw, const StreamLimits& limits) {
+std::string Streamed(const std::vector<std::string>& paths, const FilterOptions& filters, bool raw,
+                     const StreamLimits& limits) {
   std::vector<std::string> warnings;
   auto report = SummarizeFiles(paths, filters, SummaryOptions{.raw = raw}, &warnings, &limits);
   if (!report) return "error: " + report.error();
