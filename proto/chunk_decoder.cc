@@ -398,60 +398,55 @@ bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords*
   std::vector<uint32_t> threads;
   uint64_t base_time_ns = 0;
   try {
+    // A known field with another wire type is an unknown field to protobuf, skipped: so here.
+    using protozero::pbf_wire_type;
     protozero::pbf_reader chunk(bytes.data(), bytes.size());
     while (chunk.next()) {
-      switch (chunk.tag()) {
-        case kProcessIndex:
-          out->process_index = chunk.get_uint32();
-          break;
-        case kBaseTime:
-          base_time_ns = chunk.get_uint64();
-          break;
-        case kThreads:
-          // proto3 packs repeated scalars, but parsers accept both forms; so do we.
-          if (chunk.wire_type() == protozero::pbf_wire_type::length_delimited) {
-            for (uint32_t id : chunk.get_packed_uint32()) threads.push_back(id);
+      const pbf_wire_type type = chunk.wire_type();
+      const bool varint = type == pbf_wire_type::varint;
+      const bool message = type == pbf_wire_type::length_delimited;
+      if (chunk.tag() == kProcessIndex && varint) {
+        out->process_index = chunk.get_uint32();
+      } else if (chunk.tag() == kBaseTime && varint) {
+        base_time_ns = chunk.get_uint64();
+      } else if (chunk.tag() == kThreads && (varint || message)) {
+        // proto3 packs repeated scalars, but parsers accept both forms; so do we.
+        if (message) {
+          for (uint32_t id : chunk.get_packed_uint32()) threads.push_back(id);
+        } else {
+          threads.push_back(chunk.get_uint32());
+        }
+      } else if (chunk.tag() == kStrings && message) {  // the names of ranges and domains
+        protozero::pbf_reader string = chunk.get_message();
+        std::pair<uint32_t, std::string_view> entry;
+        while (string.next()) {
+          if (string.tag() == 1 && string.wire_type() == pbf_wire_type::varint) {
+            entry.first = string.get_uint32();
+          } else if (string.tag() == 2 && string.wire_type() == pbf_wire_type::length_delimited) {
+            const protozero::data_view value = string.get_view();
+            entry.second = std::string_view(value.data(), value.size());
           } else {
-            threads.push_back(chunk.get_uint32());
+            string.skip();
           }
-          break;
-        case kStrings: {  // the names of ranges and domains
-          protozero::pbf_reader string = chunk.get_message();
-          std::pair<uint32_t, std::string_view> entry;
-          while (string.next()) {
-            if (string.tag() == 1) {
-              entry.first = string.get_uint32();
-            } else if (string.tag() == 2) {
-              const protozero::data_view value = string.get_view();
-              entry.second = std::string_view(value.data(), value.size());
-            } else {
-              string.skip();
-            }
+        }
+        strings.push_back(entry);
+      } else if (chunk.tag() == kNvtxEvents && message) {
+        const protozero::data_view view = chunk.get_view();
+        events.emplace_back(view.data(), view.size());
+      } else if (chunk.tag() == kNvtxDomains && message) {
+        protozero::pbf_reader d = chunk.get_message();
+        NvtxDomain& domain = out->nvtx_domains.emplace_back();
+        while (d.next()) {
+          if (d.tag() == 1 && d.wire_type() == pbf_wire_type::varint) {
+            domain.id = d.get_uint32();
+          } else if (d.tag() == 2 && d.wire_type() == pbf_wire_type::varint) {
+            domain.name_id = d.get_uint32();
+          } else {
+            d.skip();
           }
-          strings.push_back(entry);
-          break;
         }
-        case kNvtxEvents: {
-          const protozero::data_view view = chunk.get_view();
-          events.emplace_back(view.data(), view.size());
-          break;
-        }
-        case kNvtxDomains: {
-          protozero::pbf_reader d = chunk.get_message();
-          NvtxDomain& domain = out->nvtx_domains.emplace_back();
-          while (d.next()) {
-            if (d.tag() == 1) {
-              domain.id = d.get_uint32();
-            } else if (d.tag() == 2) {
-              domain.name_id = d.get_uint32();
-            } else {
-              d.skip();
-            }
-          }
-          break;
-        }
-        default:
-          chunk.skip();
+      } else {
+        chunk.skip();
       }
     }
   } catch (const protozero::exception&) {

@@ -37,7 +37,13 @@ uint32_t PeekProcessIndex(const std::string& bytes) {
   try {
     protozero::pbf_reader chunk(bytes.data(), bytes.size());
     uint32_t index = 0;
-    while (chunk.next(1)) index = chunk.get_uint32();  // the last occurrence wins, as in protobuf
+    while (chunk.next(1)) {  // the last occurrence wins, as in protobuf
+      if (chunk.wire_type() == protozero::pbf_wire_type::varint) {
+        index = chunk.get_uint32();
+      } else {
+        chunk.skip();  // protobuf takes it for an unknown field
+      }
+    }
     return index;
   } catch (const protozero::exception&) {
     return 0;  // the damage is reported by DecodeNvtxChunk
