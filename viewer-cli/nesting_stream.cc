@@ -1,12 +1,13 @@
 #include "viewer-cli/nesting_stream.h"
 
+#include <algorithm>
 #include <tuple>
 #include <utility>
 
 namespace libprof::viewer {
 
-NestingStream::NestingStream(size_t max_pending, Decided decided)
-    : max_pending_(max_pending), decided_(std::move(decided)) {}
+NestingStream::NestingStream(size_t max_pending, uint64_t horizon_ns, Decided decided)
+    : max_pending_(max_pending), horizon_ns_(horizon_ns), decided_(std::move(decided)) {}
 
 bool NestingStream::Before(const Held& a, const Held& b) {
   // Start first; of two with the same start the enclosing (longer) one; then unflagged first;
@@ -18,6 +19,7 @@ bool NestingStream::Before(const Held& a, const Held& b) {
 void NestingStream::Add(const ApiCall& call, uint64_t seq) {
   Thread& t = threads_[call.thread_id];
   const Held held{call, seq};
+  latest_start_ns_ = std::max(latest_start_ns_, call.start_ns);
   if (t.decided_any && Before(held, t.last)) out_of_order_ = true;
   // Arrivals are nearly sorted: walk back from the end.
   auto pos = t.held.end();
@@ -38,6 +40,14 @@ void NestingStream::Decide(Thread* t) {
   t->decided_any = true;
   t->last = h;
   decided_(c, h.seq, c.nested || inside);
+}
+
+void NestingStream::ReleaseOld() {
+  if (max_pending_ == 0 || latest_start_ns_ <= horizon_ns_) return;
+  const uint64_t old_before = latest_start_ns_ - horizon_ns_;
+  for (auto& [tid, thread] : threads_) {
+    while (!thread.held.empty() && thread.held.front().call.start_ns < old_before) Decide(&thread);
+  }
 }
 
 void NestingStream::Finish() {

@@ -6,9 +6,11 @@
 // Layer: viewer-cli/ analysis library. Pure.
 //
 // CUPTI writes one thread's API records as the calls return, so they arrive almost in start order:
-// a nested driver call just before the runtime call around it. Each thread keeps up to
-// `max_pending` calls sorted; past that the earliest is decided. A call that arrives after a later
-// one was decided sets out_of_order(): the caller then reads the trace again with max_pending = 0
+// a nested driver call just before the runtime call around it. Each thread keeps its calls
+// sorted and decides the earliest once it holds more than `max_pending`, or (ReleaseOld) once it
+// started `horizon_ns` before the latest call seen on any thread: a thread that makes few calls
+// must not hold them to the end, behind everything else. A call that arrives after a later one
+// was decided sets out_of_order(): the caller then reads the trace again with max_pending = 0
 // (decide nothing before Finish), which is exact for any order.
 #pragma once
 
@@ -29,10 +31,11 @@ class NestingStream {
   // the number Add was given (the call's position in the file).
   using Decided = std::function<void(const ApiCall& call, uint64_t seq, bool nested)>;
 
-  NestingStream(size_t max_pending, Decided decided);
+  NestingStream(size_t max_pending, uint64_t horizon_ns, Decided decided);
 
   void Add(const ApiCall& call, uint64_t seq);
-  void Finish();  // decides every call still held
+  void ReleaseOld();  // decides what the horizon allows (a no-op with max_pending 0)
+  void Finish();      // decides every call still held
   bool out_of_order() const { return out_of_order_; }
 
  private:
@@ -50,6 +53,8 @@ class NestingStream {
   void Decide(Thread* thread);  // decides the thread's earliest held call
 
   size_t max_pending_;
+  uint64_t horizon_ns_;
+  uint64_t latest_start_ns_ = 0;
   Decided decided_;
   std::unordered_map<uint32_t, Thread> threads_;
   bool out_of_order_ = false;

@@ -1,6 +1,7 @@
 #include "viewer-cli/process_summarizer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -32,13 +33,27 @@ const std::string& Str(const std::vector<std::string>& strings, uint32_t id) {
 
 }  // namespace
 
+uint64_t ArrivalHorizon(const TraceHeader& header) {
+  uint64_t interval_ms = 1000;  // libprof's default (libprof/settings.h)
+  auto it = header.settings.find("LIBPROF_FLUSH_INTERVAL_MS");
+  if (it != header.settings.end()) {
+    char* end = nullptr;
+    const unsigned long long ms = std::strtoull(it->second.c_str(), &end, 10);
+    if (end != it->second.c_str() && ms > 0 && ms < 3'600'000) interval_ms = ms;
+  }
+  return 2 * interval_ms * 1'000'000;
+}
+
 ProcessSummarizer::ProcessSummarizer(Setup setup)
     : setup_(std::move(setup)),
-      host_union_(setup_.bounded ? setup_.limits.union_pieces : 0,
+      horizon_ns_(setup_.limits.horizon_ns.value_or(ArrivalHorizon(setup_.header))),
+      // Calls reach the host union through the nesting stage, which may hold a call for one
+      // horizon: they can be two behind the newest.
+      host_union_(setup_.bounded ? setup_.limits.union_pieces : 0, 2 * horizon_ns_,
                   setup_.keep_intervals ? &host_pieces_ : nullptr),
-      device_union_(setup_.bounded ? setup_.limits.union_pieces : 0,
+      device_union_(setup_.bounded ? setup_.limits.union_pieces : 0, horizon_ns_,
                     setup_.keep_intervals ? &device_pieces_ : nullptr),
-      nesting_(setup_.bounded ? setup_.limits.held_calls_per_thread : 0,
+      nesting_(setup_.bounded ? setup_.limits.held_calls_per_thread : 0, horizon_ns_,
                [this](const ApiCall& call, uint64_t seq, bool nested) {
                  CallDecided(call, seq, nested);
                }) {
@@ -66,7 +81,7 @@ ProcessSummarizer::ProcessSummarizer(Setup setup)
           for (const DeviceRecord* r : held) EmitDevice(*r);
           if (project_) projection_.AddLaunch(site.thread_id, site.start_ns, device_ns);
         },
-        setup_.limits.op_lag, setup_.limits.call_lag);
+        horizon_ns_, setup_.limits.op_lag, setup_.limits.max_span);
   }
 }
 
@@ -141,7 +156,7 @@ void ProcessSummarizer::EndNvtx(const std::vector<std::string>& strings) {
                const std::vector<const DeviceRecord*>&) {
           if (site.found) projection_.AddLaunch(site.thread_id, site.start_ns, device_ns);
         },
-        setup_.limits.op_lag, setup_.limits.call_lag);
+        horizon_ns_, setup_.limits.op_lag, setup_.limits.max_span);
   }
 }
 
@@ -185,7 +200,7 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
     if (by_nvtx && !selection_.Inside(c.thread_id, c.start_ns, c.start_ns)) continue;
     ++events_;
     const uint64_t seq = call_seq_++;
-    if (join_ && c.correlation_id != 0) join_->CallSeen(c.correlation_id);
+    if (join_ && c.correlation_id != 0) join_->CallSeen(c.correlation_id, c.start_ns);
     nesting_.Add(c, seq);
   }
   for (const Kernel& k : r.kernels) {
@@ -222,12 +237,13 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
                                  .kind = static_cast<uint8_t>(DeviceOpKind::kGraph)});
   }
   for (const Synchronization& s : r.synchronizations) {
-    if (!window_filter_ || InWindow(s.start_ns)) CountOther(s.correlation_id);
+    if (!window_filter_ || InWindow(s.start_ns)) CountOther(s.correlation_id, s.end_ns);
   }
   for (const MemoryOp& m : r.memory_ops) {
-    if (!window_filter_ || InWindow(m.time_ns)) CountOther(m.correlation_id);
+    if (!window_filter_ || InWindow(m.time_ns)) CountOther(m.correlation_id, m.time_ns);
   }
-  for (const CudaEvent& e : r.cuda_events) CountOther(e.correlation_id);  // no time of its own
+  // A CUDA event has no time of its own (0 never makes its id look recent).
+  for (const CudaEvent& e : r.cuda_events) CountOther(e.correlation_id, 0);
   for (const NvtxEvent& e : r.nvtx_events) {
     if (window_filter_ && !InWindow(e.start_ns)) continue;
     SeeThread(e.thread_id);
@@ -241,6 +257,7 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
     if (by_nvtx && !selection_.Inside(o.thread_id, o.start_ns, o.start_ns)) continue;
     ++events_;
   }
+  nesting_.ReleaseOld();  // before the join settles: decided calls feed it
   if (join_) join_->SettleOld();
 }
 
@@ -272,19 +289,21 @@ void ProcessSummarizer::AddDevice(uint64_t corr, DeviceRecord record) {
   const uint64_t ns = Duration(record.start_ns, record.end_ns);
   if (corr_filter_) {
     if (corr == 0) return;  // no call can have issued it
-    join_->Hold(corr, record);
-    join_->AddDeviceTime(corr, ns);
+    join_->Hold(corr, record, record.end_ns);
+    join_->AddDeviceTime(corr, ns, record.end_ns);
     return;
   }
   EmitDevice(record);
-  if (join_ && corr != 0) join_->AddDeviceTime(corr, ns);
+  if (join_ && corr != 0) join_->AddDeviceTime(corr, ns, record.end_ns);
 }
 
-void ProcessSummarizer::CountOther(uint64_t corr) {
+void ProcessSummarizer::CountOther(uint64_t corr, uint64_t time_ns) {
   if (!corr_filter_) {
     ++events_;
   } else if (corr != 0) {
-    join_->Hold(corr, {.kind = kOtherRecord});
+    DeviceRecord other;
+    other.kind = kOtherRecord;
+    join_->Hold(corr, other, time_ns);
   }
 }
 

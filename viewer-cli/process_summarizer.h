@@ -47,8 +47,16 @@ struct StreamLimits {
   // it, of which there are a handful (libprof itself holds at most 16384, api_nesting.h).
   size_t held_calls_per_thread = 1024;
   uint64_t op_lag = CorrelationJoin<int>::kOpLag;
-  uint64_t call_lag = CorrelationJoin<int>::kCallLag;
+  uint64_t max_span = CorrelationJoin<int>::kMaxSpan;
+  // How far (trace time) behind the newest record a record may still arrive; unset: two of the
+  // trace's flush intervals (LIBPROF_FLUSH_INTERVAL_MS in its header, else libprof's default
+  // 1 s), the bound libprof's own nesting tracker uses (api_nesting.h). A real two-thread
+  // PyTorch trace had chunks reaching 0.6 s behind the one before.
+  std::optional<uint64_t> horizon_ns;
 };
+
+// StreamLimits::horizon_ns for a trace with this header.
+uint64_t ArrivalHorizon(const TraceHeader& header);
 
 class ProcessSummarizer {
  public:
@@ -132,7 +140,7 @@ class ProcessSummarizer {
   void CallDecided(const ApiCall& call, uint64_t seq, bool nested);
   // A device record kept by the time window: counted now, or held until its call is known.
   void AddDevice(uint64_t corr, DeviceRecord record);
-  void CountOther(uint64_t corr);
+  void CountOther(uint64_t corr, uint64_t time_ns);
   void EmitDevice(const DeviceRecord& record);
   uint32_t KernelRow(const Kernel& k);
   uint32_t Row(DeviceOpKind kind, uint64_t key);
@@ -141,6 +149,7 @@ class ProcessSummarizer {
   bool IsNoise(HostRow* row, uint32_t name_id);
 
   Setup setup_;
+  uint64_t horizon_ns_;
   bool window_filter_ = false;  // --from/--to
   bool corr_filter_ = false;    // --tid or --nvtx: device work follows its call
   uint64_t origin_ns_ = 0;

@@ -4,14 +4,15 @@
 
 namespace libprof::viewer {
 
-StreamingUnion::StreamingUnion(size_t max_pending, std::vector<Interval>* sink)
-    : max_pending_(max_pending), sink_(sink) {
+StreamingUnion::StreamingUnion(size_t max_pending, uint64_t horizon_ns, std::vector<Interval>* sink)
+    : max_pending_(max_pending), horizon_ns_(horizon_ns), sink_(sink) {
   inbox_.reserve(kInboxSize);
 }
 
 void StreamingUnion::Add(uint64_t start_ns, uint64_t end_ns) {
   if (end_ns <= start_ns) return;
   inbox_.push_back({start_ns, end_ns});
+  latest_end_ns_ = std::max(latest_end_ns_, end_ns);
   if (inbox_.size() >= kInboxSize) Compact();
 }
 
@@ -55,8 +56,14 @@ void StreamingUnion::Compact() {
   pending_.resize(keep);
   pending_.insert(pending_.end(), merged_.begin(), merged_.end());
   inbox_.clear();
-  if (max_pending_ != 0 && pending_.size() > max_pending_) {
-    Settle(pending_.size() - max_pending_ / 2);
+  if (max_pending_ != 0 && pending_.size() > max_pending_ && latest_end_ns_ > horizon_ns_) {
+    // Pieces are disjoint and sorted, so their ends grow too: the old ones are a prefix.
+    const uint64_t old_before = latest_end_ns_ - horizon_ns_;
+    const size_t old =
+        std::lower_bound(pending_.begin(), pending_.end(), old_before,
+                         [](const Interval& p, uint64_t t) { return p.end_ns < t; }) -
+        pending_.begin();
+    Settle(std::min(old, pending_.size() - max_pending_ / 2));
   }
 }
 

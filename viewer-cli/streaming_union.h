@@ -4,10 +4,11 @@
 // Layer: viewer-cli/ analysis library. Pure.
 //
 // Intervals are coalesced as they come. When more than `max_pending` disjoint pieces are held,
-// the oldest are settled: their length is added up (and handed to an optional sink, in order)
-// and they are forgotten. An interval that starts before the end of what was settled may overlap
-// it unseen; the union then reports out_of_order() and its length must not be trusted (the
-// caller reads the trace again with max_pending = 0, which never settles).
+// the oldest of those that ended more than `horizon_ns` before the latest end seen are settled:
+// their length is added up (and handed to an optional sink, in order) and they are forgotten. An
+// interval that starts before the end of what was settled may overlap it unseen; the union then
+// reports out_of_order() and its length must not be trusted (the caller reads the trace again with
+// max_pending = 0, which never settles).
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,7 @@ class StreamingUnion {
  public:
   // max_pending 0: keep everything until Finish (exact for any arrival order). `sink`, if given,
   // receives every piece of the union in time order (touching pieces merged).
-  explicit StreamingUnion(size_t max_pending, std::vector<Interval>* sink = nullptr);
+  StreamingUnion(size_t max_pending, uint64_t horizon_ns, std::vector<Interval>* sink = nullptr);
 
   void Add(uint64_t start_ns, uint64_t end_ns);  // empty intervals (end <= start) are ignored
   // Adds the parts of [start, end) that lie inside `windows` (sorted, disjoint).
@@ -42,7 +43,9 @@ class StreamingUnion {
   static constexpr size_t kInboxSize = 4096;
 
   size_t max_pending_;
+  uint64_t horizon_ns_;
   std::vector<Interval>* sink_;
+  uint64_t latest_end_ns_ = 0;
   std::vector<Interval> inbox_;
   std::vector<Interval> pending_;  // sorted, disjoint, touching pieces merged
   std::vector<Interval> merged_;   // scratch for Compact

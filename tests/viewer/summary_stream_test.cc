@@ -35,7 +35,7 @@ TEST(StreamingUnionTest, NearlySortedInputSettlesToTheExactUnion) {
   // Swap neighbours: a little disorder, well within what 64 held pieces absorb.
   for (size_t i = 0; i + 1 < list.size(); i += 3) std::swap(list[i], list[i + 1]);
   std::vector<Interval> sink;
-  StreamingUnion u(64, &sink);
+  StreamingUnion u(64, /*horizon_ns=*/0, &sink);
   for (const Interval& i : list) u.Add(i.start_ns, i.end_ns);
   u.Finish();
   EXPECT_FALSE(u.out_of_order());
@@ -46,11 +46,26 @@ TEST(StreamingUnionTest, NearlySortedInputSettlesToTheExactUnion) {
 TEST(StreamingUnionTest, AnIntervalBeforeWhatWasSettledIsReported) {
   std::mt19937_64 rng(8);
   const std::vector<Interval> list = RandomIntervals(&rng, 10000);
-  StreamingUnion u(16);
+  StreamingUnion u(16, 0);
   for (const Interval& i : list) u.Add(i.start_ns, i.end_ns);
   u.Add(list.front().start_ns, list.front().start_ns + 5);  // long after it was settled
   u.Finish();
   EXPECT_TRUE(u.out_of_order());
+}
+
+TEST(StreamingUnionTest, NothingWithinTheHorizonOfTheLatestEndIsSettled) {
+  // As libprof delivers them: one thread's buffer for a stretch of time, then another thread's
+  // buffer for the same stretch, one flush later.
+  std::mt19937_64 rng(10);
+  std::vector<Interval> a = RandomIntervals(&rng, 3000), b = RandomIntervals(&rng, 3000);
+  StreamingUnion u(16, /*horizon_ns=*/200'000);  // more than either stretch lasts
+  for (const Interval& i : a) u.Add(i.start_ns, i.end_ns);
+  for (const Interval& i : b) u.Add(i.start_ns, i.end_ns);
+  u.Finish();
+  EXPECT_FALSE(u.out_of_order());
+  std::vector<Interval> all = a;
+  all.insert(all.end(), b.begin(), b.end());
+  EXPECT_EQ(u.length(), UnionLength(all));
 }
 
 TEST(StreamingUnionTest, UnboundedIsExactForAnyOrderAndClipsToWindows) {
@@ -58,7 +73,7 @@ TEST(StreamingUnionTest, UnboundedIsExactForAnyOrderAndClipsToWindows) {
   std::vector<Interval> list = RandomIntervals(&rng, 5000);
   std::shuffle(list.begin(), list.end(), rng);
   const std::vector<Interval> windows = {{2000, 9000}, {20000, 60000}};
-  StreamingUnion u(0);
+  StreamingUnion u(0, 0);
   for (const Interval& i : list) u.AddClipped(i.start_ns, i.end_ns, windows);
   u.Finish();
   EXPECT_FALSE(u.out_of_order());
@@ -111,7 +126,7 @@ TEST(NestingStreamTest, AgreesWithTraceIndexInEndOrderAndInAnyOrderUnbounded) {
                    [&](size_t a, size_t b) { return calls[a].end_ns < calls[b].end_ns; });
   for (size_t max_pending : {size_t{8}, size_t{0}}) {
     std::vector<int> got(calls.size(), -1);
-    NestingStream stream(max_pending,
+    NestingStream stream(max_pending, /*horizon_ns=*/UINT64_MAX,
                          [&](const ApiCall&, uint64_t seq, bool nested) { got[seq] = nested; });
     for (size_t i : order) stream.Add(calls[i], i);
     stream.Finish();
@@ -120,15 +135,36 @@ TEST(NestingStreamTest, AgreesWithTraceIndexInEndOrderAndInAnyOrderUnbounded) {
   }
   // Shuffled: the bounded stream notices; the unbounded one is still exact.
   std::shuffle(order.begin(), order.end(), rng);
-  NestingStream bounded(8, [](const ApiCall&, uint64_t, bool) {});
+  NestingStream bounded(8, UINT64_MAX, [](const ApiCall&, uint64_t, bool) {});
   for (size_t i : order) bounded.Add(calls[i], i);
   bounded.Finish();
   EXPECT_TRUE(bounded.out_of_order());
   std::vector<int> got(calls.size(), -1);
-  NestingStream unbounded(0, [&](const ApiCall&, uint64_t seq, bool nested) { got[seq] = nested; });
+  NestingStream unbounded(0, 0,
+                          [&](const ApiCall&, uint64_t seq, bool nested) { got[seq] = nested; });
   for (size_t i : order) unbounded.Add(calls[i], i);
   unbounded.Finish();
   for (size_t i = 0; i < calls.size(); ++i) ASSERT_EQ(got[i], expected[i]) << "call " << i;
+}
+
+TEST(NestingStreamTest, AQuietThreadsCallsAreDecidedOnceOldNotAtTheEnd) {
+  // Thread 1 makes two calls at the start, thread 2 thousands after: with a horizon, thread 1's
+  // calls are decided as time moves on, so they reach the consumers in time order.
+  std::vector<uint64_t> order;
+  NestingStream stream(/*max_pending=*/8, /*horizon_ns=*/1000,
+                       [&](const ApiCall& c, uint64_t, bool) { order.push_back(c.start_ns); });
+  stream.Add({.start_ns = 10, .end_ns = 20, .thread_id = 1}, 0);
+  stream.Add({.start_ns = 30, .end_ns = 40, .thread_id = 1}, 1);
+  for (uint64_t i = 0; i < 100; ++i) {
+    stream.Add({.start_ns = 100 + 50 * i, .end_ns = 120 + 50 * i, .thread_id = 2}, 2 + i);
+    stream.ReleaseOld();
+  }
+  stream.Finish();
+  EXPECT_FALSE(stream.out_of_order());
+  ASSERT_EQ(order.size(), 102u);
+  // Both of thread 1's calls come out long before the end (as soon as 1 µs has passed).
+  const size_t second = std::find(order.begin(), order.end(), 30u) - order.begin();
+  EXPECT_LT(second, 30u);
 }
 
 TEST(CorrelationJoinTest, TheLaunchingCallIsTheFirstUnnestedOneAndLateRecordsAreReported) {
@@ -143,27 +179,31 @@ TEST(CorrelationJoinTest, TheLaunchingCallIsTheFirstUnnestedOneAndLateRecordsAre
       [&](const LaunchSite& site, uint64_t ns, const std::vector<const int*>& held) {
         got[site.thread_id] = {site, ns, held.size()};
       },
-      /*op_lag=*/2, /*call_lag=*/4);
+      /*horizon_ns=*/300, /*op_lag=*/2, /*max_span=*/40);
   // Id 10: a nested driver call arrives (and is decided) before the runtime call around it.
-  join.CallSeen(10);
+  join.CallSeen(10, 500);
   join.CallDecided(10, 1, 500, /*seq=*/1, /*nested=*/true);
-  join.AddDeviceTime(10, 30);
-  join.Hold(10, 42);
-  join.CallSeen(10);
+  join.AddDeviceTime(10, 30, 600);
+  join.Hold(10, 42, 600);
+  join.CallSeen(10, 400);
   join.CallDecided(10, 1, 400, /*seq=*/2, /*nested=*/false);
   // Id 11: only a nested call.
-  join.CallSeen(11);
+  join.CallSeen(11, 700);
   join.CallDecided(11, 2, 700, 3, true);
-  join.AddDeviceTime(11, 5);
-  join.AddDeviceTime(20, 1);  // device records have moved on: 10 and 11 settle
+  join.AddDeviceTime(11, 5, 720);
+  join.AddDeviceTime(20, 1, 800);  // device records moved on, but not the horizon: nothing settles
   join.SettleOld();
+  EXPECT_TRUE(got.empty());
+  join.AddDeviceTime(21, 1, 1100);  // now 10 and 11 are old enough (20 and 21 are not)
+  join.SettleOld();
+  EXPECT_EQ(got.size(), 2u);
   ASSERT_EQ(got.count(1), 1u);
   EXPECT_EQ(got[1].site.start_ns, 400u);
   EXPECT_EQ(got[1].device_ns, 30u);
   EXPECT_EQ(got[1].held, 1u);
   EXPECT_EQ(got[2].site.start_ns, 700u);
   EXPECT_FALSE(join.out_of_order());
-  join.AddDeviceTime(10, 7);  // too late
+  join.AddDeviceTime(10, 7, 900);  // too late
   EXPECT_TRUE(join.out_of_order());
 }
 
@@ -264,7 +304,8 @@ TEST(SummarizeFilesTest, MatchesLoadingFilteringAndSummarisingInMemory) {
   tiny.union_pieces = 2;
   tiny.held_calls_per_thread = 1;
   tiny.op_lag = 1;
-  tiny.call_lag = 2;
+  tiny.max_span = 2;
+  tiny.horizon_ns = 0;
   for (const Case& c : cases) {
     std::vector<std::string> paths;
     std::string label;
