@@ -4,6 +4,7 @@
 #include "proto/chunk_decoder.h"
 
 #include <algorithm>
+#include <protozero/pbf_reader.hpp>
 
 namespace libprof {
 namespace {
@@ -223,24 +224,29 @@ void DecodeSynchronizations(const trace::Chunk& chunk, TraceRecords* out) {
   }
 }
 
+NvtxEvent DecodeNvtxEvent(const trace::NvtxEvent& e, ListDeltas* deltas, Threads* threads) {
+  NvtxEvent event;
+  event.kind = ToEnum(e.kind(), NvtxKind::kMark);
+  event.start_ns = deltas->Start(e.start_delta_ns());
+  event.end_ns = event.start_ns + e.duration_ns();
+  event.thread_id = threads->Id(e.thread_index());
+  event.end_thread_id = threads->Id(e.end_thread_index());
+  event.domain_id = e.domain_id();
+  event.message_id = e.message_id();
+  event.category = e.category();
+  event.color_argb = e.color_argb();
+  event.has_color = e.has_color();
+  event.depth = e.depth();
+  event.open = e.open();
+  event.range_id = e.range_id();
+  return event;
+}
+
 void DecodeNvtx(const trace::Chunk& chunk, Threads* threads, TraceRecords* out) {
   ListDeltas deltas(chunk.base_time_ns());
   out->nvtx_events.reserve(chunk.nvtx_events_size());
   for (const trace::NvtxEvent& e : chunk.nvtx_events()) {
-    NvtxEvent& event = out->nvtx_events.emplace_back();
-    event.kind = ToEnum(e.kind(), NvtxKind::kMark);
-    event.start_ns = deltas.Start(e.start_delta_ns());
-    event.end_ns = event.start_ns + e.duration_ns();
-    event.thread_id = threads->Id(e.thread_index());
-    event.end_thread_id = threads->Id(e.end_thread_index());
-    event.domain_id = e.domain_id();
-    event.message_id = e.message_id();
-    event.category = e.category();
-    event.color_argb = e.color_argb();
-    event.has_color = e.has_color();
-    event.depth = e.depth();
-    event.open = e.open();
-    event.range_id = e.range_id();
+    out->nvtx_events.push_back(DecodeNvtxEvent(e, &deltas, threads));
   }
   for (const trace::NvtxDomain& d : chunk.nvtx_domains()) {
     out->nvtx_domains.push_back({.id = d.id(), .name_id = d.name_id()});
@@ -404,6 +410,101 @@ bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* 
   DecodeStacks(chunk, out);
   if (threads.has_bad()) {
     *problem = "refers to undefined thread index " + std::to_string(threads.bad());
+    return false;
+  }
+  return true;
+}
+
+bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords* out,
+                     std::string* problem) {
+  // Chunk field numbers of proto/trace.proto.
+  constexpr uint32_t kProcessIndex = 1, kBaseTime = 3, kStrings = 4, kThreads = 5, kNvtxEvents = 13,
+                     kNvtxDomains = 20;
+  std::vector<std::string_view> events;
+  std::vector<std::pair<uint32_t, std::string_view>> strings;
+  std::vector<uint32_t> threads;
+  uint64_t base_time_ns = 0;
+  try {
+    // A known field with another wire type is an unknown field to protobuf, skipped: so here.
+    using protozero::pbf_wire_type;
+    protozero::pbf_reader chunk(bytes.data(), bytes.size());
+    while (chunk.next()) {
+      const pbf_wire_type type = chunk.wire_type();
+      const bool varint = type == pbf_wire_type::varint;
+      const bool message = type == pbf_wire_type::length_delimited;
+      if (chunk.tag() == kProcessIndex && varint) {
+        out->process_index = chunk.get_uint32();
+      } else if (chunk.tag() == kBaseTime && varint) {
+        base_time_ns = chunk.get_uint64();
+      } else if (chunk.tag() == kThreads && (varint || message)) {
+        // proto3 packs repeated scalars, but parsers accept both forms; so do we.
+        if (message) {
+          for (uint32_t id : chunk.get_packed_uint32()) threads.push_back(id);
+        } else {
+          threads.push_back(chunk.get_uint32());
+        }
+      } else if (chunk.tag() == kStrings && message) {  // the names of ranges and domains
+        protozero::pbf_reader string = chunk.get_message();
+        std::pair<uint32_t, std::string_view> entry;
+        while (string.next()) {
+          if (string.tag() == 1 && string.wire_type() == pbf_wire_type::varint) {
+            entry.first = string.get_uint32();
+          } else if (string.tag() == 2 && string.wire_type() == pbf_wire_type::length_delimited) {
+            const protozero::data_view value = string.get_view();
+            entry.second = std::string_view(value.data(), value.size());
+          } else {
+            string.skip();
+          }
+        }
+        strings.push_back(entry);
+      } else if (chunk.tag() == kNvtxEvents && message) {
+        const protozero::data_view view = chunk.get_view();
+        events.emplace_back(view.data(), view.size());
+      } else if (chunk.tag() == kNvtxDomains && message) {
+        protozero::pbf_reader d = chunk.get_message();
+        NvtxDomain& domain = out->nvtx_domains.emplace_back();
+        while (d.next()) {
+          if (d.tag() == 1 && d.wire_type() == pbf_wire_type::varint) {
+            domain.id = d.get_uint32();
+          } else if (d.tag() == 2 && d.wire_type() == pbf_wire_type::varint) {
+            domain.name_id = d.get_uint32();
+          } else {
+            d.skip();
+          }
+        }
+      } else {
+        chunk.skip();
+      }
+    }
+  } catch (const protozero::exception&) {
+    *problem = "is corrupt";
+    return false;
+  }
+  // Definitions follow the records that use them in a chunk (chunk_encoder.cc): add them first,
+  // with AddDefinitions' bound on string ids.
+  const size_t string_limit = state->strings.size() + strings.size();
+  for (const auto& [id, value] : strings) {
+    if (id >= string_limit) {
+      *problem = "defines string id " + std::to_string(id) + " out of sequence";
+      return false;
+    }
+    if (id >= state->strings.size()) state->strings.resize(id + 1);
+    state->strings[id] = value;
+  }
+  state->thread_ids.insert(state->thread_ids.end(), threads.begin(), threads.end());
+  Threads thread_ids(state->thread_ids);
+  ListDeltas deltas(base_time_ns);
+  trace::NvtxEvent parsed;
+  out->nvtx_events.reserve(events.size());
+  for (std::string_view e : events) {
+    if (!parsed.ParseFromArray(e.data(), static_cast<int>(e.size()))) {
+      *problem = "is corrupt";
+      return false;
+    }
+    out->nvtx_events.push_back(DecodeNvtxEvent(parsed, &deltas, &thread_ids));
+  }
+  if (thread_ids.has_bad()) {
+    *problem = "refers to undefined thread index " + std::to_string(thread_ids.bad());
     return false;
   }
   return true;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -33,5 +34,12 @@ TraceHeader DecodeHeader(const trace::Header& header);
 // undefined kernel shape 7"; *state may then hold part of the chunk's definitions.
 bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
                  std::string* problem);
+
+// Decodes only the NVTX events and domains of a serialized chunk (and the strings and thread ids
+// they refer to), skipping every other list unparsed: a cheap first look at a trace's NVTX
+// ranges. Sets out->process_index. API names and kernel shapes are not read, so `state` serves
+// NVTX-only decoding alone. Returns false with *problem set on damage it meets.
+bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords* out,
+                     std::string* problem);
 
 }  // namespace libprof

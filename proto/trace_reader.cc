@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <protozero/pbf_reader.hpp>
 
 #include "proto/chunk_decoder.h"
 
@@ -29,6 +30,24 @@ enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFix
 bool ParseQuietly(const std::string& bytes, google::protobuf::Message* message) {
   google::protobuf::LogSilencer silence;
   return message->ParseFromString(bytes);
+}
+
+// Chunk.process_index (field 1) without parsing the rest; 0 when absent, as proto3 reads it.
+uint32_t PeekProcessIndex(const std::string& bytes) {
+  try {
+    protozero::pbf_reader chunk(bytes.data(), bytes.size());
+    uint32_t index = 0;
+    while (chunk.next(1)) {  // the last occurrence wins, as in protobuf
+      if (chunk.wire_type() == protozero::pbf_wire_type::varint) {
+        index = chunk.get_uint32();
+      } else {
+        chunk.skip();  // protobuf takes it for an unknown field
+      }
+    }
+    return index;
+  } catch (const protozero::exception&) {
+    return 0;  // the damage is reported by DecodeNvtxChunk
+  }
 }
 
 const std::string& EmptyString() {
@@ -180,7 +199,11 @@ bool TraceReader::Fail(const std::string& problem) {
   return false;
 }
 
-bool TraceReader::Next(TraceRecords* out) {
+bool TraceReader::Next(TraceRecords* out) { return NextChunk(out, /*nvtx_only=*/false); }
+
+bool TraceReader::NextNvtx(TraceRecords* out) { return NextChunk(out, /*nvtx_only=*/true); }
+
+bool TraceReader::NextChunk(TraceRecords* out, bool nvtx_only) {
   *out = TraceRecords{};
   if (!error_.empty() || truncated_ || ended_) return false;
   try {
@@ -211,19 +234,31 @@ bool TraceReader::Next(TraceRecords* out) {
         bytes_read_ = offset_;  // a field of a newer schema: skip it
         continue;
       }
-      if (!chunk_) chunk_ = std::make_unique<trace::Chunk>();
-      if (!ParseQuietly(field.bytes, chunk_.get())) {
-        return Fail("chunk at byte " + at + " is corrupt");
-      }
-      if (chunk_->process_index() >= processes_.size()) {
-        return Fail("chunk at byte " + at + " belongs to process " +
-                    std::to_string(chunk_->process_index()) + " but the file has " +
-                    std::to_string(headers_.size()) + " header(s)");
-      }
       std::string problem;
-      if (!DecodeChunk(*chunk_, processes_[chunk_->process_index()].get(), out, &problem)) {
-        *out = TraceRecords{};
-        return Fail("chunk at byte " + at + " " + problem);
+      if (nvtx_only) {
+        const uint32_t index = PeekProcessIndex(field.bytes);
+        if (index >= processes_.size()) {
+          return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
+                      " but the file has " + std::to_string(headers_.size()) + " header(s)");
+        }
+        if (!DecodeNvtxChunk(field.bytes, processes_[index].get(), out, &problem)) {
+          *out = TraceRecords{};
+          return Fail("chunk at byte " + at + " " + problem);
+        }
+      } else {
+        if (!chunk_) chunk_ = std::make_unique<trace::Chunk>();
+        if (!ParseQuietly(field.bytes, chunk_.get())) {
+          return Fail("chunk at byte " + at + " is corrupt");
+        }
+        if (chunk_->process_index() >= processes_.size()) {
+          return Fail("chunk at byte " + at + " belongs to process " +
+                      std::to_string(chunk_->process_index()) + " but the file has " +
+                      std::to_string(headers_.size()) + " header(s)");
+        }
+        if (!DecodeChunk(*chunk_, processes_[chunk_->process_index()].get(), out, &problem)) {
+          *out = TraceRecords{};
+          return Fail("chunk at byte " + at + " " + problem);
+        }
       }
       bytes_read_ = offset_;
       ++chunks_read_;

@@ -35,6 +35,11 @@ class TraceReader {
   // kernel shapes and API name ids. Returns false at the end of the file or when the rest cannot
   // be read; then truncated() / error() tell which.
   bool Next(TraceRecords* out);
+  // Like Next, but decodes only NVTX events and domains (with absolute times and thread ids) and
+  // skips every other record without parsing it: a cheap first pass over the NVTX ranges; the
+  // string table is read too. Use a reader for either Next or NextNvtx, not both (NextNvtx
+  // leaves out the API-name and kernel-shape tables that Next needs).
+  bool NextNvtx(TraceRecords* out);
 
   // The string table of a process, as far as the chunks read so far define it.
   const std::vector<std::string>& strings(uint32_t process_index = 0) const;
@@ -65,6 +70,7 @@ class TraceReader {
   Read ReadBytes(uint64_t size, std::string* out);
   Read ReadField(Field* field);
   bool Fail(const std::string& problem);  // sets error_ to "path: problem"; returns false
+  bool NextChunk(TraceRecords* out, bool nvtx_only);
 
   std::ifstream file_;
   uint64_t offset_ = 0;  // of the next byte file_ gives

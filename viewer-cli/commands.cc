@@ -29,25 +29,20 @@ std::expected<std::vector<ProcessTrace>, std::string> Load(const CommandOptions&
 
 std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
                                                    std::vector<std::string>* warnings) {
-  auto traces = Load(options, warnings);
-  if (!traces) return std::unexpected(traces.error());
-  const std::vector<int64_t> offsets = TimeOffsets(*traces);
-  std::vector<Summary> parts;
-  for (size_t i = 0; i < traces->size(); ++i) {
-    parts.push_back(Summarize((*traces)[i],
-                              SummaryOptions{.raw = options.raw, .by_caller = options.by_caller},
-                              offsets[i]));
-  }
-  const Summary total = parts.size() == 1 ? parts.front() : CombineSummaries(parts);
+  if (options.files.empty()) return std::unexpected("no trace file given");
+  // Streams the files rather than loading them (summary.h).
+  auto report =
+      SummarizeFiles(options.files, options.filters, SummaryOptions{.raw = options.raw, .by_caller = options.by_caller}, warnings);
+  if (!report) return std::unexpected(report.error());
   switch (options.format) {
     case OutputFormat::kCsv:
-      return SummaryCsv(parts, total);
+      return SummaryCsv(report->parts, report->total);
     case OutputFormat::kJson:
-      return SummaryJson(parts, total);
+      return SummaryJson(report->parts, report->total);
     case OutputFormat::kTable:
       break;
   }
-  return SummaryTable(parts, total, options.terminal_width);
+  return SummaryTable(report->parts, report->total, options.terminal_width);
 }
 
 std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,

@@ -62,6 +62,7 @@ class Analyzer {
  private:
   void Prepare() {
     const auto& units = model_.units();
+    own_units_.reserve(units.size());  // at most one call per unit; no rehashing as it grows
     for (uint32_t u = 0; u < units.size(); ++u) {
       const int64_t call = index_.LaunchingCall(units[u].correlation_id);
       if (call >= 0) own_units_[index_.Outermost(call)].push_back(u);

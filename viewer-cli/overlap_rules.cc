@@ -132,7 +132,7 @@ class OverlapRules {
     const TraceRecords& r = index_.records();
     for (auto it = pos + 1; it != end; ++it) {
       const ApiCall& c = r.api_calls[*it];
-      const std::vector<uint32_t>& issued = index_.OpsOf(c.correlation_id);
+      const auto issued = index_.OpsOf(c.correlation_id);
       const std::string& name = index_.ApiName(c);
       if (issued.empty()) {
         if (ExplicitSyncScope(name) != SyncScope::kNone || IsImplicitSyncApi(name)) return nullptr;

@@ -8,34 +8,36 @@ namespace libprof::viewer {
 void Stats::Add(uint64_t value) {
   ++count_;
   total_ += value;
+  squares_ += static_cast<unsigned __int128>(value) * value;
   min_ = std::min(min_, value);
   max_ = std::max(max_, value);
-  const double delta = static_cast<double>(value) - mean_;
-  mean_ += delta / static_cast<double>(count_);
-  m2_ += delta * (static_cast<double>(value) - mean_);
 }
 
 void Stats::Merge(const Stats& other) {
-  if (other.count_ == 0) return;
-  if (count_ == 0) {
-    *this = other;
-    return;
-  }
-  const double n_a = static_cast<double>(count_);
-  const double n_b = static_cast<double>(other.count_);
-  const double delta = other.mean_ - mean_;
-  const double n = n_a + n_b;
-  mean_ += delta * n_b / n;
-  m2_ += other.m2_ + delta * delta * n_a * n_b / n;
   count_ += other.count_;
   total_ += other.total_;
+  squares_ += other.squares_;
   min_ = std::min(min_, other.min_);
   max_ = std::max(max_, other.max_);
 }
 
+double Stats::mean() const {
+  return count_ == 0 ? 0.0 : static_cast<double>(total_) / static_cast<double>(count_);
+}
+
 double Stats::std() const {
   if (count_ < 2) return 0.0;
-  return std::sqrt(std::max(0.0, m2_ / static_cast<double>(count_ - 1)));
+  // Sum of squared deviations = squares - total^2 / n, computed in integers (total^2 < 2^128)
+  // so that no precision is lost to cancellation; only the remainder of the division is a
+  // fraction.
+  const unsigned __int128 total = total_;
+  const unsigned __int128 square_of_total = total * total;
+  const unsigned __int128 quotient = square_of_total / count_;
+  const unsigned __int128 remainder = square_of_total % count_;
+  const unsigned __int128 whole = squares_ >= quotient ? squares_ - quotient : 0;
+  const double deviations =
+      static_cast<double>(whole) - static_cast<double>(remainder) / static_cast<double>(count_);
+  return std::sqrt(std::max(0.0, deviations / static_cast<double>(count_ - 1)));
 }
 
 }  // namespace libprof::viewer

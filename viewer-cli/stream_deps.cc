@@ -55,12 +55,22 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
   };
 
   // Units: one per correlation id (ops without one stand alone).
+  uint64_t lo = UINT64_MAX, hi = 0;
+  size_t with_id = 0;
+  for (const DeviceOp& op : ops) {
+    if (op.correlation_id == 0) continue;
+    lo = std::min(lo, op.correlation_id);
+    hi = std::max(hi, op.correlation_id);
+    ++with_id;
+  }
+  unit_by_corr_.Reset(lo, hi, with_id);
+  units_.reserve(ops.size());
   std::unordered_set<uint32_t> per_thread_streams;
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const DeviceOp& op = ops[i];
     uint32_t u;
-    auto it = op.correlation_id != 0 ? unit_by_corr_.find(op.correlation_id) : unit_by_corr_.end();
-    if (it == unit_by_corr_.end()) {
+    const int64_t existing = op.correlation_id != 0 ? unit_by_corr_.Find(op.correlation_id) : -1;
+    if (existing < 0) {
       u = static_cast<uint32_t>(units_.size());
       WorkUnit unit;
       unit.correlation_id = op.correlation_id;
@@ -69,13 +79,13 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
       unit.end_ns = op.end_ns;
       unit.context_id = op.context_id;
       units_.push_back(std::move(unit));
-      if (op.correlation_id != 0) unit_by_corr_[op.correlation_id] = u;
+      if (op.correlation_id != 0) unit_by_corr_.Set(op.correlation_id, u);
       const int64_t call = index.LaunchingCall(op.correlation_id);
       if (call >= 0 && IsPerThreadApi(index.ApiName(r.api_calls[call]))) {
         per_thread_streams.insert(op.stream_id);
       }
     } else {
-      u = it->second;
+      u = static_cast<uint32_t>(existing);
     }
     WorkUnit& unit = units_[u];
     unit.ops.push_back(i);
@@ -164,8 +174,7 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
 }
 
 int64_t StreamModel::UnitOf(uint64_t corr) const {
-  auto it = unit_by_corr_.find(corr);
-  return it == unit_by_corr_.end() ? -1 : it->second;
+  return corr == 0 ? -1 : unit_by_corr_.Find(corr);
 }
 
 StreamClass StreamModel::ClassOf(uint32_t stream_id) const {

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "viewer-cli/trace_index.h"
@@ -37,6 +38,55 @@ enum class StreamClass : uint8_t { kLegacyNull, kBlocking, kNonBlocking, kPerThr
 const char* ToString(
     StreamClass c);  // "legacy-default", "blocking", "non-blocking", "per-thread-default"
 
+// A short list of 32-bit ids kept in place while it has one element, as almost every work
+// unit's operations and streams do (a graph launch has more): millions of units then cost no
+// heap allocation each. Used like a std::vector.
+class InlineIds {
+ public:
+  InlineIds() = default;
+  InlineIds(const InlineIds& other) { *this = other; }
+  InlineIds& operator=(const InlineIds& other) {
+    if (this != &other) {
+      more_ = other.more_;
+      one_ = other.one_;
+      size_ = other.size_;
+    }
+    return *this;
+  }
+  InlineIds(InlineIds&& other) noexcept { *this = std::move(other); }
+  InlineIds& operator=(InlineIds&& other) noexcept {
+    more_ = std::move(other.more_);
+    one_ = other.one_;
+    size_ = other.size_;
+    other.more_.clear();
+    other.size_ = 0;  // a moved-from list is empty, as a moved-from vector is
+    return *this;
+  }
+
+  void push_back(uint32_t id) {
+    if (size_ == 0) {
+      one_ = id;
+    } else {
+      if (size_ == 1) more_.push_back(one_);
+      more_.push_back(id);
+    }
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  uint32_t* begin() { return size_ <= 1 ? &one_ : more_.data(); }
+  uint32_t* end() { return begin() + size_; }
+  const uint32_t* begin() const { return size_ <= 1 ? &one_ : more_.data(); }
+  const uint32_t* end() const { return begin() + size_; }
+  uint32_t front() const { return *begin(); }
+  uint32_t operator[](size_t i) const { return begin()[i]; }
+
+ private:
+  uint32_t one_ = 0;
+  uint32_t size_ = 0;
+  std::vector<uint32_t> more_;  // every element, once there are two or more
+};
+
 // All device work issued under one correlation id: one kernel or copy, or every node of a graph
 // launch (which may run on several internal streams).
 struct WorkUnit {
@@ -44,8 +94,8 @@ struct WorkUnit {
   uint64_t issue_ns = 0;      // start of the launching API call; the first op's start if unknown
   uint64_t start_ns = 0;      // first op start
   uint64_t end_ns = 0;        // last op end
-  std::vector<uint32_t> ops;  // indices into TraceIndex::device_ops()
-  std::vector<uint32_t> streams;  // sorted, unique
+  InlineIds ops;              // indices into TraceIndex::device_ops()
+  InlineIds streams;          // sorted, unique
   uint32_t context_id = 0;
 };
 
@@ -107,7 +157,7 @@ class StreamModel {
 
   const TraceIndex* index_;
   std::vector<WorkUnit> units_;
-  std::unordered_map<uint64_t, uint32_t> unit_by_corr_;
+  IdTable unit_by_corr_;
   std::unordered_map<uint32_t, StreamState> streams_;
   std::unordered_map<uint64_t, EventRecord> events_by_sync_;
   std::unordered_map<uint32_t, std::vector<EventRecord>> events_by_id_;  // by issue_ns

@@ -1,192 +1,43 @@
 #include "viewer-cli/summary.h"
 
 #include <algorithm>
-#include <map>
 #include <memory>
-#include <tuple>
-#include <unordered_map>
+#include <optional>
 
-#include "viewer-cli/api_names.h"
-#include "viewer-cli/call_sites.h"
-#include "viewer-cli/trace_index.h"
+#include "collector/trace_merge.h"
+#include "proto/trace_reader.h"
+#include "viewer-cli/process_summarizer.h"
 
 namespace libprof::viewer {
 namespace {
 
-void SortRows(std::vector<SummaryRow>* rows) {
-  std::sort(rows->begin(), rows->end(), [](const SummaryRow& a, const SummaryRow& b) {
-    if (a.stats.total() != b.stats.total()) return a.stats.total() > b.stats.total();
-    return std::tie(a.name, a.domain) < std::tie(b.name, b.domain);
-  });
-}
-
-uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
-
-Interval Shifted(uint64_t start, uint64_t end, int64_t offset) {
-  return {static_cast<uint64_t>(static_cast<int64_t>(start) + offset),
-          static_cast<uint64_t>(static_cast<int64_t>(end) + offset)};
-}
-
-std::vector<SummaryRow> HostRows(const ProcessTrace& trace, const TraceIndex& index,
-                                 const SummaryOptions& options, Summary* summary,
-                                 std::vector<Interval>* intervals) {
-  // By name id, and with --by caller by call site too (index into `sites`, in the high half).
-  std::unordered_map<uint64_t, SummaryRow> rows;
-  std::unique_ptr<CallSites> call_sites;
-  std::unordered_map<uint32_t, uint64_t> site_of_stack;  // stack id -> index into `sites`
-  std::vector<std::string> sites{""};
-  if (options.by_caller) call_sites = std::make_unique<CallSites>(trace);
-  const auto& calls = trace.records.api_calls;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    const ApiCall& c = calls[i];
-    const std::string& name = trace.Str(c.name_id);
-    const bool nested = index.IsNested(i);
-    const bool hidden =
-        !options.raw && (nested || IsNoiseApi(name) || c.domain == ApiDomain::kInternalLaunch);
-    if (hidden) {
-      if (nested) {
-        ++summary->hidden_nested_calls;
-      } else {
-        ++summary->hidden_calls;
-        summary->hidden_ns += Duration(c.start_ns, c.end_ns);
-      }
-      continue;
-    }
-    uint64_t site = 0;
-    if (call_sites && c.stack_id != 0) {
-      auto [it, inserted] = site_of_stack.try_emplace(c.stack_id, sites.size());
-      if (inserted) sites.push_back(call_sites->Of(c.stack_id).Text());
-      site = it->second;
-    }
-    SummaryRow& row = rows[site << 32 | c.name_id];
-    if (row.name.empty()) {
-      row.name = name.empty() ? "[unnamed API " + std::to_string(c.callback_id) + "]" : name;
-      if (!sites[site].empty()) row.name += " ← " + sites[site];
-      row.kind = "api";
-    }
-    row.stats.Add(Duration(c.start_ns, c.end_ns));
-    intervals->push_back({c.start_ns, c.end_ns});
-  }
-  std::vector<SummaryRow> out;
-  for (auto& [id, row] : rows) out.push_back(std::move(row));
-  // Distinct name ids can carry the same name (merged traces); fold them.
-  std::sort(out.begin(), out.end(),
-            [](const SummaryRow& a, const SummaryRow& b) { return a.name < b.name; });
-  std::vector<SummaryRow> folded;
-  for (SummaryRow& row : out) {
-    if (!folded.empty() && folded.back().name == row.name) {
-      folded.back().stats.Merge(row.stats);
+// Merges `part` (sorted, disjoint), shifted by `offset`, into `total` (sorted, disjoint),
+// coalescing overlapping and touching pieces as MergeIntervals does.
+void MergeShifted(const std::vector<Interval>& part, int64_t offset, std::vector<Interval>* total) {
+  std::vector<Interval> out;
+  out.reserve(total->size() + part.size());
+  auto add = [&out](Interval i) {
+    if (i.end_ns <= i.start_ns) return;
+    if (!out.empty() && i.start_ns <= out.back().end_ns) {
+      out.back().end_ns = std::max(out.back().end_ns, i.end_ns);
     } else {
-      folded.push_back(std::move(row));
+      out.push_back(i);
     }
-  }
-  SortRows(&folded);
-  return folded;
-}
-
-std::vector<SummaryRow> DeviceRows(const TraceIndex& index, std::vector<Interval>* intervals) {
-  std::map<std::string, SummaryRow> rows;
-  for (const DeviceOp& op : index.device_ops()) {
-    const std::string& name = index.OpName(op);
-    SummaryRow& row = rows[name];
-    if (row.name.empty()) {
-      row.name = name;
-      row.kind = ToString(op.kind);
-      row.has_bytes = op.kind == DeviceOpKind::kMemcpy || op.kind == DeviceOpKind::kMemset;
-    }
-    row.stats.Add(op.duration());
-    row.bytes += op.bytes;
-    intervals->push_back({op.start_ns, op.end_ns});
-  }
-  std::vector<SummaryRow> out;
-  for (auto& [name, row] : rows) out.push_back(std::move(row));
-  SortRows(&out);
-  return out;
-}
-
-std::vector<CopyRow> CopyRows(const TraceRecords& records) {
-  std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, CopyRow> rows;
-  for (const Memcpy& m : records.memcpys) {
-    CopyRow& row = rows[{m.copy_kind, m.src_kind, m.dst_kind}];
-    row.copy_kind = m.copy_kind;
-    row.src_kind = m.src_kind;
-    row.dst_kind = m.dst_kind;
-    ++row.count;
-    row.bytes += m.bytes;
-    row.total_ns += Duration(m.start_ns, m.end_ns);
-  }
-  std::vector<CopyRow> out;
-  for (auto& [key, row] : rows) out.push_back(row);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const CopyRow& a, const CopyRow& b) { return a.total_ns > b.total_ns; });
-  return out;
-}
-
-// Device time of the work each thread launched, by launch time, for the GPU projection of NVTX
-// ranges: per thread, calls sorted by start with a running sum of their device time.
-struct LaunchTimeline {
-  std::vector<uint64_t> starts;
-  std::vector<uint64_t> prefix;  // prefix[i] = device time of calls [0, i)
-  uint64_t Between(uint64_t from, uint64_t to) const {
-    const size_t a = std::lower_bound(starts.begin(), starts.end(), from) - starts.begin();
-    const size_t b = std::upper_bound(starts.begin(), starts.end(), to) - starts.begin();
-    return b > a ? prefix[b] - prefix[a] : 0;
-  }
-};
-
-std::vector<SummaryRow> NvtxRows(const ProcessTrace& trace, const TraceIndex& index) {
-  const TraceRecords& r = trace.records;
-  std::unordered_map<int64_t, uint64_t> device_by_call;
-  for (const DeviceOp& op : index.device_ops()) {
-    const int64_t call = index.LaunchingCall(op.correlation_id);
-    if (call >= 0) device_by_call[call] += op.duration();
-  }
-  std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> per_thread;
-  for (auto [call, ns] : device_by_call) {
-    const ApiCall& c = r.api_calls[call];
-    per_thread[c.thread_id].push_back({c.start_ns, ns});
-  }
-  std::unordered_map<uint32_t, LaunchTimeline> timelines;
-  for (auto& [tid, list] : per_thread) {
-    std::sort(list.begin(), list.end());
-    LaunchTimeline& t = timelines[tid];
-    t.prefix.push_back(0);
-    for (auto [start, ns] : list) {
-      t.starts.push_back(start);
-      t.prefix.push_back(t.prefix.back() + ns);
-    }
-  }
-  auto launched = [&](uint32_t tid, uint64_t from, uint64_t to) -> uint64_t {
-    auto it = timelines.find(tid);
-    return it == timelines.end() ? 0 : it->second.Between(from, to);
   };
-
-  std::map<std::pair<std::string, std::string>, SummaryRow> rows;  // (domain, message)
-  for (const NvtxEvent& e : r.nvtx_events) {
-    if (e.kind == NvtxKind::kMark) continue;
-    const std::string& domain = index.NvtxDomainName(e.domain_id);
-    const std::string& message = trace.Str(e.message_id);
-    SummaryRow& row = rows[{domain, message}];
-    if (row.kind.empty()) {
-      row.kind = "nvtx";
-      row.name = message;
-      row.domain = domain;
-    }
-    row.stats.Add(Duration(e.start_ns, e.end_ns));
-    row.gpu_ns += launched(e.thread_id, e.start_ns, e.end_ns);
-    if (e.kind == NvtxKind::kStartEnd && e.end_thread_id != 0 && e.end_thread_id != e.thread_id) {
-      row.gpu_ns += launched(e.end_thread_id, e.start_ns, e.end_ns);
+  auto shifted = [offset](const Interval& i) {
+    return Interval{static_cast<uint64_t>(static_cast<int64_t>(i.start_ns) + offset),
+                    static_cast<uint64_t>(static_cast<int64_t>(i.end_ns) + offset)};
+  };
+  size_t a = 0, b = 0;
+  while (a < total->size() || b < part.size()) {
+    if (b == part.size() ||
+        (a < total->size() && (*total)[a].start_ns <= shifted(part[b]).start_ns)) {
+      add((*total)[a++]);
+    } else {
+      add(shifted(part[b++]));
     }
   }
-  std::vector<SummaryRow> out;
-  for (auto& [key, row] : rows) out.push_back(std::move(row));
-  SortRows(&out);
-  return out;
-}
-
-std::vector<Interval> ShiftAll(std::vector<Interval> list, int64_t offset) {
-  for (Interval& i : list) i = Shifted(i.start_ns, i.end_ns, offset);
-  return list;
+  *total = std::move(out);
 }
 
 template <typename Key>
@@ -206,97 +57,336 @@ std::pair<std::string, std::string> ByDomainName(const SummaryRow& row) {
   return {row.domain, row.name};
 }
 
+// Frees a part's interval lists once the total has them (assigning {} would keep the memory).
+void DropIntervals(Summary* part) {
+  std::vector<Interval>().swap(part->host_intervals);
+  std::vector<Interval>().swap(part->device_intervals);
+}
+
+bool Contains(const std::vector<uint32_t>& list, uint32_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+ProcessSummarizer::Setup BoundedSetup(const std::string& path, const TraceHeader& header,
+                                      const SummaryOptions& options, const FilterOptions& filters,
+                                      const StreamLimits& limits, bool keep_intervals) {
+  ProcessSummarizer::Setup setup;
+  setup.path = path;
+  setup.header = header;
+  setup.options = options;
+  setup.filters = filters;
+  setup.limits = limits;
+  setup.keep_intervals = keep_intervals;
+  return setup;
+}
+
+// The processes of one file that the summary covers, with what the driver needs of each.
+struct FileResult {
+  std::vector<Summary> parts;
+  std::vector<TraceHeader> headers;    // of `parts`
+  std::vector<uint32_t> pids;          // every process of the file
+  std::vector<uint32_t> threads_seen;  // --tid threads active in the time window
+};
+
+// Both passes over `path` for the processes in `setups` (null: not summarised). Returns the
+// summarisers finished, or the first read error. `drops` (per process index) collects the
+// dropped-record counts for the warning when given.
+std::expected<std::vector<std::unique_ptr<ProcessSummarizer>>, std::string> ReadFile(
+    const std::string& path, std::vector<std::optional<ProcessSummarizer::Setup>> setups,
+    std::vector<Summary>* summaries, TraceReader* reader, std::vector<TraceRecords>* ends) {
+  std::vector<std::unique_ptr<ProcessSummarizer>> procs(setups.size());
+  for (size_t i = 0; i < setups.size(); ++i) {
+    if (setups[i]) procs[i] = std::make_unique<ProcessSummarizer>(std::move(*setups[i]));
+  }
+  // First pass: the NVTX ranges (and domains), nothing else parsed.
+  auto nvtx_reader = TraceReader::Open(path);
+  if (!nvtx_reader) return std::unexpected(nvtx_reader.error());
+  TraceRecords chunk;
+  while ((*nvtx_reader)->NextNvtx(&chunk)) {
+    if (ProcessSummarizer* p = procs[chunk.process_index].get()) {
+      p->AddNvtx(chunk.nvtx_events, chunk.nvtx_domains);
+    }
+  }
+  for (size_t i = 0; i < procs.size(); ++i) {
+    if (procs[i]) procs[i]->EndNvtx((*nvtx_reader)->strings(static_cast<uint32_t>(i)));
+  }
+  // Second pass: everything.
+  while (reader->Next(&chunk)) {
+    if (ends != nullptr) {
+      TraceRecords& end = (*ends)[chunk.process_index];
+      end.drops.insert(end.drops.end(), chunk.drops.begin(), chunk.drops.end());
+      if (chunk.run_end) end.run_end = chunk.run_end;
+    }
+    if (ProcessSummarizer* p = procs[chunk.process_index].get()) {
+      p->Add(chunk, reader->strings(chunk.process_index));
+    }
+  }
+  if (!reader->error().empty()) return std::unexpected(reader->error());
+  // The main pass parses all that the first one did, so it meets any damage first; this is
+  // only a safeguard.
+  if (!(*nvtx_reader)->error().empty()) return std::unexpected((*nvtx_reader)->error());
+  summaries->assign(procs.size(), Summary{});
+  for (size_t i = 0; i < procs.size(); ++i) {
+    if (procs[i]) (*summaries)[i] = procs[i]->Finish(reader->strings(static_cast<uint32_t>(i)));
+  }
+  return procs;
+}
+
+std::expected<FileResult, std::string> SummarizeFile(
+    const std::string& path, const FilterOptions& filters, const SummaryOptions& options,
+    const StreamLimits& limits, bool keep_intervals, std::vector<std::string>* warnings) {
+  auto opened = TraceReader::Open(path);
+  if (!opened) return std::unexpected(opened.error());
+  TraceReader& reader = **opened;
+  const std::vector<TraceHeader>& headers = reader.headers();
+  FileResult result;
+  std::vector<std::optional<ProcessSummarizer::Setup>> setups(headers.size());
+  for (size_t i = 0; i < headers.size(); ++i) {
+    result.pids.push_back(headers[i].pid);
+    if (!filters.pids.empty() && !Contains(filters.pids, headers[i].pid)) continue;
+    setups[i] = BoundedSetup(path, headers[i], options, filters, limits, keep_intervals);
+  }
+  std::vector<TraceRecords> ends(headers.size());
+  std::vector<Summary> summaries;
+  auto procs = ReadFile(path, setups, &summaries, &reader, &ends);
+  if (!procs) return std::unexpected(procs.error());
+
+  if (reader.truncated()) {
+    warnings->push_back(path +
+                        ": the file ends inside a chunk (the process did not finish "
+                        "writing it); analysing the " +
+                        std::to_string(reader.chunks_read()) + " complete chunk(s) before it");
+  }
+  for (size_t i = 0; i < headers.size(); ++i) {
+    if (const uint64_t dropped = DroppedRecords(ends[i]); dropped > 0) {
+      warnings->push_back(path + ": " + std::to_string(dropped) +
+                          " record(s) were dropped during capture (pid " +
+                          std::to_string(headers[i].pid) + "); totals are lower bounds");
+    }
+  }
+
+  // Records too far out of order for the bounded stages, or a recording that does not start at
+  // the header's start time under --from/--to: read those processes again, exactly.
+  std::vector<std::optional<ProcessSummarizer::Setup>> again(headers.size());
+  bool any_again = false;
+  for (size_t i = 0; i < headers.size(); ++i) {
+    if (!(*procs)[i] || (*procs)[i]->exact()) continue;
+    again[i] = BoundedSetup(path, headers[i], options, filters, limits, keep_intervals);
+    again[i]->bounded = false;
+    again[i]->recording = (*procs)[i]->recording();
+    any_again = true;
+  }
+  if (any_again) {
+    auto reopened = TraceReader::Open(path);
+    if (!reopened) return std::unexpected(reopened.error());
+    std::vector<Summary> exact;
+    auto procs_again = ReadFile(path, again, &exact, reopened->get(), nullptr);
+    if (!procs_again) return std::unexpected(procs_again.error());
+    for (size_t i = 0; i < headers.size(); ++i) {
+      if (!(*procs_again)[i]) continue;
+      summaries[i] = std::move(exact[i]);
+      (*procs)[i] = std::move((*procs_again)[i]);
+    }
+  }
+  for (size_t i = 0; i < headers.size(); ++i) {
+    const ProcessSummarizer* p = (*procs)[i].get();
+    if (p == nullptr) continue;
+    for (uint32_t tid : p->threads_seen()) {
+      if (!Contains(result.threads_seen, tid)) result.threads_seen.push_back(tid);
+    }
+    if (!p->selected()) continue;  // --nvtx selected no range of this process
+    result.parts.push_back(std::move(summaries[i]));
+    result.headers.push_back(headers[i]);
+  }
+  return result;
+}
+
 }  // namespace
+
+void SortSummaryRows(std::vector<SummaryRow>* rows) {
+  std::sort(rows->begin(), rows->end(), [](const SummaryRow& a, const SummaryRow& b) {
+    if (a.stats.total() != b.stats.total()) return a.stats.total() > b.stats.total();
+    return std::tie(a.name, a.domain) < std::tie(b.name, b.domain);
+  });
+}
+
+std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::string>& paths,
+                                                         const FilterOptions& filters,
+                                                         const SummaryOptions& options,
+                                                         std::vector<std::string>* warnings,
+                                                         const StreamLimits* limits) {
+  auto files = ExpandTraceInputs(paths);
+  if (!files) return std::unexpected(files.error());
+  // A window with from >= to is an error, reported (as ApplyFilters does) after the files are
+  // read; until then it is ignored.
+  FilterOptions effective = filters;
+  const bool bad_window = (filters.from_ns || filters.to_ns) &&
+                          filters.from_ns.value_or(0) >= filters.to_ns.value_or(UINT64_MAX);
+  if (bad_window) effective.from_ns = effective.to_ns = std::nullopt;
+
+  // The headers of every file first, to know whether a total is wanted and on which timebase,
+  // so that each file's intervals join the total as soon as it is read. A file that cannot be
+  // opened fails later, in its turn, as with loading.
+  std::vector<TraceHeader> selected;
+  for (const std::string& path : *files) {
+    auto reader = TraceReader::Open(path);
+    if (!reader) continue;
+    for (const TraceHeader& h : (*reader)->headers()) {
+      if (filters.pids.empty() || Contains(filters.pids, h.pid)) selected.push_back(h);
+    }
+  }
+  const bool keep_intervals = selected.size() > 1;
+  // --nvtx may leave processes out, which can change the timebase: then the total waits.
+  const bool defer_total = !filters.nvtx.empty();
+  std::vector<const TraceHeader*> selected_ptrs;
+  for (const TraceHeader& h : selected) selected_ptrs.push_back(&h);
+  const std::vector<int64_t> offsets = TimeOffsets(selected_ptrs);
+
+  SummaryReport report;
+  std::vector<TraceHeader> part_headers;
+  SummaryTotal total;
+  std::vector<uint32_t> pids_seen, threads_seen;
+  for (const std::string& path : *files) {
+    auto file = SummarizeFile(path, effective, options, limits ? *limits : StreamLimits{},
+                              keep_intervals, warnings);
+    if (!file) return std::unexpected(file.error());
+    pids_seen.insert(pids_seen.end(), file->pids.begin(), file->pids.end());
+    threads_seen.insert(threads_seen.end(), file->threads_seen.begin(), file->threads_seen.end());
+    for (size_t i = 0; i < file->parts.size(); ++i) {
+      Summary& part = file->parts[i];
+      if (keep_intervals && !defer_total) {
+        total.Add(part, offsets[report.parts.size()]);
+        DropIntervals(&part);
+      }
+      report.parts.push_back(std::move(part));
+      part_headers.push_back(std::move(file->headers[i]));
+    }
+  }
+
+  for (uint32_t pid : filters.pids) {
+    if (!Contains(pids_seen, pid)) {
+      return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
+    }
+  }
+  if (bad_window) return std::unexpected("--from must be earlier than --to");
+  for (uint32_t tid : filters.tids) {
+    if (!Contains(threads_seen, tid)) {
+      return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
+    }
+  }
+  if (report.parts.empty()) {
+    std::string names;
+    for (const std::string& n : filters.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
+    return std::unexpected("no NVTX range named " + names + " in the traces");
+  }
+  if (report.parts.size() == 1) {
+    report.total = report.parts.front();
+  } else {
+    if (defer_total) {
+      std::vector<const TraceHeader*> kept;
+      for (const TraceHeader& h : part_headers) kept.push_back(&h);
+      const std::vector<int64_t> kept_offsets = TimeOffsets(kept);
+      for (size_t i = 0; i < report.parts.size(); ++i) {
+        total.Add(report.parts[i], kept_offsets[i]);
+        DropIntervals(&report.parts[i]);
+      }
+    }
+    report.total = total.Finish();
+  }
+  return report;
+}
 
 Summary Summarize(const ProcessTrace& trace, const SummaryOptions& options,
                   int64_t time_offset_ns) {
-  const TraceIndex index(trace);
-  Summary s;
-  s.path = trace.path;
-  s.pid = trace.header.pid;
-  s.hostname = trace.header.hostname;
-  s.trace_ns = trace.window_ns();
-  s.events = trace.records.RecordCount();
-  s.dropped_records = DroppedRecords(trace.records);
-
-  std::vector<Interval> host;
-  s.host = HostRows(trace, index, options, &s, &host);
-  std::vector<Interval> device;
-  s.device = DeviceRows(index, &device);
-  s.copies = CopyRows(trace.records);
-  s.nvtx = NvtxRows(trace, index);
-
-  const std::vector<Interval> host_merged = MergeIntervals(std::move(host));
-  const std::vector<Interval> device_merged = MergeIntervals(std::move(device));
-  s.windows = ShiftAll(trace.windows, time_offset_ns);
-  // Keep only what lies in the window, so that totals clip the same way.
-  const std::vector<Interval> windows = MergeIntervals(trace.windows);
-  s.host_intervals = ShiftAll(Intersect(host_merged, windows), time_offset_ns);
-  s.device_intervals = ShiftAll(Intersect(device_merged, windows), time_offset_ns);
-  s.host_api_ns = 0;
-  for (const Interval& i : s.host_intervals) s.host_api_ns += i.length();
-  s.gpu_busy_ns = 0;
-  for (const Interval& i : s.device_intervals) s.gpu_busy_ns += i.length();
+  ProcessSummarizer::Setup setup;
+  setup.path = trace.path;
+  setup.header = trace.header;
+  setup.options = options;
+  setup.bounded = false;  // everything is in memory already
+  setup.keep_intervals = true;
+  setup.windows = trace.windows;
+  ProcessSummarizer summarizer(std::move(setup));
+  summarizer.AddNvtx(trace.records.nvtx_events, trace.records.nvtx_domains);
+  summarizer.EndNvtx(trace.strings);
+  summarizer.Add(trace.records, trace.strings);
+  Summary s = summarizer.Finish(trace.strings);
+  if (time_offset_ns != 0) {
+    // The part alone, on the common timebase: what CombineSummaries expects.
+    for (std::vector<Interval>* list : {&s.windows, &s.host_intervals, &s.device_intervals}) {
+      std::vector<Interval> shifted;
+      MergeShifted(*list, time_offset_ns, &shifted);
+      *list = std::move(shifted);
+    }
+  }
   return s;
 }
 
-std::vector<int64_t> TimeOffsets(const std::vector<ProcessTrace>& traces) {
+std::vector<int64_t> TimeOffsets(const std::vector<const TraceHeader*>& headers) {
   bool same_clock = true;
-  for (const ProcessTrace& t : traces) {
-    same_clock &= t.header.hostname == traces.front().header.hostname &&
-                  t.header.timebase == traces.front().header.timebase;
+  for (const TraceHeader* h : headers) {
+    same_clock &=
+        h->hostname == headers.front()->hostname && h->timebase == headers.front()->timebase;
   }
   std::vector<int64_t> offsets;
-  for (const ProcessTrace& t : traces)
-    offsets.push_back(same_clock ? 0 : t.header.wall_clock_offset_ns);
+  for (const TraceHeader* h : headers) offsets.push_back(same_clock ? 0 : h->wall_clock_offset_ns);
   return offsets;
 }
 
-Summary CombineSummaries(const std::vector<Summary>& parts) {
-  Summary total;
-  total.processes = static_cast<uint32_t>(parts.size());
-  std::map<std::string, SummaryRow> host, device;
-  std::map<std::pair<std::string, std::string>, SummaryRow> nvtx;
-  std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, CopyRow> copies;
-  std::vector<Interval> windows, host_iv, device_iv;
-  for (const Summary& p : parts) {
-    total.events += p.events;
-    total.dropped_records += p.dropped_records;
-    total.hidden_calls += p.hidden_calls;
-    total.hidden_ns += p.hidden_ns;
-    total.hidden_nested_calls += p.hidden_nested_calls;
-    MergeRows(p.host, &host, &ByName);
-    MergeRows(p.device, &device, &ByName);
-    MergeRows(p.nvtx, &nvtx, &ByDomainName);
-    for (const CopyRow& c : p.copies) {
-      CopyRow& row = copies[{c.copy_kind, c.src_kind, c.dst_kind}];
-      row.copy_kind = c.copy_kind;
-      row.src_kind = c.src_kind;
-      row.dst_kind = c.dst_kind;
-      row.count += c.count;
-      row.bytes += c.bytes;
-      row.total_ns += c.total_ns;
-    }
-    windows.insert(windows.end(), p.windows.begin(), p.windows.end());
-    host_iv.insert(host_iv.end(), p.host_intervals.begin(), p.host_intervals.end());
-    device_iv.insert(device_iv.end(), p.device_intervals.begin(), p.device_intervals.end());
+std::vector<int64_t> TimeOffsets(const std::vector<ProcessTrace>& traces) {
+  std::vector<const TraceHeader*> headers;
+  for (const ProcessTrace& t : traces) headers.push_back(&t.header);
+  return TimeOffsets(headers);
+}
+
+SummaryTotal::SummaryTotal() { total_.processes = 0; }
+
+void SummaryTotal::Add(const Summary& p, int64_t time_offset_ns) {
+  ++total_.processes;
+  total_.events += p.events;
+  total_.dropped_records += p.dropped_records;
+  total_.hidden_calls += p.hidden_calls;
+  total_.hidden_ns += p.hidden_ns;
+  total_.hidden_nested_calls += p.hidden_nested_calls;
+  MergeRows(p.host, &host_, &ByName);
+  MergeRows(p.device, &device_, &ByName);
+  MergeRows(p.nvtx, &nvtx_, &ByDomainName);
+  for (const CopyRow& c : p.copies) {
+    CopyRow& row = copies_[{c.copy_kind, c.src_kind, c.dst_kind}];
+    row.copy_kind = c.copy_kind;
+    row.src_kind = c.src_kind;
+    row.dst_kind = c.dst_kind;
+    row.count += c.count;
+    row.bytes += c.bytes;
+    row.total_ns += c.total_ns;
   }
-  for (auto& [k, row] : host) total.host.push_back(row);
-  for (auto& [k, row] : device) total.device.push_back(row);
-  for (auto& [k, row] : nvtx) total.nvtx.push_back(row);
-  for (auto& [k, row] : copies) total.copies.push_back(row);
-  SortRows(&total.host);
-  SortRows(&total.device);
-  SortRows(&total.nvtx);
+  MergeShifted(p.windows, time_offset_ns, &total_.windows);
+  MergeShifted(p.host_intervals, time_offset_ns, &total_.host_intervals);
+  MergeShifted(p.device_intervals, time_offset_ns, &total_.device_intervals);
+}
+
+Summary SummaryTotal::Finish() {
+  Summary total = std::move(total_);
+  total_ = Summary{};
+  total_.processes = 0;
+  for (auto& [k, row] : host_) total.host.push_back(row);
+  for (auto& [k, row] : device_) total.device.push_back(row);
+  for (auto& [k, row] : nvtx_) total.nvtx.push_back(row);
+  for (auto& [k, row] : copies_) total.copies.push_back(row);
+  SortSummaryRows(&total.host);
+  SortSummaryRows(&total.device);
+  SortSummaryRows(&total.nvtx);
   std::stable_sort(total.copies.begin(), total.copies.end(),
                    [](const CopyRow& a, const CopyRow& b) { return a.total_ns > b.total_ns; });
-  total.windows = MergeIntervals(std::move(windows));
-  total.host_intervals = MergeIntervals(std::move(host_iv));
-  total.device_intervals = MergeIntervals(std::move(device_iv));
   for (const Interval& w : total.windows) total.trace_ns += w.length();
   for (const Interval& i : total.host_intervals) total.host_api_ns += i.length();
   for (const Interval& i : total.device_intervals) total.gpu_busy_ns += i.length();
   return total;
+}
+
+Summary CombineSummaries(const std::vector<Summary>& parts) {
+  SummaryTotal total;
+  for (const Summary& p : parts) total.Add(p, 0);
+  return total.Finish();
 }
 
 }  // namespace libprof::viewer

@@ -15,10 +15,15 @@
 #pragma once
 
 #include <cstdint>
+#include <expected>
+#include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "proto/trace_model.h"
+#include "viewer-cli/filters.h"
 #include "viewer-cli/intervals.h"
 #include "viewer-cli/stats.h"
 #include "viewer-cli/trace_loader.h"
@@ -52,7 +57,7 @@ struct Summary {
   uint32_t processes = 1;
 
   uint64_t trace_ns = 0;
-  uint64_t events = 0;  // timed records (TraceRecords::RecordCount)
+  uint64_t events = 0;  // timed records kept by the filters (TraceRecords::RecordCount)
   uint64_t host_api_ns = 0;
   uint64_t gpu_busy_ns = 0;
   uint64_t dropped_records = 0;
@@ -66,7 +71,8 @@ struct Summary {
   uint64_t hidden_ns = 0;
   uint64_t hidden_nested_calls = 0;
 
-  // For totals over processes: merged intervals on a common timebase.
+  // For totals over processes: sorted, merged intervals (on the common timebase once a
+  // SummaryTotal has them). The interval lists are kept only when a total is wanted.
   std::vector<Interval> windows;
   std::vector<Interval> host_intervals;
   std::vector<Interval> device_intervals;
@@ -80,18 +86,59 @@ struct SummaryOptions {
   bool by_caller = false;
 };
 
-// Summarises one process. `time_offset_ns` is added to its times in the interval lists kept for
-// CombineSummaries (see TimeOffsets).
+// Rows sorted by total time (longest first), then name and domain: the order of every table.
+void SortSummaryRows(std::vector<SummaryRow>* rows);
+
+// What `profview summary` prints: each process, and the total over them (the process itself when
+// there is only one).
+struct SummaryReport {
+  std::vector<Summary> parts;
+  Summary total;
+};
+
+// Summarises trace files (a directory stands for its *.pb files) without loading them: each file
+// is read twice, chunk by chunk, the first time only for its NVTX ranges (cheap: every other
+// record is skipped unparsed), and memory stays bounded by how far out of order records arrive
+// (process_summarizer.h; a file whose records are too far out of order is read again in an exact
+// mode that holds more). Filters as filters.h's ApplyFilters, with the same errors; warnings
+// (truncated file, dropped records) as LoadTraces.
+// `limits`: process_summarizer.h's StreamLimits (defaults when null; tests make them tiny).
+struct StreamLimits;
+std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::string>& paths,
+                                                         const FilterOptions& filters,
+                                                         const SummaryOptions& options,
+                                                         std::vector<std::string>* warnings,
+                                                         const StreamLimits* limits = nullptr);
+
+// Summarises a process already in memory (its windows are the analysed time; no filtering).
+// `time_offset_ns` is added to its times in the interval lists kept for CombineSummaries (see
+// TimeOffsets).
 Summary Summarize(const ProcessTrace& trace, const SummaryOptions& options,
                   int64_t time_offset_ns = 0);
 
 // Per-process offsets that put all traces on one timebase: 0 when every process was recorded on
 // the same host with the same clock, else each header's wall_clock_offset_ns (Unix time).
+std::vector<int64_t> TimeOffsets(const std::vector<const TraceHeader*>& headers);
 std::vector<int64_t> TimeOffsets(const std::vector<ProcessTrace>& traces);
 
-// The total over several processes: rows with the same name merged, unions recomputed on the
-// common timebase (host_api_ns: any thread of any process in an API; gpu_busy_ns: any device
-// busy), trace_ns the union of the windows.
+// The total over several processes, built one process at a time: rows with the same name merged,
+// unions recomputed on the common timebase (host_api_ns: any thread of any process in an API;
+// gpu_busy_ns: any device busy), trace_ns the union of the windows. Add shifts the part's windows
+// and interval lists by `time_offset_ns` as it merges them; the part may drop its lists after.
+class SummaryTotal {
+ public:
+  SummaryTotal();
+  void Add(const Summary& part, int64_t time_offset_ns);
+  Summary Finish();
+
+ private:
+  Summary total_;
+  std::map<std::string, SummaryRow> host_, device_;
+  std::map<std::pair<std::string, std::string>, SummaryRow> nvtx_;
+  std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, CopyRow> copies_;
+};
+
+// SummaryTotal over parts whose lists are already on the common timebase.
 Summary CombineSummaries(const std::vector<Summary>& parts);
 
 }  // namespace libprof::viewer

@@ -326,7 +326,7 @@ class ProcessExporter {
     const std::vector<DeviceOp>& ops = index_.device_ops();
     const uint64_t call_end = EndOf(c.start_ns, c.end_ns);
     for (const Blamed& b : f.blamed) {
-      const std::vector<uint32_t>& blamed_ops = index_.OpsOf(b.correlation_id);
+      const auto blamed_ops = index_.OpsOf(b.correlation_id);
       if (b.correlation_id == 0 || blamed_ops.empty()) continue;
       // The operation of the blamed work that finished last: the one the call waited for.
       const uint32_t op =

@@ -110,12 +110,16 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   ops_.reserve(ops.size());
   op_names_.reserve(ops.size());
   for (auto& [op, name] : ops) {
-    if (op.correlation_id != 0) {
-      ops_by_corr_[op.correlation_id].push_back(static_cast<uint32_t>(ops_.size()));
-    }
     ops_.push_back(op);
     op_names_.push_back(name);
   }
+  ops_by_corr_.resize(ops_.size());
+  for (uint32_t i = 0; i < ops_.size(); ++i) ops_by_corr_[i] = i;
+  std::stable_sort(ops_by_corr_.begin(), ops_by_corr_.end(), [this](uint32_t a, uint32_t b) {
+    return ops_[a].correlation_id < ops_[b].correlation_id;
+  });
+  ops_corr_.reserve(ops_.size());
+  for (uint32_t i : ops_by_corr_) ops_corr_.push_back(ops_[i].correlation_id);
 
   // Nesting per thread: a call inside the interval of an open call on the same thread.
   nested_.assign(r.api_calls.size(), false);
@@ -146,24 +150,27 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
     }
   }
 
-  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
-    const ApiCall& c = r.api_calls[i];
+  // The first call with an id holds it, unless it is nested and a later one is not.
+  uint64_t lo = UINT64_MAX, hi = 0;
+  size_t with_id = 0;
+  for (const ApiCall& c : r.api_calls) {
     if (c.correlation_id == 0) continue;
-    auto [it, inserted] = call_by_corr_.try_emplace(c.correlation_id, i);
-    if (!inserted && nested_[it->second] && !nested_[i]) it->second = i;
+    lo = std::min(lo, c.correlation_id);
+    hi = std::max(hi, c.correlation_id);
+    ++with_id;
+  }
+  call_by_corr_.Reset(lo, hi, with_id);
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+    const uint64_t corr = r.api_calls[i].correlation_id;
+    if (corr == 0) continue;
+    const int64_t holder = call_by_corr_.Find(corr);
+    if (holder < 0 || (nested_[holder] && !nested_[i])) call_by_corr_.Set(corr, i);
   }
   for (const NvtxDomain& d : r.nvtx_domains) domain_names_[d.id] = d.name_id;
 }
 
 int64_t TraceIndex::LaunchingCall(uint64_t corr) const {
-  auto it = call_by_corr_.find(corr);
-  return it == call_by_corr_.end() ? -1 : static_cast<int64_t>(it->second);
-}
-
-const std::vector<uint32_t>& TraceIndex::OpsOf(uint64_t corr) const {
-  static const std::vector<uint32_t>* empty = new std::vector<uint32_t>;
-  auto it = ops_by_corr_.find(corr);
-  return it == ops_by_corr_.end() ? *empty : it->second;
+  return corr == 0 ? -1 : call_by_corr_.Find(corr);
 }
 
 const std::string& TraceIndex::OpName(const DeviceOp& op) const {
@@ -181,6 +188,12 @@ std::string TraceIndex::NvtxName(const NvtxEvent& event) const {
   const std::string& domain = NvtxDomainName(event.domain_id);
   const std::string& message = trace_->Str(event.message_id);
   return domain.empty() ? message : domain + ": " + message;
+}
+
+std::span<const uint32_t> TraceIndex::OpsOf(uint64_t corr) const {
+  auto [first, last] = std::equal_range(ops_corr_.begin(), ops_corr_.end(), corr);
+  return {ops_by_corr_.data() + (first - ops_corr_.begin()),
+          static_cast<size_t>(last - first)};
 }
 
 }  // namespace libprof::viewer

@@ -63,32 +63,39 @@ uint64_t DroppedRecords(const TraceRecords& records) {
   return std::max(reported, records.run_end ? records.run_end->records_dropped : 0);
 }
 
-void SetDefaultWindow(ProcessTrace* trace) {
-  const TraceRecords& r = trace->records;
-  uint64_t lo = std::numeric_limits<uint64_t>::max();
-  uint64_t hi = 0;
-  for (const auto& x : r.api_calls) Cover(x.start_ns, x.end_ns, &lo, &hi);
-  for (const auto& x : r.kernels) Cover(x.start_ns, x.end_ns, &lo, &hi);
-  for (const auto& x : r.memcpys) Cover(x.start_ns, x.end_ns, &lo, &hi);
-  for (const auto& x : r.memsets) Cover(x.start_ns, x.end_ns, &lo, &hi);
-  for (const auto& x : r.synchronizations) Cover(x.start_ns, x.end_ns, &lo, &hi);
-  for (const auto& x : r.nvtx_events) Cover(x.start_ns, x.end_ns, &lo, &hi);
-  for (const auto& x : r.graph_traces) Cover(x.start_ns, x.end_ns, &lo, &hi);
-  for (const auto& x : r.overheads) Cover(x.start_ns, x.end_ns, &lo, &hi);
-  for (const auto& x : r.memory_ops) Cover(x.time_ns, x.time_ns, &lo, &hi);
-  const uint64_t header_start = trace->header.start_time_ns;
+void CoverRecords(const TraceRecords& r, uint64_t* lo, uint64_t* hi) {
+  for (const auto& x : r.api_calls) Cover(x.start_ns, x.end_ns, lo, hi);
+  for (const auto& x : r.kernels) Cover(x.start_ns, x.end_ns, lo, hi);
+  for (const auto& x : r.memcpys) Cover(x.start_ns, x.end_ns, lo, hi);
+  for (const auto& x : r.memsets) Cover(x.start_ns, x.end_ns, lo, hi);
+  for (const auto& x : r.synchronizations) Cover(x.start_ns, x.end_ns, lo, hi);
+  for (const auto& x : r.nvtx_events) Cover(x.start_ns, x.end_ns, lo, hi);
+  for (const auto& x : r.graph_traces) Cover(x.start_ns, x.end_ns, lo, hi);
+  for (const auto& x : r.overheads) Cover(x.start_ns, x.end_ns, lo, hi);
+  for (const auto& x : r.memory_ops) Cover(x.time_ns, x.time_ns, lo, hi);
+}
+
+Interval RecordingWindow(uint64_t header_start_ns, uint64_t lo, uint64_t hi,
+                         const std::optional<RunEnd>& run_end) {
   uint64_t start = lo;
-  if (header_start != 0 && header_start <= lo) start = header_start;
+  if (header_start_ns != 0 && header_start_ns <= lo) start = header_start_ns;
   if (lo > hi) {  // no timed record
-    start = header_start;
-    hi = header_start;
+    start = header_start_ns;
+    hi = header_start_ns;
   }
   uint64_t end = hi;
-  if (r.run_end && r.run_end->end_time_ns >= hi && r.run_end->end_time_ns >= start) {
-    end = r.run_end->end_time_ns;
+  if (run_end && run_end->end_time_ns >= hi && run_end->end_time_ns >= start) {
+    end = run_end->end_time_ns;
   }
-  trace->windows = {Interval{start, std::max(start, end)}};
-  trace->origin_ns = start;
+  return Interval{start, std::max(start, end)};
+}
+
+void SetDefaultWindow(ProcessTrace* trace) {
+  uint64_t lo = std::numeric_limits<uint64_t>::max();
+  uint64_t hi = 0;
+  CoverRecords(trace->records, &lo, &hi);
+  trace->windows = {RecordingWindow(trace->header.start_time_ns, lo, hi, trace->records.run_end)};
+  trace->origin_ns = trace->windows.front().start_ns;
 }
 
 std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(

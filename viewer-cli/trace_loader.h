@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,13 @@ struct ProcessTrace {
 // header has none or a later one) to RunEnd's end_time_ns (or the latest record end if later or
 // absent). Records with no timestamps (start and end 0) are ignored. Empty trace: [start, start).
 void SetDefaultWindow(ProcessTrace* trace);
+
+// SetDefaultWindow in parts, for analyses that stream: CoverRecords widens [*lo, *hi] (start with
+// lo = UINT64_MAX, hi = 0) to every timed record of a batch; RecordingWindow then gives the window
+// from the header's start, that span and the RunEnd record.
+void CoverRecords(const TraceRecords& records, uint64_t* lo, uint64_t* hi);
+Interval RecordingWindow(uint64_t header_start_ns, uint64_t lo, uint64_t hi,
+                         const std::optional<RunEnd>& run_end);
 
 // Reads every process of `path`. Warnings (truncation, dropped records) are appended to
 // *warnings as one line each, without a "profview:" prefix.

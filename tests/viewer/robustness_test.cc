@@ -1,6 +1,6 @@
 // Proves bad input never crashes the analyses: odd records (end before start, no timestamps, no
 // correlation id, unknown string ids) and randomly damaged files either load and analyse or fail
-// with a message.
+// with a message (the streamed summary failing alike).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -70,13 +70,22 @@ TEST(RobustnessTest, DamagedFilesLoadOrFailCleanly) {
     std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), bytes.size());
     std::vector<std::string> warnings;
     auto traces = LoadTraceFile(path, &warnings);
+    // The streamed summary reads the file its own way (a first pass over NVTX ranges only):
+    // it must fail exactly when loading does, with the same message.
+    std::vector<std::string> streamed_warnings;
+    auto streamed = SummarizeFiles({path}, {}, {}, &streamed_warnings);
+    EXPECT_EQ(streamed.has_value(), traces.has_value()) << "round " << round;
     if (!traces) {
       EXPECT_FALSE(traces.error().empty());
       EXPECT_EQ(traces.error().find('\n'), std::string::npos);
+      if (!streamed) {
+        EXPECT_EQ(streamed.error(), traces.error());
+      }
       ++failed;
       continue;
     }
     ++loaded;
+    EXPECT_EQ(streamed_warnings, warnings);
     for (const ProcessTrace& t : *traces) AnalyseEverything(t);
   }
   EXPECT_GT(loaded + failed, 0);
