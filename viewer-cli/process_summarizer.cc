@@ -387,6 +387,7 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
   s.path = setup_.path;
   s.pid = setup_.header.pid;
   s.hostname = setup_.header.hostname;
+  s.rank = setup_.header.rank;
   if (setup_.windows) {
     s.windows = *setup_.windows;
   } else {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <expected>
 #include <map>
 #include <string>
@@ -54,6 +55,7 @@ struct Summary {
   std::string path;
   uint32_t pid = 0;
   std::string hostname;
+  std::optional<uint32_t> rank;  // in a parallel job (TraceHeader::rank)
   uint32_t processes = 1;
 
   uint64_t trace_ns = 0;

@@ -137,6 +137,7 @@ std::string Section(const Summary& s, size_t width) {
 std::string ProcessTitle(const Summary& s) {
   std::string title = "Process " + std::to_string(s.pid);
   if (!s.hostname.empty()) title += " on " + s.hostname;
+  if (s.rank) title += ", rank " + std::to_string(*s.rank);
   if (!s.path.empty()) title += " (" + s.path + ")";
   return title;
 }
@@ -276,7 +277,9 @@ std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total)
   SummaryFields(j, total);
   j.Key("processes").BeginArray();
   for (const Summary& p : parts) {
-    j.BeginObject().Field("pid", p.pid).Field("hostname", p.hostname).Field("file", p.path);
+    j.BeginObject().Field("pid", p.pid);
+    if (p.rank) j.Field("rank", *p.rank);
+    j.Field("hostname", p.hostname).Field("file", p.path);
     SummaryFields(j, p);
     j.EndObject();
   }
