@@ -30,6 +30,19 @@ d=$work/script; mkdir -p "$d"
 timeout 120 "$collect" -o "$d/" -- sh -c "'$bin/launch_bound' 100 && '$bin/launch_bound' 200" >/dev/null 2>&1 || fail "script exit"
 [[ $(count_traces "$d") -eq 2 ]] || fail "script: $(count_traces "$d") traces, want 2"
 
+# Proves: %n numbers the processes of one job with the first free numbers, and each trace's
+# header holds the rank its launcher announced (torchrun's RANK here), as profview shows it.
+d=$work/ranks; mkdir -p "$d"
+timeout 120 "$collect" -o "$d/run.%n.pb" -- sh -c "RANK=0 '$bin/launch_bound' 100 && RANK=1 '$bin/launch_bound' 200" >/dev/null 2>&1 || fail "ranks exit"
+if [[ -f $d/run.1.pb && -f $d/run.2.pb ]]; then
+  ranks=$("$profview" summary --format json "$d/run.1.pb" "$d/run.2.pb" | python3 -c '
+import json, sys
+print(" ".join(str(p.get("rank")) for p in json.load(sys.stdin)["processes"]))')
+  [[ $ranks == "0 1" ]] || fail "ranks: '$ranks', want '0 1'"
+else
+  fail "ranks: want run.1.pb and run.2.pb, have: $(ls "$d")"
+fi
+
 # Proves: a Python program (PyTorch) is recorded without --preload, NVTX included.
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   d=$work/python; mkdir -p "$d"
