@@ -15,7 +15,7 @@
 #
 # Usage (repository root of the carried tree): bench/device/run_device.sh
 # Environment: CASES (launch,torch,exit,copy,size: which parts to run; e.g. CASES=launch,torch for
-# the call-stack cost alone), ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (400: no run
+# the call-stack cost alone), ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (430: no run
 # starts later, none runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
 # EXIT_LAUNCHES (500000).
 set -u
@@ -34,7 +34,7 @@ python=${PYTHON:-python3}  # the one with torch
 cpp_rounds=${ROUNDS:-5}
 torch_rounds=${ROUNDS:-3}
 exit_rounds=${ROUNDS:-3}
-budget_s=${BUDGET_S:-400}
+budget_s=${BUDGET_S:-430}
 cases=",${CASES:-launch,torch,exit,copy,size},"
 launches=${LAUNCHES:-1000000}
 exit_launches=${EXIT_LAUNCHES:-500000}
