@@ -271,7 +271,8 @@ void CuptiSession::StartCallSites(const Settings& settings) {
     if (!(runtime ? settings.kinds.runtime_api : settings.kinds.driver_api)) continue;
     const CUpti_CallbackDomain domain =
         runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-    const uint32_t size = runtime ? CUPTI_RUNTIME_TRACE_CBID_SIZE : CUPTI_DRIVER_TRACE_CBID_SIZE;
+    const uint32_t size = runtime ? uint32_t{CUPTI_RUNTIME_TRACE_CBID_SIZE}
+                                  : uint32_t{CUPTI_DRIVER_TRACE_CBID_SIZE};
     const std::vector<uint32_t> skipped = !filtered ? std::vector<uint32_t>{}
                                           : runtime ? InsignificantRuntimeCbids()
                                                     : InsignificantDriverCbids();

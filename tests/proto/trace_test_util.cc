@@ -247,7 +247,7 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                              .build_id = "0123456789abcdef" + std::to_string(salt),
                              .executable = salt % 2 == 1});
   r.stack_frames.push_back({.id = 1 + 2 * salt,
-                            .address = 0x7f0000001234 + salt,
+                            .address = 0x7f0000001234ull + salt,
                             .module_id = 1 + salt,
                             .module_offset = 0x1234 + salt,
                             .function_id = strings.Intern("cublasSnrm2_v2"),

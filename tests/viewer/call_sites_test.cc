@@ -52,7 +52,8 @@ TEST(CallSitesTest, NoStacksAndOnlyCudaFrames) {
   testing::TraceBuilder b;
   EXPECT_TRUE(CallSites(b.Build()).empty());
   TraceRecords& r = b.records();
-  r.stack_modules.push_back({.id = 1, .path_id = b.Intern("/usr/lib/libcuda.so.1")});
+  r.stack_modules.push_back(
+      {.id = 1, .path_id = b.Intern("/usr/lib/libcuda.so.1"), .build_id = "", .executable = false});
   r.stack_frames.push_back({.id = 1, .address = 0x10, .module_id = 1, .module_offset = 0x10});
   r.call_stacks.push_back({.id = 1, .frame_ids = {1}});
   const CallSites sites(b.Build());

@@ -165,7 +165,7 @@ TEST(TimelineExportTest, CallsCarryTheirCallSites) {
 }
 
 TEST(TimelineExportTest, RawShowsNestedCallsInsideTheirRuntimeCall) {
-  const Json doc = Export(Nrm2Scenario(), ExportOptions{.raw = true});
+  const Json doc = Export(Nrm2Scenario(), ExportOptions{.raw = true, .findings = {}});
   const auto nested = Named(doc, "X", "cuMemcpyDtoHAsync_v2");
   ASSERT_EQ(nested.size(), 1u);
   EXPECT_EQ(nested[0]["cat"], "cuda_driver");
@@ -331,7 +331,9 @@ TEST(TimelineExportTest, ThreadAndNvtxFiltersAreRespected) {
   const Json one = Export(Filtered({ThreadsScenario().Build()}, tid));
   for (const Json& e : Events(one, "X")) {
     const std::string cat = e.value("cat", "");
-    if (cat == "cuda_runtime" || cat == "nvtx") EXPECT_EQ(e["tid"], 101) << e.dump();
+    if (cat == "cuda_runtime" || cat == "nvtx") {
+      EXPECT_EQ(e["tid"], 101) << e.dump();
+    }
   }
   EXPECT_EQ(Events(one, "X", "kernel").size(), 2u);  // its two launches
 
