@@ -16,8 +16,7 @@ std::string Hostname() {
   return name;
 }
 
-std::optional<Rank> RankFromEnvironment(
-    const std::function<const char*(const char*)>& getenv_fn) {
+std::optional<Rank> RankFromEnvironment(const std::function<const char*(const char*)>& getenv_fn) {
   for (const char* name : {"LIBPROF_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
                            "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}) {
     const char* value = getenv_fn(name);

@@ -3,8 +3,8 @@
 #include "viewer-cli/findings_report.h"
 #include "viewer-cli/memory.h"
 #include "viewer-cli/memory_report.h"
-#include "viewer-cli/stacks_report.h"
 #include "viewer-cli/output_file.h"
+#include "viewer-cli/stacks_report.h"
 #include "viewer-cli/streams.h"
 #include "viewer-cli/streams_report.h"
 #include "viewer-cli/summary.h"
@@ -25,6 +25,27 @@ std::expected<std::vector<ProcessTrace>, std::string> Load(const CommandOptions&
   return ApplyFilters(std::move(*loaded), options.filters);
 }
 
+// For the analyses that look at one process at a time: loads the traces one file at a time,
+// filters them and hands each process to `analyse` before the next file is read, so that memory
+// holds one file's records rather than all of them (64 traces of 1M records: bench/README.md).
+template <typename Analyse>
+std::expected<void, std::string> ForEachProcess(const CommandOptions& options,
+                                                std::vector<std::string>* warnings,
+                                                Analyse analyse) {
+  if (options.files.empty()) return std::unexpected("no trace file given");
+  auto files = ExpandTraceInputs(options.files);
+  if (!files) return std::unexpected(files.error());
+  FilterMatches matches;
+  for (const std::string& path : *files) {
+    auto loaded = LoadTraceFile(path, warnings);
+    if (!loaded) return std::unexpected(loaded.error());
+    auto kept = FilterProcesses(std::move(*loaded), options.filters, &matches);
+    if (!kept) return std::unexpected(kept.error());
+    for (const ProcessTrace& t : *kept) analyse(t);
+  }
+  return CheckFilterMatches(options.filters, matches);
+}
+
 }  // namespace
 
 std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
@@ -32,7 +53,8 @@ std::expected<std::string, std::string> RunSummary(const CommandOptions& options
   if (options.files.empty()) return std::unexpected("no trace file given");
   // Streams the files rather than loading them (summary.h).
   auto report =
-      SummarizeFiles(options.files, options.filters, SummaryOptions{.raw = options.raw, .by_caller = options.by_caller}, warnings);
+      SummarizeFiles(options.files, options.filters,
+                     SummaryOptions{.raw = options.raw, .by_caller = options.by_caller}, warnings);
   if (!report) return std::unexpected(report.error());
   switch (options.format) {
     case OutputFormat::kCsv:
@@ -53,17 +75,16 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   if (options.thresholds.idle_share < 0 || options.thresholds.idle_share > 1) {
     return std::unexpected("--idle-share must be a percentage between 0 and 100");
   }
-  auto traces = Load(options, warnings);
-  if (!traces) return std::unexpected(traces.error());
   std::vector<Finding> findings;
   FindingsReportContext context{.all = options.all,
                                 .thresholds = options.thresholds,
                                 .terminal_width = options.terminal_width};
-  for (const ProcessTrace& t : *traces) {
+  auto done = ForEachProcess(options, warnings, [&](const ProcessTrace& t) {
     std::vector<Finding> part = FindFindings(t, options.thresholds);
     findings.insert(findings.end(), part.begin(), part.end());
     context.trace_ns += t.window_ns();
-  }
+  });
+  if (!done) return std::unexpected(done.error());
   switch (options.format) {
     case OutputFormat::kCsv:
       return FindingsCsv(findings, context);
@@ -107,10 +128,10 @@ std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
 
 std::expected<std::string, std::string> RunStreams(const CommandOptions& options,
                                                    std::vector<std::string>* warnings) {
-  auto traces = Load(options, warnings);
-  if (!traces) return std::unexpected(traces.error());
   std::vector<StreamsReport> reports;
-  for (const ProcessTrace& t : *traces) reports.push_back(AnalyzeStreams(t));
+  auto done = ForEachProcess(options, warnings,
+                             [&](const ProcessTrace& t) { reports.push_back(AnalyzeStreams(t)); });
+  if (!done) return std::unexpected(done.error());
   switch (options.format) {
     case OutputFormat::kCsv:
       return StreamsCsv(reports);
@@ -124,10 +145,10 @@ std::expected<std::string, std::string> RunStreams(const CommandOptions& options
 
 std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
                                                   std::vector<std::string>* warnings) {
-  auto traces = Load(options, warnings);
-  if (!traces) return std::unexpected(traces.error());
   std::vector<MemoryReport> reports;
-  for (const ProcessTrace& t : *traces) reports.push_back(AnalyzeMemory(t));
+  auto done = ForEachProcess(options, warnings,
+                             [&](const ProcessTrace& t) { reports.push_back(AnalyzeMemory(t)); });
+  if (!done) return std::unexpected(done.error());
   switch (options.format) {
     case OutputFormat::kCsv:
       return MemoryCsv(reports);
@@ -199,19 +220,20 @@ std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& opti
                     std::to_string(p.header.parent_pid), p.header.hostname,
                     std::to_string(p.chunks), p.source, command});
   }
-  const std::vector<TableColumn> columns = {
-      {"#", Align::kRight},      {"PID", Align::kRight},
-      {"Rank", Align::kRight},   {"Parent", Align::kRight},
-      {"Host", Align::kLeft, true, 8},
-      {"Chunks", Align::kRight}, {"From", Align::kLeft, true, 16},
-      {"Command line", Align::kLeft, true, 16}};
+  const std::vector<TableColumn> columns = {{"#", Align::kRight},
+                                            {"PID", Align::kRight},
+                                            {"Rank", Align::kRight},
+                                            {"Parent", Align::kRight},
+                                            {"Host", Align::kLeft, true, 8},
+                                            {"Chunks", Align::kRight},
+                                            {"From", Align::kLeft, true, 16},
+                                            {"Command line", Align::kLeft, true, 16}};
   const size_t n = report->processes.size();
   return "Merged " + std::to_string(n) + (n == 1 ? " process" : " processes") + " from " +
          std::to_string(report->input_files) + (report->input_files == 1 ? " file" : " files") +
          " into " + options.output + " (" + std::to_string(report->chunks) +
-         (report->chunks == 1 ? " chunk, " : " chunks, ") +
-         FormatBytes(report->bytes_written) + ")\n" +
-         RenderTable(columns, rows, options.terminal_width);
+         (report->chunks == 1 ? " chunk, " : " chunks, ") + FormatBytes(report->bytes_written) +
+         ")\n" + RenderTable(columns, rows, options.terminal_width);
 }
 
 }  // namespace libprof::viewer

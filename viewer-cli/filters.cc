@@ -132,14 +132,14 @@ bool NvtxNameMatches(const std::string& wanted, const std::string& domain,
   return wanted.compare(rest, std::string::npos, message) == 0;
 }
 
-std::expected<std::vector<ProcessTrace>, std::string> ApplyFilters(std::vector<ProcessTrace> traces,
-                                                                   const FilterOptions& options) {
+std::expected<std::vector<ProcessTrace>, std::string> FilterProcesses(
+    std::vector<ProcessTrace> traces, const FilterOptions& options, FilterMatches* matches) {
+  auto note = [](std::vector<uint32_t>* seen, uint32_t id) {
+    if (!Contains(*seen, id)) seen->push_back(id);
+  };
   if (!options.pids.empty()) {
-    for (uint32_t pid : options.pids) {
-      if (std::none_of(traces.begin(), traces.end(),
-                       [&](const ProcessTrace& t) { return t.header.pid == pid; })) {
-        return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
-      }
+    for (const ProcessTrace& t : traces) {
+      if (Contains(options.pids, t.header.pid)) note(&matches->pids, t.header.pid);
     }
     std::erase_if(traces,
                   [&](const ProcessTrace& t) { return !Contains(options.pids, t.header.pid); });
@@ -158,28 +158,52 @@ std::expected<std::vector<ProcessTrace>, std::string> ApplyFilters(std::vector<P
                std::any_of(t.records.nvtx_events.begin(), t.records.nvtx_events.end(),
                            [&](const NvtxEvent& e) { return e.thread_id == tid; });
       });
-      if (!found)
-        return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
+      if (found) note(&matches->tids, tid);
     }
     for (ProcessTrace& t : traces) ApplyThreads(&t, options.tids);
   }
   if (!options.nvtx.empty()) {
-    bool any = false;
     std::vector<ProcessTrace> kept;
     for (ProcessTrace& t : traces) {
       if (ApplyNvtx(&t, options.nvtx)) {
-        any = true;
+        matches->nvtx = true;
         kept.push_back(std::move(t));
       }
-    }
-    if (!any) {
-      std::string names;
-      for (const std::string& n : options.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
-      return std::unexpected("no NVTX range named " + names + " in the traces");
     }
     traces = std::move(kept);
   }
   return traces;
+}
+
+std::expected<void, std::string> CheckFilterMatches(const FilterOptions& options,
+                                                    const FilterMatches& matches) {
+  for (uint32_t pid : options.pids) {
+    if (!Contains(matches.pids, pid)) {
+      return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
+    }
+  }
+  for (uint32_t tid : options.tids) {
+    if (!Contains(matches.tids, tid)) {
+      return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
+    }
+  }
+  if (!options.nvtx.empty() && !matches.nvtx) {
+    std::string names;
+    for (const std::string& n : options.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
+    return std::unexpected("no NVTX range named " + names + " in the traces");
+  }
+  return {};
+}
+
+std::expected<std::vector<ProcessTrace>, std::string> ApplyFilters(std::vector<ProcessTrace> traces,
+                                                                   const FilterOptions& options) {
+  FilterMatches matches;
+  auto kept = FilterProcesses(std::move(traces), options, &matches);
+  if (!kept) return kept;
+  if (auto checked = CheckFilterMatches(options, matches); !checked) {
+    return std::unexpected(checked.error());
+  }
+  return kept;
 }
 
 }  // namespace libprof::viewer

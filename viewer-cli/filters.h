@@ -39,6 +39,21 @@ struct FilterOptions {
 std::expected<std::vector<ProcessTrace>, std::string> ApplyFilters(std::vector<ProcessTrace> traces,
                                                                    const FilterOptions& options);
 
+// ApplyFilters in two halves, for a caller that filters the traces one file at a time and so
+// holds one file's processes, not all of them: FilterProcesses filters the processes given and
+// notes in *matches which pids, threads and ranges it found; CheckFilterMatches, once every file
+// was seen, returns ApplyFilters' "matches nothing in any process" errors. FilterProcesses fails
+// only for from >= to.
+struct FilterMatches {
+  std::vector<uint32_t> pids;  // of FilterOptions::pids, those seen
+  std::vector<uint32_t> tids;  // of FilterOptions::tids, those seen
+  bool nvtx = false;           // a matching range was seen
+};
+std::expected<std::vector<ProcessTrace>, std::string> FilterProcesses(
+    std::vector<ProcessTrace> traces, const FilterOptions& options, FilterMatches* matches);
+std::expected<void, std::string> CheckFilterMatches(const FilterOptions& options,
+                                                    const FilterMatches& matches);
+
 // True when NVTX range name `wanted` designates `domain`/`message` ("m" or "d:m" or "d: m").
 bool NvtxNameMatches(const std::string& wanted, const std::string& domain,
                      const std::string& message);

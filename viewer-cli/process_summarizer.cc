@@ -181,7 +181,9 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
   strings_ = &strings;
   CoverRecords(r, &lo_, &hi_);
   if (setup_.options.by_caller) {
-    auto append = [](const auto& from, auto* to) { to->insert(to->end(), from.begin(), from.end()); };
+    auto append = [](const auto& from, auto* to) {
+      to->insert(to->end(), from.begin(), from.end());
+    };
     append(r.stack_modules, &stack_tables_.stack_modules);
     append(r.stack_frames, &stack_tables_.stack_frames);
     append(r.call_stacks, &stack_tables_.call_stacks);

@@ -192,8 +192,7 @@ std::string TraceIndex::NvtxName(const NvtxEvent& event) const {
 
 std::span<const uint32_t> TraceIndex::OpsOf(uint64_t corr) const {
   auto [first, last] = std::equal_range(ops_corr_.begin(), ops_corr_.end(), corr);
-  return {ops_by_corr_.data() + (first - ops_corr_.begin()),
-          static_cast<size_t>(last - first)};
+  return {ops_by_corr_.data() + (first - ops_corr_.begin()), static_cast<size_t>(last - first)};
 }
 
 }  // namespace libprof::viewer
