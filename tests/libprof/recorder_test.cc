@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -115,6 +116,10 @@ struct Fixture {
     TraceHeader header;
     header.pid = 77;
     EXPECT_TRUE(recorder->Start(header));
+  }
+  ~Fixture() {
+    recorder.reset();  // stopped and closed before its file goes
+    std::remove(path.c_str());
   }
 
   // Hands the recorder a buffer holding `calls`, as CUPTI's completion callback would.
