@@ -2,9 +2,10 @@
 
 #include <dlfcn.h>
 #include <limits.h>
-#include <stdint.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -20,12 +21,13 @@ std::optional<Rank> RankFromEnvironment(const std::function<const char*(const ch
   for (const char* name : {"LIBPROF_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
                            "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}) {
     const char* value = getenv_fn(name);
-    if (value == nullptr || *value == '\0') continue;
-    uint64_t rank = 0;
-    const char* p = value;
-    for (; *p >= '0' && *p <= '9' && rank <= UINT32_MAX; ++p) rank = rank * 10 + (*p - '0');
-    if (*p != '\0' || rank > UINT32_MAX) continue;  // not a rank: try the next launcher's
-    return Rank{static_cast<uint32_t>(rank), name};
+    if (value == nullptr) continue;
+    const char* end = value + std::strlen(value);
+    uint32_t rank = 0;
+    auto [stop, error] = std::from_chars(value, end, rank);
+    // Empty, signed, out of range or trailing text: not a rank, try the next launcher's.
+    if (error != std::errc() || stop != end) continue;
+    return Rank{rank, name};
   }
   return std::nullopt;
 }
