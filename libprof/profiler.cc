@@ -95,7 +95,7 @@ void Profiler::StartLocked() {
   recording_pid_ = getpid();
 
   PathContext path_context{static_cast<uint32_t>(recording_pid_), Hostname(), 0,
-                      [](const char* name) { return std::getenv(name); }};
+                           [](const char* name) { return std::getenv(name); }};
   auto output = OpenOutputFile(settings_.output, path_context, settings_.force_overwrite);
   if (!output) {
     Log().warn("LIBPROF_OUTPUT: {}; nothing will be recorded", output.error());
@@ -107,6 +107,11 @@ void Profiler::StartLocked() {
   }
   const std::string path = output->path;
   std::unique_ptr<FileSink> sink = std::move(output->sink);
+  if (!settings_.trace_list.empty()) {
+    if (auto listed = AppendToTraceList(settings_.trace_list, path); !listed) {
+      Log().warn("LIBPROF_TRACE_LIST: {}", listed.error());
+    }
+  }
 
   NvtxRecorder& nvtx = NvtxRecorder::Get();
   nvtx.SetEnabled(settings_.kinds.nvtx);

@@ -49,9 +49,10 @@ void CallSiteRecorder::TakeStacks(StringInterner& strings, TraceRecords* out) {
   Disable();  // capture has stopped (the final flush ran first); the table is final
   Symbolize(strings, out);
   if (const uint64_t lost = missed(); lost > 0) {
-    Log().warn("{} API calls went without a call stack (over {} distinct stacks, or the "
-               "writer thread fell behind)",
-               lost, kMaxStacks);
+    Log().warn(
+        "{} API calls went without a call stack (over {} distinct stacks, or the "
+        "writer thread fell behind)",
+        lost, kMaxStacks);
   }
 }
 

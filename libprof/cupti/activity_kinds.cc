@@ -8,7 +8,9 @@ std::vector<ActivityKindToEnable> DataActivityKinds(const RecordKinds& k) {
   if (k.runtime_api) add(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls");
   if (k.driver_api) add(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls");
   // Kernels launched outside any API function would otherwise have no API record to match.
-  if (k.runtime_api || k.driver_api) add(CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, "internal launches");
+  if (k.runtime_api || k.driver_api) {
+    add(CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, "internal launches");
+  }
   // CONCURRENT_KERNEL, never KERNEL: KERNEL serialises all kernels (cupti_activity.h).
   if (k.kernels) add(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels");
   if (k.memcpy) {

@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <map>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
