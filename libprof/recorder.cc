@@ -154,13 +154,16 @@ void Recorder::Run() {
 }
 
 void Recorder::ProcessCompletedBuffers() {
-  if (sources_.activity == nullptr) return;
-  for (TraceRecords records; sources_.activity->TakeBuffer(&records); records = TraceRecords{}) {
-    // After taking the buffer: each of its API records was completed after its call returned,
-    // so after the call's entry noted its stack. Taking the stacks now finds all of them.
-    TakeCallSites();
-    WriteRecords(records);
+  if (sources_.activity != nullptr) {
+    for (TraceRecords records; sources_.activity->TakeBuffer(&records); records = TraceRecords{}) {
+      // After taking the buffer: each of its API records was completed after its call
+      // returned, so after the call's entry noted its stack. Taking the stacks now finds all.
+      TakeCallSites();
+      WriteRecords(records);
+    }
   }
+  // Also when no buffer came: the pairs wait in pending_call_sites_, whose size is bounded.
+  TakeCallSites();
 }
 
 void Recorder::TakeCallSites() {

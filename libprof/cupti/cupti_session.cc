@@ -25,6 +25,7 @@
 #include "libprof/cupti/activity_kinds.h"
 #include "libprof/cupti/api_filter.h"
 #include "libprof/cupti/api_names.h"
+#include "libprof/cupti/callback_ids.h"
 #include "libprof/cupti/cupti_api.h"
 #include "libprof/log.h"
 
@@ -33,40 +34,6 @@ namespace {
 
 class CuptiSession;
 std::atomic<CuptiSession*> g_session{nullptr};
-
-constexpr CUpti_CallbackId kRuntimeLaunchCbids[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-};
-constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-};
-template <size_t N>
-bool Contains(const CUpti_CallbackId (&ids)[N], CUpti_CallbackId cbid) {
-  for (CUpti_CallbackId id : ids) {
-    if (id == cbid) return true;
-  }
-  return false;
-}
-
-bool IsLaunch(bool runtime, CUpti_CallbackId cbid) {
-  return runtime ? Contains(kRuntimeLaunchCbids, cbid) : Contains(kDriverLaunchCbids, cbid);
-}
-
-bool IsProfilerStart(bool runtime, CUpti_CallbackId cbid) {
-  return runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
-                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
-}
-
-bool IsProfilerStop(bool runtime, CUpti_CallbackId cbid) {
-  return runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
-                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
-}
 
 // libprof's clock for CUPTI's records (clock.h): the same one TraceClock reads for NVTX.
 uint64_t CUPTIAPI MonotonicTimestamp() { return ReadClockNs(CLOCK_MONOTONIC); }
