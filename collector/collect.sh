@@ -3,7 +3,9 @@
 # program, so the program keeps its pid, exit status, signals, stdin/stdout and process tree;
 # every process that initialises CUDA writes its own trace (STYLE.md, "Layers and boundaries").
 # With --stats it cannot exec: it runs the program as a child, forwards SIGINT/SIGTERM, then
-# prints `profview summary` and `profview findings` of the traces written.
+# prints `profview summary` and `profview findings` of the traces written, which libprof lists
+# in LIBPROF_TRACE_LIST. Rules that C++ owns are asked of it, never copied here: the record kinds
+# (`profview --list-trace-kinds`), the output template's expansion (libprof).
 #
 # Environment that libprof.so reads (README.md "Settings"); the options below set it:
 #   CUDA_INJECTION64_PATH  libprof.so: the CUDA driver loads it inside cuInit
@@ -17,6 +19,8 @@
 #   LIBPROF_LOG_LEVEL      info unless set (by -l or by the caller): at info, every process
 #                          prints "libprof: trace written to PATH: N records, M bytes" as it
 #                          exits, which is the only way to report traces after `exec`.
+#   LIBPROF_TRACE_LIST     only with --stats: a temporary file to which every process appends
+#                          the path of the trace it creates
 # Not yet read by libprof (collect.sh passes them; libprof implements them, so that they work
 # without the launcher too):
 #   LIBPROF_CAPTURE_RANGE  "cudaProfilerApi": record only between cudaProfilerStart and
@@ -36,9 +40,6 @@ readonly BAKED_LIBPROF='@COLLECT_LIBPROF_SO@'
 readonly BAKED_PROFVIEW='@COLLECT_PROFVIEW@'
 readonly BAKED_VERSION='@PROJECT_VERSION@'
 
-# Record kinds LIBPROF_TRACE accepts (libprof/settings.cc KindFlag and ReadKinds), checked here
-# so that a typo fails before the program runs instead of becoming a warning and the default set.
-readonly TRACE_KINDS=" cuda all runtime driver kernel memcpy memset sync memory nvtx overhead graph "
 readonly LOG_LEVELS=" off error warn info debug trace "
 readonly BACKTRACE_MODES=" none blocking all "
 
@@ -151,13 +152,21 @@ check_positive_int() {
   fi
 }
 
+# Checks --trace against the kinds LIBPROF_TRACE accepts, so that a typo fails before the program
+# runs instead of becoming a warning and the default set. The list is profview's
+# (proto/capture_kinds.h, which libprof's parser reads too); without a profview that answers, the
+# kinds go to libprof unchecked, and libprof warns.
 check_trace_kinds() {
-  local kind kinds
+  local kind kinds profview known
   IFS=, read -ra kinds <<<"$1"
   ((${#kinds[@]} > 0)) || usage_error "--trace: no record kind given"
+  profview=$(find_profview 2>/dev/null) || return 0
+  known=$("$profview" --list-trace-kinds 2>/dev/null | tr '\n' ' ') || return 0
+  [[ -n $known ]] || return 0
+  known=" $known"
   for kind in "${kinds[@]}"; do
-    [[ $TRACE_KINDS == *" $kind "* ]] ||
-      usage_error "--trace: unknown kind '$kind' (known:${TRACE_KINDS% })"
+    [[ $known == *" $kind "* ]] ||
+      usage_error "--trace: unknown kind '$kind' (known:${known% })"
   done
 }
 
@@ -403,54 +412,12 @@ run_child() {
   return "$status"
 }
 
-# The template as a glob pattern: literal glob characters escaped, each % code a '*'.
-template_glob() {
-  local template=$1 out="" c next i=0 close
-  if [[ $template == */ || -d $template ]]; then template="${template%/}/libprof-%h-%p.pb"; fi
-  while ((i < ${#template})); do
-    c=${template:i:1}
-    next=${template:i+1:1}
-    if [[ $c == % && $next == % ]]; then
-      out+=%
-      ((i += 2))
-    elif [[ $c == % && $next == q ]]; then  # %q{VAR}
-      close=${template:i}
-      close=${close%%\}*}
-      out+='*'
-      ((i += ${#close} + 1))
-    elif [[ $c == % ]]; then  # %p %h %n
-      out+='*'
-      ((i += 2))
-    elif [[ $c == [][*?\\] ]]; then
-      out+="\\$c"
-      ((i += 1))
-    else
-      out+=$c
-      ((i += 1))
-    fi
+# The traces libprof listed in $1 (LIBPROF_TRACE_LIST), once each, that still exist.
+listed_traces() {
+  local file
+  sort -u -- "$1" | while IFS= read -r file; do
+    [[ -f $file ]] && printf '%s\n' "$file"
   done
-  echo "$out"
-}
-
-# Trace files written since `marker` was created that the template can have produced, including
-# the "name.N.pb" libprof picks instead of overwriting. A process of another run writing to the
-# same place at the same time would be listed too.
-written_traces() {
-  local pattern=$2 marker=$1
-  pattern=$(template_glob "$pattern")
-  local variants=("$pattern")
-  if [[ ${pattern##*/} == *.* ]]; then
-    variants+=("${pattern%.*}.*.${pattern##*.}")
-  else
-    variants+=("$pattern.*")
-  fi
-  local file IFS=''  # expand the patterns below without splitting them on spaces
-  shopt -s nullglob
-  # shellcheck disable=SC2068  # the variants are patterns: unquoted on purpose
-  for file in ${variants[@]}; do
-    [[ -f $file && $file -nt $marker ]] && printf '%s\n' "$file"
-  done | sort -u
-  shopt -u nullglob
 }
 
 human_size() {
@@ -466,16 +433,17 @@ human_size() {
 
 # --stats: run, then summarise the traces written. The exit status stays the program's.
 run_with_stats() {
-  local profview=$1 template=$2
-  local marker status=0
-  marker=$(mktemp "${TMPDIR:-/tmp}/collect.XXXXXX")
+  local profview=$1
+  local list status=0
+  list=$(mktemp "${TMPDIR:-/tmp}/collect.XXXXXX")
   # shellcheck disable=SC2064  # expand now: the path is fixed
-  trap "rm -f -- '$marker'" EXIT
+  trap "rm -f -- '$list'" EXIT
+  export LIBPROF_TRACE_LIST="$list"
   run_child "${program[@]}" || status=$?
 
   local traces=()
-  mapfile -t traces < <(written_traces "$marker" "$template")
-  rm -f -- "$marker"
+  mapfile -t traces < <(listed_traces "$list")
+  rm -f -- "$list"
   if ((${#traces[@]} == 0)); then
     note "no trace was written (no process initialised CUDA, or no GPU/driver was usable)"
     return "$status"
@@ -505,7 +473,7 @@ main() {
   export_environment "$lib" "$template"
   if ((stats)); then
     local status=0
-    run_with_stats "$profview" "$template" || status=$?
+    run_with_stats "$profview" || status=$?
     exit "$status"
   fi
   exec -- "${program[@]}"

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "libprof/capture_sources.h"
 #include "proto/trace_model.h"
 
 namespace libprof {
@@ -17,5 +18,15 @@ uint32_t CudaRuntimeVersion();  // cudaRuntimeGetVersion of a shared libcudart; 
 // Fills pci_bus_id, memory_clock_khz and memory_bus_width_bits of the device with ordinal
 // device->id, where the driver answers.
 void FillDeviceDetails(DeviceInfo* device);
+
+// The functions above, as the recorder's DetailsSource.
+class DriverDetails final : public DetailsSource {
+ public:
+  void CompleteHeader(TraceHeader* header) override {
+    header->cuda_driver_version = CudaDriverVersion();
+  }
+  uint32_t RuntimeVersion() override { return CudaRuntimeVersion(); }
+  void CompleteDevice(DeviceInfo* device) override { FillDeviceDetails(device); }
+};
 
 }  // namespace libprof

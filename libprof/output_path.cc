@@ -1,6 +1,9 @@
 #include "libprof/output_path.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,6 +125,29 @@ std::expected<OutputFile, std::string> OpenOutputFile(const std::string& templ,
     if (errno != EEXIST) return std::unexpected(error);
   }
   return std::unexpected("no free file name for the output template '" + templ + "'");
+}
+
+std::expected<void, std::string> AppendToTraceList(const std::string& list,
+                                                   const std::string& path) {
+  std::string line = path;
+  if (line.empty() || line[0] != '/') {
+    char cwd[PATH_MAX];
+    if (getcwd(cwd, sizeof cwd) == nullptr) {
+      return std::unexpected("cannot read the working directory: " + std::string(strerror(errno)));
+    }
+    line = std::string(cwd) + "/" + line;
+  }
+  line += '\n';
+  const int fd = open(list.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return std::unexpected("cannot open " + list + ": " + strerror(errno));
+  const ssize_t written = write(fd, line.data(), line.size());
+  const int write_errno = errno;
+  close(fd);
+  if (written != static_cast<ssize_t>(line.size())) {
+    return std::unexpected("cannot write to " + list + ": " +
+                           (written < 0 ? strerror(write_errno) : "short write"));
+  }
+  return {};
 }
 
 }  // namespace libprof

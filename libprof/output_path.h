@@ -47,4 +47,11 @@ struct OutputFile {
 std::expected<OutputFile, std::string> OpenOutputFile(const std::string& templ,
                                                       PathContext context, bool overwrite);
 
+// LIBPROF_TRACE_LIST: appends `path` (made absolute against the working directory) and a newline
+// to the file `list`, created if needed, in one O_APPEND write, so that the processes of a job
+// writing at once never interleave. This is how collect.sh --stats learns which traces a run
+// wrote without guessing from the template. The error is one sentence.
+std::expected<void, std::string> AppendToTraceList(const std::string& list,
+                                                   const std::string& path);
+
 }  // namespace libprof

@@ -9,7 +9,6 @@
 
 #include "libprof/backtrace/call_site_recorder.h"
 #include "libprof/clock.h"
-#include "libprof/driver_queries.h"
 #include "libprof/log.h"
 #include "libprof/nvtx/nvtx_recorder.h"
 #include "libprof/output_path.h"
@@ -95,9 +94,9 @@ void Profiler::StartLocked() {
   RegisterForkHandlers();
   recording_pid_ = getpid();
 
-  PathContext context{static_cast<uint32_t>(recording_pid_), Hostname(), 0,
-                      [](const char* name) { return std::getenv(name); }};
-  auto output = OpenOutputFile(settings_.output, context, settings_.force_overwrite);
+  PathContext path_context{static_cast<uint32_t>(recording_pid_), Hostname(), 0,
+                           [](const char* name) { return std::getenv(name); }};
+  auto output = OpenOutputFile(settings_.output, path_context, settings_.force_overwrite);
   if (!output) {
     Log().warn("LIBPROF_OUTPUT: {}; nothing will be recorded", output.error());
     return;
@@ -108,100 +107,64 @@ void Profiler::StartLocked() {
   }
   const std::string path = output->path;
   std::unique_ptr<FileSink> sink = std::move(output->sink);
+  if (!settings_.trace_list.empty()) {
+    if (auto listed = AppendToTraceList(settings_.trace_list, path); !listed) {
+      Log().warn("LIBPROF_TRACE_LIST: {}", listed.error());
+    }
+  }
 
   NvtxRecorder& nvtx = NvtxRecorder::Get();
   nvtx.SetEnabled(settings_.kinds.nvtx);
+  context_ = std::make_unique<CaptureContext>();
   pool_ = std::make_unique<BufferPool>(size_t{settings_.buffer_size_kb} * 1024,
                                        settings_.buffer_pool, settings_.max_buffers);
+  gates_ = std::make_unique<CaptureGates>(settings_);
   session_ = CreateCuptiSession();
   CaptureSession* session = session_.get();
 
-  RecorderHooks hooks;
-  hooks.flush = [session, this] { if (capture_active_) session->Flush(false); };
-  hooks.flush_forced = [session, this] {
-    if (!capture_active_) return;
-    session->Disable();
-    session->Flush(true);
-  };
-  hooks.decode = [session](const uint8_t* buffer, size_t size, TraceRecords* out) {
-    session->Decode(buffer, size, out);
-  };
-  hooks.take_dropped = [session, this]() -> uint64_t {
-    return capture_active_ ? session->TakeDropped() : 0;
-  };
-  hooks.check_capture = [session, this](uint64_t* missed) -> std::string {
-    return capture_active_ ? session->CheckStillCapturing(missed) : "";
-  };
-  hooks.complete_header = [](TraceHeader* header) {
-    header->cuda_driver_version = CudaDriverVersion();
-  };
-  hooks.runtime_version = [] { return CudaRuntimeVersion(); };
-  hooks.complete_device = [](DeviceInfo* device) { FillDeviceDetails(device); };
-  hooks.drain_nvtx = [&nvtx](std::vector<NvtxEvent>* events, std::vector<NvtxDomain>* domains,
-                             bool final, uint64_t now_ns) {
-    nvtx.Drain(events, domains, final, now_ns);
-  };
-  hooks.take_nvtx_dropped = [&nvtx] { return nvtx.TakeDropped(); };
-  hooks.take_call_sites = [session](std::vector<CallSitePair>* out) {
-    if (CallSiteRecorder* sites = session->call_sites()) sites->TakePairs(out);
-  };
-  hooks.take_stacks = [session, &nvtx](TraceRecords* out) {
-    CallSiteRecorder* sites = session->call_sites();
-    if (sites == nullptr) return;
-    sites->Disable();  // capture has stopped (flush_forced ran first); the table is final
-    sites->Symbolize(nvtx.strings(), out);
-    if (const uint64_t missed = sites->missed(); missed > 0) {
-      Log().warn("{} API calls went without a call stack (over {} distinct stacks, or the "
-                 "writer thread fell behind)",
-                 missed, CallSiteRecorder::kMaxStacks);
-    }
-  };
-
-  CaptureRange range;
-  std::string range_error;
-  ParseCaptureRange(settings_.capture_range, &range, &range_error);  // validated when parsed
-  const bool range_gated = range.kind != CaptureRange::Kind::kAlways;
-  const bool time_gated = settings_.delay_ms > 0;
-  hooks.set_time_window = [session](bool open) { session->SetGate(CaptureSession::kTimeGate, open); };
-
-  Recorder::Options options;
-  options.flush_interval_ms = settings_.flush_interval_ms;
-  const uint64_t start_ns = NowNs();
-  if (settings_.delay_ms > 0 || settings_.duration_ms > 0) {
-    options.window_open_at_ns = start_ns + uint64_t{settings_.delay_ms} * 1000000;
-    if (settings_.duration_ms > 0) {
-      options.window_close_at_ns = options.window_open_at_ns + uint64_t{settings_.duration_ms} * 1000000;
-    }
-  }
-  auto* recorder = new Recorder(std::move(sink), path, &nvtx.strings(), pool_.get(),
-                                std::move(hooks), options);
-
   std::string status;
-  capture_active_ = session->Start(settings_, &nvtx.strings(), pool_.get(), recorder,
-                                   range_gated, time_gated, &status);
-  if (capture_active_ && range.kind == CaptureRange::Kind::kNvtx) {
-    nvtx.SetCaptureTrigger(range.nvtx_message, range.nvtx_domain, [session](bool open) {
-      session->SetGate(CaptureSession::kRangeGate, open);
-    });
-  }
-  if (!capture_active_) {
+  capture_active_ =
+      session->Start(settings_, &context_->strings, pool_.get(), gates_.get(), &status);
+  if (capture_active_) {
+    // Before any CUDA record and before the recorder starts: one timebase for the trace.
+    context_->clock = session->clock();
+    nvtx.SetClock(context_->clock);
+    gates_->Connect(session, context_->clock.NowNs());
+    const CaptureRange& range = gates_->range();
+    if (range.kind == CaptureRange::Kind::kNvtx) {
+      CaptureGates* gates = gates_.get();
+      nvtx.SetCaptureTrigger(range.nvtx_message, range.nvtx_domain,
+                             [gates](bool open) { gates->OnNvtxRange(open); });
+    }
+  } else {
     Log().warn("{}; only NVTX ranges will be recorded", status);
   }
+
+  Recorder::Sources sources;
+  sources.activity = session;  // does nothing when capture did not start
+  sources.nvtx = &nvtx;
+  sources.call_sites = session->call_sites();
+  sources.details = &driver_details_;
+  sources.gates = gates_.get();
+  Recorder::Options options;
+  options.flush_interval_ms = settings_.flush_interval_ms;
+  options.watch_takeover = settings_.watch_takeover;
+  auto* recorder =
+      new Recorder(std::move(sink), path, context_.get(), pool_.get(), sources, options);
 
   TraceHeader header;
   header.libprof_version = LIBPROF_VERSION;
   header.pid = static_cast<uint32_t>(recording_pid_);
   header.parent_pid = static_cast<uint32_t>(getppid());
-  header.hostname = context.hostname;
+  header.hostname = path_context.hostname;
   header.command_line = CommandLine();
-  if (auto rank = RankFromEnvironment(context.getenv_fn)) {
+  if (auto rank = RankFromEnvironment(path_context.getenv_fn)) {
     header.rank = rank->value;
     header.rank_source = rank->source;
   }
-  header.timebase =
-      g_trace_clock.load() == CLOCK_MONOTONIC ? Timebase::kClockMonotonic : Timebase::kClockRealtime;
+  header.timebase = context_->clock.timebase();
   uint64_t wall = ReadClockNs(CLOCK_REALTIME);
-  uint64_t now = NowNs();
+  uint64_t now = context_->clock.NowNs();
   header.start_wall_time_ns = wall;
   header.start_time_ns = now;
   header.wall_clock_offset_ns = static_cast<int64_t>(wall - now);
@@ -211,7 +174,7 @@ void Profiler::StartLocked() {
   header.capture_status = capture_active_ ? "" : status;
 
   if (!recorder->Start(std::move(header))) {
-    if (capture_active_) session->Disable();
+    if (capture_active_) session->Stop();
     capture_active_ = false;
     return;
   }

@@ -1,6 +1,10 @@
 // The process-wide profiler: starts recording when CUDA initialises, stops it at exit, on a
 // terminating signal or never (a forked child of a CUDA process), and steps aside on any error.
 //
+// It owns one recording's parts and wires them once: the capture context (strings, clock), the
+// buffer pool, the capture gates, the CUPTI session and the recorder, which takes its records
+// from the session, the NVTX recorder, the call-stack recorder and the driver (capture_sources.h).
+//
 // Layer: libprof/ (CUDA-free: CUPTI sits behind CaptureSession). Called only from the injection
 // entry points in entry.cc, which catch every exception.
 #pragma once
@@ -13,7 +17,10 @@
 #include <string>
 
 #include "libprof/buffer_pool.h"
+#include "libprof/capture_context.h"
+#include "libprof/capture_gates.h"
 #include "libprof/capture_session.h"
+#include "libprof/driver_queries.h"
 #include "libprof/recorder.h"
 #include "libprof/settings.h"
 
@@ -50,8 +57,13 @@ class Profiler {
   std::atomic<bool> inert_{false};  // a child forked after CUDA started: never touch CUPTI
   pid_t recording_pid_ = 0;
   Settings settings_;
+  // Never destroyed once made (nor is the Profiler): CUPTI and NVTX threads may still call in
+  // while the process exits.
+  std::unique_ptr<CaptureContext> context_;
   std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<CaptureGates> gates_;
   std::unique_ptr<CaptureSession> session_;
+  DriverDetails driver_details_;
   std::atomic<Recorder*> recorder_{nullptr};
   bool capture_active_ = false;
 };

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "libprof/clock.h"
 #include "libprof/log.h"
 
 namespace libprof {
@@ -29,14 +28,15 @@ void ClosePipe(int fds[2]) {
 
 }  // namespace
 
-Recorder::Recorder(std::unique_ptr<ByteSink> sink, std::string path, StringInterner* strings,
-                   BufferPool* pool, RecorderHooks hooks, Options options)
+Recorder::Recorder(std::unique_ptr<ByteSink> sink, std::string path, CaptureContext* context,
+                   const BufferPool* pool, Sources sources, Options options)
     : sink_(std::move(sink)),
       path_(std::move(path)),
+      context_(context),
       pool_(pool),
-      hooks_(std::move(hooks)),
+      sources_(sources),
       options_(options),
-      writer_(sink_.get(), options.writer, strings) {}
+      writer_(sink_.get(), options.writer, &context->strings) {}
 
 Recorder::~Recorder() {
   // Never join here: the recorder of a live process is stopped explicitly, and one left running
@@ -57,6 +57,7 @@ bool Recorder::Start(TraceHeader header) {
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
+  if (sources_.activity != nullptr) sources_.activity->Connect(this);
   try {
     thread_ = std::thread([this] { Run(); });
   } catch (const std::exception& e) {
@@ -73,14 +74,6 @@ void Recorder::Wake(char what) {
   // A full pipe already guarantees a wake-up, so EAGAIN is fine to ignore.
   ssize_t ignored = write(wake_pipe_[1], &what, 1);
   (void)ignored;
-}
-
-void Recorder::OnBufferCompleted(uint8_t* buffer, size_t valid_size) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    queue_.push_back({buffer, valid_size});
-  }
-  Wake('f');
 }
 
 void Recorder::RequestFlush() { Wake('f'); }
@@ -110,15 +103,17 @@ bool Recorder::WaitStoppedFromSignal(int timeout_ms) {
 
 void Recorder::Run() {
   writer_tid_ = CurrentTid();
-  if (hooks_.complete_header) hooks_.complete_header(&header_);
+  if (sources_.details != nullptr) sources_.details->CompleteHeader(&header_);
   if (!writer_.WriteHeader(header_)) {
     Log().warn("cannot write the trace header to {}; recording disabled", path_);
   }
   const uint64_t interval_ns = uint64_t{options_.flush_interval_ms} * 1000000;
-  uint64_t next_tick = NowNs() + interval_ns;
+  const TraceClock clock = context_->clock;
+  uint64_t next_tick = clock.NowNs() + interval_ns;
   while (!stop_requested_.load()) {
-    uint64_t now = NowNs();
-    uint64_t wake_at = UpdateTimeWindow(now, next_tick);
+    uint64_t now = clock.NowNs();
+    uint64_t wake_at = next_tick;
+    if (sources_.gates != nullptr) wake_at = std::min(wake_at, sources_.gates->UpdateWindow(now));
     int timeout_ms = now >= wake_at ? 0 : static_cast<int>((wake_at - now) / 1000000 + 1);
     pollfd wake{wake_pipe_[0], POLLIN, 0};
     poll(&wake, 1, timeout_ms);
@@ -126,9 +121,9 @@ void Recorder::Run() {
     while (read(wake_pipe_[0], bytes, sizeof bytes) > 0) {
     }
     if (stop_requested_.load()) break;
-    now = NowNs();
+    now = clock.NowNs();
     bool tick = now >= next_tick;
-    if (tick && hooks_.flush) hooks_.flush();
+    if (tick && sources_.activity != nullptr) sources_.activity->Flush();
     ProcessCompletedBuffers();
     if (tick) CheckCapture();
     if (!tick) continue;
@@ -142,7 +137,7 @@ void Recorder::Run() {
     writer_.Flush();
     records_written_ = writer_.records_written();
     bytes_written_ = writer_.bytes_written();
-    next_tick = NowNs() + interval_ns;
+    next_tick = clock.NowNs() + interval_ns;
   }
   std::string reason;
   if (int sig = stop_signal_.load(); sig != 0) {
@@ -158,44 +153,22 @@ void Recorder::Run() {
   (void)ignored;
 }
 
-uint64_t Recorder::UpdateTimeWindow(uint64_t now, uint64_t next_tick) {
-  if (!hooks_.set_time_window) return next_tick;
-  const uint64_t open_at = options_.window_open_at_ns;
-  const uint64_t close_at = options_.window_close_at_ns;
-  if (open_at != 0 && !window_opened_ && now >= open_at) {
-    window_opened_ = true;
-    hooks_.set_time_window(true);
-  }
-  if (close_at != 0 && !window_closed_ && now >= close_at) {
-    window_closed_ = true;
-    hooks_.set_time_window(false);
-  }
-  uint64_t wake_at = next_tick;
-  if (open_at != 0 && !window_opened_) wake_at = std::min(wake_at, open_at);
-  if (close_at != 0 && !window_closed_) wake_at = std::min(wake_at, close_at);
-  return wake_at;
-}
-
 void Recorder::ProcessCompletedBuffers() {
-  std::vector<Completed> batch;
-  {
-    std::lock_guard<std::mutex> lock(queue_mutex_);
-    batch.swap(queue_);
+  if (sources_.activity != nullptr) {
+    for (TraceRecords records; sources_.activity->TakeBuffer(&records); records = TraceRecords{}) {
+      // After taking the buffer: each of its API records was completed after its call
+      // returned, so after the call's entry noted its stack. Taking the stacks now finds all.
+      TakeCallSites();
+      WriteRecords(records);
+    }
   }
-  // After taking the batch: each of its API records was queued after its call returned, so
-  // after the call's entry noted its stack. Taking the stacks now finds all of them.
+  // Also when no buffer came: the pairs wait in pending_call_sites_, whose size is bounded.
   TakeCallSites();
-  for (const Completed& completed : batch) {
-    TraceRecords records;
-    if (hooks_.decode && completed.size > 0) hooks_.decode(completed.buffer, completed.size, &records);
-    pool_->Release(completed.buffer, completed.size);
-    WriteRecords(records);
-  }
 }
 
 void Recorder::TakeCallSites() {
-  if (!hooks_.take_call_sites) return;
-  hooks_.take_call_sites(&call_site_batch_);
+  if (sources_.call_sites == nullptr) return;
+  sources_.call_sites->TakePairs(&call_site_batch_);
   for (const auto& [correlation_id, stack_id] : call_site_batch_) {
     pending_call_sites_[correlation_id] = stack_id;
   }
@@ -219,14 +192,15 @@ void Recorder::AttachStack(ApiCall* call) {
 }
 
 void Recorder::WriteRecords(TraceRecords& records) {
-  if (!runtime_version_known_ && hooks_.runtime_version) {
-    if (uint32_t version = hooks_.runtime_version(); version != 0) {
+  DetailsSource* details = sources_.details;
+  if (!runtime_version_known_ && details != nullptr) {
+    if (uint32_t version = details->RuntimeVersion(); version != 0) {
       writer_.SetRuntimeVersion(version);
       runtime_version_known_ = true;
     }
   }
-  if (hooks_.complete_device) {
-    for (DeviceInfo& device : records.devices) hooks_.complete_device(&device);
+  if (details != nullptr) {
+    for (DeviceInfo& device : records.devices) details->CompleteDevice(&device);
   }
   std::vector<ApiCall> calls;
   calls.swap(records.api_calls);
@@ -243,49 +217,53 @@ void Recorder::WriteRecords(TraceRecords& records) {
 }
 
 void Recorder::DrainNvtx(bool final) {
-  if (!hooks_.drain_nvtx) return;
+  if (sources_.nvtx == nullptr) return;
   TraceRecords records;
-  hooks_.drain_nvtx(&records.nvtx_events, &records.nvtx_domains, final, NowNs());
+  sources_.nvtx->Drain(context_->strings, &records.nvtx_events, &records.nvtx_domains, final,
+                       context_->clock.NowNs());
   writer_.AddAll(records);
 }
 
 void Recorder::CheckCapture() {
-  if (!hooks_.check_capture) return;
-  uint64_t missed = 0;
-  std::string warning = hooks_.check_capture(&missed);
-  if (warning.empty()) return;
-  Log().warn("{}", warning);
+  ActivitySource* activity = sources_.activity;
+  if (!options_.watch_takeover || activity == nullptr) return;
+  const ActivityCounters counters = activity->Counters();
+  const TakeoverWatch::Verdict verdict =
+      takeover_.Tick(counters.buffers, counters.launches, counters.recording);
+  activity->CountLaunches(verdict.count_launches);
+  if (!verdict.taken_over) return;
+  Log().warn("{}", TakeoverWatch::kWarning);
   // Reported apart from records_dropped_: no buffer setting would have kept these.
-  writer_.Add(DropReport{"cupti-taken-over", missed, NowNs()});
+  writer_.Add(DropReport{"cupti-taken-over", verdict.missed_launches, context_->clock.NowNs()});
 }
 
 void Recorder::TakeDrops() {
-  uint64_t now = NowNs();
+  uint64_t now = context_->clock.NowNs();
   auto report = [&](const char* source, uint64_t count) {
     if (count == 0) return;
     records_dropped_ += count;
     writer_.Add(DropReport{source, count, now});
   };
-  if (hooks_.take_dropped) report("cupti", hooks_.take_dropped());
-  if (hooks_.take_nvtx_dropped) report("nvtx", hooks_.take_nvtx_dropped());
+  if (sources_.activity != nullptr) report("cupti", sources_.activity->TakeDropped());
+  if (sources_.nvtx != nullptr) report("nvtx", sources_.nvtx->TakeDropped());
 }
 
 void Recorder::Finish(const std::string& reason) {
-  if (hooks_.flush_forced) hooks_.flush_forced();
+  if (sources_.activity != nullptr) sources_.activity->FlushFinal();
   ProcessCompletedBuffers();
   DrainNvtx(/*final=*/true);
   std::vector<ApiCall> released;
   nesting_.ReleaseAll(&released);
   for (const ApiCall& call : released) writer_.Add(call);
-  if (hooks_.take_stacks) {
+  if (sources_.call_sites != nullptr) {
     // Once, at the end: every address is symbolised once, while its module is still loaded.
     TraceRecords stacks;
-    hooks_.take_stacks(&stacks);
+    sources_.call_sites->TakeStacks(context_->strings, &stacks);
     writer_.AddAll(stacks);
   }
   TakeDrops();
   RunEnd end;
-  end.end_time_ns = NowNs();
+  end.end_time_ns = context_->clock.NowNs();
   end.reason = reason;
   end.records_written = writer_.records_written();
   end.records_dropped = records_dropped_.load();

@@ -1,7 +1,9 @@
 #include "libprof/settings.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iterator>
 #include <sstream>
 #include <string_view>
 
@@ -47,45 +49,40 @@ void ReadBool(const Getenv& getenv_fn, const char* name, bool* value,
 
 // Maps a LIBPROF_TRACE item to the flag it switches on.
 bool* KindFlag(RecordKinds& kinds, std::string_view name) {
-  if (name == "runtime") return &kinds.runtime_api;
-  if (name == "driver") return &kinds.driver_api;
-  if (name == "kernel") return &kinds.kernels;
-  if (name == "memcpy") return &kinds.memcpy;
-  if (name == "memset") return &kinds.memset;
-  if (name == "sync") return &kinds.sync;
-  if (name == "memory") return &kinds.memory;
-  if (name == "nvtx") return &kinds.nvtx;
-  if (name == "overhead") return &kinds.overhead;
-  if (name == "graph") return &kinds.graph_trace;
+#define LIBPROF_KIND_FLAG_BY_NAME(member, kind_name, on, group) \
+  if (name == kind_name) return &kinds.member;
+  LIBPROF_CAPTURE_KINDS(LIBPROF_KIND_FLAG_BY_NAME)
+#undef LIBPROF_KIND_FLAG_BY_NAME
   return nullptr;
 }
 
-// LIBPROF_TRACE="cuda,nvtx" style: a list of kinds; "cuda" means every CUDA kind, "all" everything.
+// LIBPROF_TRACE="cuda,nvtx" style: a list of kinds and aliases (proto/capture_kinds.h).
 void ReadKinds(const Getenv& getenv_fn, RecordKinds* kinds, std::vector<std::string>* warnings) {
   const char* text = getenv_fn("LIBPROF_TRACE");
   if (text == nullptr || *text == '\0') return;
   RecordKinds parsed;
-  parsed = RecordKinds{false, false, false, false, false, false, false, false, false, false};
+#define LIBPROF_KIND_OFF(member, name, on, group) parsed.member = false;
+  LIBPROF_CAPTURE_KINDS(LIBPROF_KIND_OFF)
+#undef LIBPROF_KIND_OFF
   std::string_view rest(text);
   while (!rest.empty()) {
     size_t comma = rest.find(',');
     std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     if (item.empty()) continue;
-    if (item == "cuda" || item == "all") {
-      bool graph = parsed.graph_trace;
-      bool nvtx = parsed.nvtx || item == "all";
-      parsed = RecordKinds{};
-      parsed.graph_trace = graph;
-      parsed.nvtx = nvtx;
+    if (std::find(std::begin(kCaptureKindAliases), std::end(kCaptureKindAliases), item) !=
+        std::end(kCaptureKindAliases)) {
+#define LIBPROF_KIND_BY_ALIAS(member, name, on, group) \
+  if (AliasCovers(item, group)) parsed.member = true;
+      LIBPROF_CAPTURE_KINDS(LIBPROF_KIND_BY_ALIAS)
+#undef LIBPROF_KIND_BY_ALIAS
       continue;
     }
     bool* flag = KindFlag(parsed, item);
     if (flag == nullptr) {
       warnings->push_back("LIBPROF_TRACE=" + std::string(text) + ": unknown kind '" +
-                          std::string(item) +
-                          "' (known: cuda, all, runtime, driver, kernel, memcpy, memset, sync, "
-                          "memory, nvtx, overhead, graph); using the default set");
+                          std::string(item) + "' (known: " + CaptureKindWords(", ") +
+                          "); using the default set");
       return;
     }
     *flag = true;
@@ -100,16 +97,9 @@ std::string KindsToString(const RecordKinds& k) {
     if (!out.empty()) out += ',';
     out += name;
   };
-  add(k.runtime_api, "runtime");
-  add(k.driver_api, "driver");
-  add(k.kernels, "kernel");
-  add(k.memcpy, "memcpy");
-  add(k.memset, "memset");
-  add(k.sync, "sync");
-  add(k.memory, "memory");
-  add(k.nvtx, "nvtx");
-  add(k.overhead, "overhead");
-  add(k.graph_trace, "graph");
+#define LIBPROF_KIND_TO_STRING(member, name, on, group) add(k.member, name);
+  LIBPROF_CAPTURE_KINDS(LIBPROF_KIND_TO_STRING)
+#undef LIBPROF_KIND_TO_STRING
   return out;
 }
 
@@ -217,6 +207,7 @@ Settings ParseSettings(const Getenv& getenv_fn, std::vector<std::string>* warnin
   ReadUint(getenv_fn, "LIBPROF_DELAY_MS", 0, kMaxWindowMs, &s.delay_ms, warnings);
   ReadUint(getenv_fn, "LIBPROF_DURATION_MS", 0, kMaxWindowMs, &s.duration_ms, warnings);
   if (const char* v = getenv_fn("LIBPROF_CUPTI_PATH"); v != nullptr) s.cupti_path = v;
+  if (const char* v = getenv_fn("LIBPROF_TRACE_LIST"); v != nullptr) s.trace_list = v;
   if (const char* v = getenv_fn("LIBPROF_BACKTRACE"); v != nullptr && *v != '\0') {
     std::string_view mode(v);
     if (mode == "none") {

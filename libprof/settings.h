@@ -11,20 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "proto/capture_kinds.h"
+
 namespace libprof {
 
-// Which kinds of records to enable. Names as accepted by LIBPROF_TRACE (comma-separated).
+// Which kinds of records to enable: one flag per row of proto/capture_kinds.h, named by its
+// `member`, on by default as the row says. LIBPROF_TRACE names them (comma-separated).
 struct RecordKinds {
-  bool runtime_api = true;   // "runtime"
-  bool driver_api = true;    // "driver"  (internal/noisy driver calls still filtered, see api_filter)
-  bool kernels = true;       // "kernel"
-  bool memcpy = true;        // "memcpy"
-  bool memset = true;        // "memset"
-  bool sync = true;          // "sync"    (synchronisation + CUDA event records)
-  bool memory = true;        // "memory"  (allocations and frees, MEMORY2)
-  bool nvtx = true;          // "nvtx"
-  bool overhead = true;      // "overhead"
-  bool graph_trace = false;  // "graph"   (one record per graph launch instead of per node)
+#define LIBPROF_RECORD_KIND_FLAG(member, name, on, group) bool member = on;
+  LIBPROF_CAPTURE_KINDS(LIBPROF_RECORD_KIND_FLAG)
+#undef LIBPROF_RECORD_KIND_FLAG
 };
 
 enum class ApiFilter { kSignificant, kAll };
@@ -65,6 +61,9 @@ struct Settings {
   // LIBPROF_WATCH_TAKEOVER: count kernel launches through CUPTI callbacks, to notice another
   // CUPTI client taking the activity buffers (0 saves those callbacks).
   bool watch_takeover = true;
+  // LIBPROF_TRACE_LIST: a file to which each process appends the path of the trace it writes
+  // (collect.sh --stats reads it). Plumbing, not a recording setting: left out of ToMap.
+  std::string trace_list;
   // LIBPROF_CUPTI_PATH: libcupti to load when the process has none loaded yet.
   std::string cupti_path;
   // LIBPROF_BACKTRACE: "blocking" (default) records the call stack of API calls that can block

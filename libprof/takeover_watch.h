@@ -1,5 +1,6 @@
-// Tells lost activity buffers from a quiet program: the decision behind
-// CaptureSession::CheckStillCapturing, kept free of CUPTI so that it can be tested anywhere.
+// Tells lost activity buffers from a quiet program: the takeover policy the recorder applies
+// after each periodic flush (Recorder::CheckCapture), kept free of CUPTI so that it can be tested
+// anywhere.
 //
 // Another CUPTI client that registers its own buffer callbacks silently takes every record from
 // then on. The only sign is that launches go on while no buffer reaches us, and counting launches
@@ -21,6 +22,13 @@ class TakeoverWatch {
   // buffer whose records are complete, full or not, and API records are complete when the call
   // returns, so one silent tick is already unusual; three leave room for a stalled writer.
   static constexpr int kSilentTicks = 3;
+
+  // Logged once, when the watch concludes.
+  static constexpr const char* kWarning =
+      "CUDA activity no longer reaches libprof: another CUPTI client in this process (such as "
+      "torch.profiler) has taken over CUPTI's activity buffers, and CUPTI serves one client. "
+      "libprof's trace has no CUDA activity from here on (NVTX ranges continue); the other "
+      "client's own results are unaffected";
 
   struct Verdict {
     bool count_launches = false;  // whether launches should be counted until the next tick

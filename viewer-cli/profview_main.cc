@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/capture_kinds.h"
 #include "viewer-cli/commands.h"
 #include "viewer-cli/table_renderer.h"
 #include "viewer-cli/units.h"
@@ -227,6 +228,12 @@ constexpr const char* kMergeHelp =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Hidden, for collect.sh: the words LIBPROF_TRACE accepts, one a line (the list lives in
+  // proto/capture_kinds.h, so that the launcher does not keep a copy).
+  if (argc == 2 && std::string(argv[1]) == "--list-trace-kinds") {
+    std::cout << libprof::CaptureKindWords("\n") << "\n";
+    return 0;
+  }
   CLI::App app{"profview: analyse libprof traces (CUDA API calls, GPU activity, NVTX ranges)",
                "profview"};
   app.require_subcommand(1);

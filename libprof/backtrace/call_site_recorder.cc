@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "libprof/backtrace/symbolizer.h"
+#include "libprof/log.h"
 
 namespace libprof {
 namespace {
@@ -42,6 +43,17 @@ void CallSiteRecorder::TakePairs(std::vector<CallSitePair>* out) {
   // Swapping hands the caller's (cleared) capacity back to the hot path: no reallocation there
   // once both vectors have grown to the usual batch size.
   pairs_.swap(*out);
+}
+
+void CallSiteRecorder::TakeStacks(StringInterner& strings, TraceRecords* out) {
+  Disable();  // capture has stopped (the final flush ran first); the table is final
+  Symbolize(strings, out);
+  if (const uint64_t lost = missed(); lost > 0) {
+    Log().warn(
+        "{} API calls went without a call stack (over {} distinct stacks, or the "
+        "writer thread fell behind)",
+        lost, kMaxStacks);
+  }
 }
 
 void CallSiteRecorder::Symbolize(StringInterner& strings, TraceRecords* out) const {

@@ -1,7 +1,8 @@
 // Records where CUDA API calls come from (LIBPROF_BACKTRACE): on API entry, the calling thread's
 // stack is walked and interned, and the pair (correlation id, stack id) queued for the writer
-// thread, which joins it to the API call's activity record (Recorder). At the end of the
-// recording the unique stacks are symbolised once per address and written to the trace.
+// thread, which joins it to the API call's activity record (Recorder, through CallSiteSource). At
+// the end of the recording the unique stacks are symbolised once per address and written to the
+// trace.
 //
 // Layer: libprof/backtrace/ (CUDA-free). The CUPTI session decides which calls need a stack and
 // calls OnApiEnter from its callback; everything else runs on the writer thread.
@@ -16,15 +17,13 @@
 
 #include "libprof/backtrace/stack_table.h"
 #include "libprof/backtrace/stack_walker.h"
+#include "libprof/capture_sources.h"
 #include "proto/trace_model.h"
 #include "proto/trace_writer.h"
 
 namespace libprof {
 
-// (correlation id, stack id): the stack of the API call with that correlation id.
-using CallSitePair = std::pair<uint64_t, uint32_t>;
-
-class CallSiteRecorder {
+class CallSiteRecorder final : public CallSiteSource {
  public:
   // At most this many distinct stacks per process (each up to `depth` frames), and this many
   // pairs waiting for the writer thread; past either, calls go without a stack and are counted.
@@ -43,7 +42,10 @@ class CallSiteRecorder {
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
 
   // Writer thread: moves the queued pairs into *out (cleared first).
-  void TakePairs(std::vector<CallSitePair>* out);
+  void TakePairs(std::vector<CallSitePair>* out) override;
+  // Writer thread, once recording has stopped: disables, symbolises (Symbolize) and warns about
+  // the calls that went without a stack.
+  void TakeStacks(StringInterner& strings, TraceRecords* out) override;
 
   // Writer thread, at the end: the stacks interned so far with their frames and modules, every
   // address symbolised once; names interned into `strings`.

@@ -1,4 +1,7 @@
-// CaptureSession on CUPTI's Activity API: subscription, clock, buffers, record kinds.
+// CaptureSession on CUPTI's Activity API: the subscription, the timestamp callback, the activity
+// buffers (requested from the pool, queued when complete, decoded on the writer thread) and the
+// record kinds. When to record (capture gates) and whether another client took CUPTI over
+// (takeover watch) are decided outside, in CUDA-free code; this file only carries them out.
 //
 // Layer: libprof/cupti/ (the only place that includes CUPTI). Start() runs inside cuInit and
 // makes no CUDA call (cupti-facts.md 1.1). CUPTI's buffer callbacks are plain functions, so they
@@ -10,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 
@@ -17,14 +21,13 @@
 #include "libprof/backtrace/call_site_recorder.h"
 #include "libprof/backtrace/stack_walker.h"
 #include "libprof/capture_session.h"
-#include "libprof/clock.h"
 #include "libprof/cupti/activity_decoder.h"
+#include "libprof/cupti/activity_kinds.h"
 #include "libprof/cupti/api_filter.h"
 #include "libprof/cupti/api_names.h"
+#include "libprof/cupti/callback_ids.h"
 #include "libprof/cupti/cupti_api.h"
 #include "libprof/log.h"
-#include "libprof/recorder.h"
-#include "libprof/takeover_watch.h"
 
 namespace libprof {
 namespace {
@@ -32,40 +35,7 @@ namespace {
 class CuptiSession;
 std::atomic<CuptiSession*> g_session{nullptr};
 
-constexpr CUpti_CallbackId kRuntimeLaunchCbids[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-};
-constexpr CUpti_CallbackId kDriverLaunchCbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-};
-template <size_t N>
-bool Contains(const CUpti_CallbackId (&ids)[N], CUpti_CallbackId cbid) {
-  for (CUpti_CallbackId id : ids) {
-    if (id == cbid) return true;
-  }
-  return false;
-}
-
-bool IsLaunch(bool runtime, CUpti_CallbackId cbid) {
-  return runtime ? Contains(kRuntimeLaunchCbids, cbid) : Contains(kDriverLaunchCbids, cbid);
-}
-
-bool IsProfilerStart(bool runtime, CUpti_CallbackId cbid) {
-  return runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000
-                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
-}
-
-bool IsProfilerStop(bool runtime, CUpti_CallbackId cbid) {
-  return runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000
-                 : cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
-}
-
+// libprof's clock for CUPTI's records (clock.h): the same one TraceClock reads for NVTX.
 uint64_t CUPTIAPI MonotonicTimestamp() { return ReadClockNs(CLOCK_MONOTONIC); }
 
 // Runtime API calls (with a stack wanted) the calling thread is inside of: a driver call made
@@ -76,16 +46,24 @@ thread_local uint32_t t_runtime_calls_open = 0;
 class CuptiSession : public CaptureSession {
  public:
   bool Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
-             Recorder* recorder, bool range_gated, bool time_gated, std::string* status) override;
-  void SetGate(Gate gate, bool open) override;
-  void Flush(bool forced) override;
-  void Decode(const uint8_t* buffer, size_t size, TraceRecords* out) override;
-  uint64_t TakeDropped() override;
-  std::string CheckStillCapturing(uint64_t* missed) override;
-  void Disable() override;
+             CaptureGates* gates, std::string* status) override;
+  void Stop() override;
+  TraceClock clock() const override { return clock_; }
   CallSiteRecorder* call_sites() override { return call_sites_.get(); }
   uint32_t cupti_version() const override { return version_; }
   std::string cupti_path() const override { return api_ ? api_->path : ""; }
+
+  // ActivitySource (writer thread).
+  void Connect(FlushRequester* writer) override { writer_ = writer; }
+  void Flush() override { Flush(/*forced=*/false); }
+  void FlushFinal() override;
+  bool TakeBuffer(TraceRecords* out) override;
+  uint64_t TakeDropped() override;
+  ActivityCounters Counters() override;
+  void CountLaunches(bool on) override;
+
+  // CaptureGates::Switch (any thread, under the gates' lock).
+  void SetRecording(bool on) override;
 
   static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
@@ -98,9 +76,12 @@ class CuptiSession : public CaptureSession {
   bool Check(CUptiResult result, const char* what);
   std::string ResultString(CUptiResult result) const;
   void EnableKinds(const Settings& settings);
-  void UpdateCapturingLocked();
   static void WarnIfTorchProfilerPresent();
-  void CountLaunches(bool on);
+  // cuptiActivityFlushAll: completed buffers only, or everything (end of recording).
+  void Flush(bool forced);
+  void RequestWriterFlush() {
+    if (FlushRequester* writer = writer_.load()) writer->RequestFlush();
+  }
   void Enable(CUpti_ActivityKind kind, const char* name);
   void StartCallSites(const Settings& settings);
   bool WantsStack(bool runtime, CUpti_CallbackId cbid) const {
@@ -112,16 +93,23 @@ class CuptiSession : public CaptureSession {
   const CuptiApi* api_ = nullptr;
   uint32_t version_ = 0;
   BufferPool* pool_ = nullptr;
-  Recorder* recorder_ = nullptr;
+  CaptureGates* gates_ = nullptr;
+  std::atomic<FlushRequester*> writer_{nullptr};
+  TraceClock clock_;
   std::unique_ptr<ActivityDecoder> decoder_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   Settings settings_;
-  // Kinds enabled, metadata kinds first; the rest are the data kinds the gates switch.
+  // Buffers CUPTI completed, oldest first, until the writer thread decodes them.
+  struct Completed {
+    uint8_t* buffer;
+    size_t size;
+  };
+  std::mutex completed_mutex_;
+  std::deque<Completed> completed_;
+  // Kinds enabled, metadata kinds first; the rest are the data kinds SetRecording switches.
+  std::mutex kinds_mutex_;
   std::vector<CUpti_ActivityKind> enabled_;
   size_t metadata_kinds_ = 0;
-  // CUDA activity is recorded while every gate is open (capture range, delay/duration window).
-  std::mutex gate_mutex_;
-  bool gate_open_[kGateCount] = {true, true};
   bool capturing_ = false;
   std::atomic<bool> capturing_now_{false};  // capturing_, for the API callbacks
   // LIBPROF_BACKTRACE: the stack recorder, and per domain (runtime, driver) which callback ids
@@ -129,13 +117,13 @@ class CuptiSession : public CaptureSession {
   std::unique_ptr<CallSiteRecorder> call_sites_;
   std::vector<uint8_t> want_stack_[2];
   bool stopped_ = false;
+  bool started_ = false;  // Start succeeded: CUPTI is ours to flush and query
   std::atomic<bool> active_{false};
   std::atomic<bool> fatal_{false};  // CUPTI finalised itself: flush and disable are off limits
-  // Takeover detection (CheckStillCapturing, libprof/takeover_watch.h): launches counted by our
-  // callback, switched on only while no buffer comes, vs buffers delivered to us.
+  // For the takeover watch (Counters): launches counted by our callback, switched on only while
+  // the watch asks, vs buffers delivered to us.
   std::atomic<uint64_t> launches_{0};
   std::atomic<uint64_t> buffers_completed_{0};
-  TakeoverWatch takeover_watch_;
   bool counting_launches_ = false;
   // CUPTI before 12.9 could crash when a buffer request was refused (Kineto's note,
   // cupti-facts.md 3.1): there we allocate past the pool's maximum instead.
@@ -155,8 +143,7 @@ bool CuptiSession::Check(CUptiResult result, const char* what) {
 }
 
 bool CuptiSession::Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
-                         Recorder* recorder, bool range_gated, bool time_gated,
-                         std::string* status) {
+                         CaptureGates* gates, std::string* status) {
   std::string error;
   api_ = LoadCuptiApi(settings.cupti_path, &error);
   if (api_ == nullptr) {
@@ -167,7 +154,7 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   // Index 27 was CUDA 12.9; from 13.0 on the version reads major*10000+minor*100+patch.
   may_refuse_buffers_ = version_ >= 27;
   pool_ = pool;
-  recorder_ = recorder;
+  gates_ = gates;
 
   // Subscribe first: it is how CUPTI tells us another tool (nsys, ncu, torch.profiler...) owns
   // it, and then we must not touch the process-wide activity state at all.
@@ -197,7 +184,7 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   // Our clock for every record; must be registered before any kind is enabled.
   if (api_->cuptiActivityRegisterTimestampCallback == nullptr ||
       api_->cuptiActivityRegisterTimestampCallback(&MonotonicTimestamp) != CUPTI_SUCCESS) {
-    g_trace_clock = CLOCK_REALTIME;
+    clock_ = TraceClock(CLOCK_REALTIME);
     Log().info("CUPTI refused the monotonic clock; timestamps use CLOCK_REALTIME");
   }
   uint8_t zeroed = 1;
@@ -226,13 +213,8 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   Enable(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts");
   Enable(CUPTI_ACTIVITY_KIND_STREAM, "streams");
   metadata_kinds_ = enabled_.size();
-  {
-    std::lock_guard<std::mutex> lock(gate_mutex_);
-    gate_open_[kRangeGate] = !range_gated;
-    gate_open_[kTimeGate] = !time_gated;
-    UpdateCapturingLocked();
-  }
-  if (range_gated && settings.capture_range == "cudaProfilerApi") {
+  // The data kinds wait for the gates: CaptureGates::Connect calls SetRecording.
+  if (gates->range().kind == CaptureRange::Kind::kCudaProfilerApi) {
     api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
                               CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
     api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -249,6 +231,7 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_WARNING);
   WarnIfTorchProfilerPresent();
   if (settings.backtrace != BacktraceMode::kNone) StartCallSites(settings);
+  started_ = true;
   active_ = true;
   return true;
 }
@@ -332,43 +315,18 @@ void CuptiSession::Enable(CUpti_ActivityKind kind, const char* name) {
 }
 
 void CuptiSession::EnableKinds(const Settings& settings) {
-  const RecordKinds& k = settings.kinds;
-  if (k.runtime_api) Enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls");
-  if (k.driver_api) Enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls");
-  // Kernels launched outside any API function would otherwise have no API record to match.
-  if (k.runtime_api || k.driver_api) {
-    Enable(CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, "internal launches");
+  for (const ActivityKindToEnable& kind : DataActivityKinds(settings.kinds)) {
+    Enable(kind.kind, kind.what);
   }
-  // CONCURRENT_KERNEL, never KERNEL: KERNEL serialises all kernels (cupti_activity.h).
-  if (k.kernels) Enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels");
-  if (k.memcpy) {
-    Enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memcpys");
-    Enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer memcpys");
-  }
-  if (k.memset) Enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets");
-  if (k.sync) {
-    Enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronisations");
-    Enable(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA events");
-  }
-  if (k.memory) Enable(CUPTI_ACTIVITY_KIND_MEMORY2, "allocations");
-  if (k.overhead) Enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "profiler overhead");
-  // After CONCURRENT_KERNEL: it replaces per-node records of graph launches.
-  if (k.graph_trace) Enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches");
 }
 
-void CuptiSession::SetGate(Gate gate, bool open) {
-  std::lock_guard<std::mutex> lock(gate_mutex_);
-  gate_open_[gate] = open;
-  UpdateCapturingLocked();
-}
-
-void CuptiSession::UpdateCapturingLocked() {
-  const bool want = gate_open_[kRangeGate] && gate_open_[kTimeGate] && !fatal_.load() &&
-                    !stopped_;
-  if (want == capturing_) return;
-  capturing_ = want;
-  capturing_now_ = want;
-  if (want) {
+void CuptiSession::SetRecording(bool on) {
+  std::lock_guard<std::mutex> lock(kinds_mutex_);
+  // Once stopped, or once CUPTI has finalised itself, no kind may be switched again.
+  if (stopped_ || fatal_.load() || on == capturing_) return;
+  capturing_ = on;
+  capturing_now_ = on;
+  if (on) {
     EnableKinds(settings_);
     if (settings_.api_filter == ApiFilter::kSignificant) {
       // After enabling the API kinds: enabling a kind resets the per-call choices.
@@ -393,9 +351,15 @@ void CuptiSession::Flush(bool forced) {
   api_->cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-void CuptiSession::Disable() {
+void CuptiSession::FlushFinal() {
+  if (!started_) return;
+  Stop();
+  Flush(/*forced=*/true);
+}
+
+void CuptiSession::Stop() {
   if (!api_ || !active_.exchange(false) || fatal_.load()) return;
-  std::lock_guard<std::mutex> lock(gate_mutex_);
+  std::lock_guard<std::mutex> lock(kinds_mutex_);
   stopped_ = true;
   for (CUpti_ActivityKind kind : enabled_) api_->cuptiActivityDisable(kind);
   enabled_.clear();
@@ -404,28 +368,16 @@ void CuptiSession::Disable() {
   capturing_now_ = false;
 }
 
-std::string CuptiSession::CheckStillCapturing(uint64_t* missed) {
-  if (!settings_.watch_takeover || fatal_.load()) return "";
-  bool capturing;
-  {
-    std::lock_guard<std::mutex> lock(gate_mutex_);
-    capturing = capturing_;
-  }
-  const TakeoverWatch::Verdict verdict =
-      takeover_watch_.Tick(buffers_completed_.load(), launches_.load(), capturing);
-  CountLaunches(verdict.count_launches);
-  if (!verdict.taken_over) return "";
-  *missed = verdict.missed_launches;
-  return "CUDA activity no longer reaches libprof: another CUPTI client in this process (such as "
-         "torch.profiler) has taken over CUPTI's activity buffers, and CUPTI serves one client. "
-         "libprof's trace has no CUDA activity from here on (NVTX ranges continue); the other "
-         "client's own results are unaffected";
+ActivityCounters CuptiSession::Counters() {
+  return {.buffers = buffers_completed_.load(),
+          .launches = launches_.load(),
+          .recording = capturing_now_.load() && !fatal_.load()};
 }
 
 // Kernel launches, only counted, and only while the takeover watch asks: they tell a quiet
 // program from lost buffers.
 void CuptiSession::CountLaunches(bool on) {
-  if (on == counting_launches_) return;
+  if (!started_ || fatal_.load() || on == counting_launches_) return;
   counting_launches_ = on;
   // A launch whose stack is wanted (LIBPROF_BACKTRACE=all) keeps its callback, and is counted
   // all along.
@@ -443,19 +395,28 @@ void CuptiSession::CountLaunches(bool on) {
 
 uint64_t CuptiSession::TakeDropped() {
   size_t dropped = 0;
-  if (api_ && !fatal_.load() &&
+  if (started_ && !fatal_.load() &&
       api_->cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) == CUPTI_SUCCESS) {
     return dropped;
   }
   return 0;
 }
 
-void CuptiSession::Decode(const uint8_t* buffer, size_t size, TraceRecords* out) {
+bool CuptiSession::TakeBuffer(TraceRecords* out) {
+  Completed next;
+  {
+    std::lock_guard<std::mutex> lock(completed_mutex_);
+    if (completed_.empty()) return false;
+    next = completed_.front();
+    completed_.pop_front();
+  }
   CUpti_Activity* record = nullptr;
-  uint8_t* data = const_cast<uint8_t*>(buffer);
-  while (api_->cuptiActivityGetNextRecord(data, size, &record) == CUPTI_SUCCESS) {
+  while (next.size > 0 &&
+         api_->cuptiActivityGetNextRecord(next.buffer, next.size, &record) == CUPTI_SUCCESS) {
     decoder_->Decode(record, out);
   }
+  pool_->Release(next.buffer, next.size);
+  return true;
 }
 
 void CUPTIAPI CuptiSession::BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -478,8 +439,12 @@ void CUPTIAPI CuptiSession::BufferCompleted(CUcontext, uint32_t, uint8_t* buffer
                                             size_t valid_size) {
   CuptiSession* self = g_session.load();
   if (self == nullptr || buffer == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(self->completed_mutex_);
+    self->completed_.push_back({buffer, valid_size});
+  }
   self->buffers_completed_.fetch_add(1, std::memory_order_relaxed);
-  self->recorder_->OnBufferCompleted(buffer, valid_size);
+  self->RequestWriterFlush();
 }
 
 void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain domain,
@@ -504,16 +469,16 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
       // cudaProfilerStart/Stop (LIBPROF_CAPTURE_RANGE=cudaProfilerApi): the work after Start
       // returns and before Stop is called. The runtime call wraps the driver one: both come.
       if (IsProfilerStart(runtime, cbid)) {
-        if (site == CUPTI_API_EXIT) self->SetGate(kRangeGate, true);
+        if (site == CUPTI_API_EXIT) self->gates_->OnProfilerApi(true);
       } else if (IsProfilerStop(runtime, cbid)) {
-        if (site == CUPTI_API_ENTER) self->SetGate(kRangeGate, false);
+        if (site == CUPTI_API_ENTER) self->gates_->OnProfilerApi(false);
       } else if (runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 &&
                  site == CUPTI_API_ENTER) {
         // Take the records while the context still exists (as NVIDIA's cupti_trace_injection
         // does). Never flush from resource callbacks such as context destruction: CUPTI may hold
         // locks there that its flush needs.
         if (self->active_.load()) self->api_->cuptiActivityFlushAll(0);
-        self->recorder_->RequestFlush();
+        self->RequestWriterFlush();
       }
     } catch (...) {
     }

@@ -3,6 +3,7 @@
 # cupti_session.cc is listed by libprof/CMakeLists.txt itself.
 set(LIBPROF_CUPTI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/activity_decoder.cc
+  ${CMAKE_CURRENT_LIST_DIR}/activity_kinds.cc
   ${CMAKE_CURRENT_LIST_DIR}/api_filter.cc
   ${CMAKE_CURRENT_LIST_DIR}/api_names.cc
   ${CMAKE_CURRENT_LIST_DIR}/cupti_api.cc

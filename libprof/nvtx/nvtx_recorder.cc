@@ -6,8 +6,6 @@
 #include <mutex>
 #include <utility>
 
-#include "libprof/clock.h"
-
 namespace libprof {
 namespace {
 
@@ -56,6 +54,16 @@ void NvtxRecorder::SetEnabled(bool enabled) {
   open_ranges_.clear();
 }
 
+void NvtxRecorder::SetClock(TraceClock clock) {
+  clock_.store(clock.id(), std::memory_order_relaxed);
+  // Thread exits are stamped by the thread's state alone (nvtx_thread_state.cc).
+  std::lock_guard<SpinLock> list(threads_lock_);
+  for (const auto& thread : threads_) {
+    std::lock_guard<SpinLock> lock(thread->lock);
+    thread->clock = clock.id();
+  }
+}
+
 void NvtxRecorder::SetMaxBufferedEvents(uint64_t max_events) {
   max_buffered_.store(max_events, std::memory_order_relaxed);
 }
@@ -72,6 +80,8 @@ NvtxThreadState& NvtxRecorder::RegisterThread() {
   state->tid = static_cast<uint32_t>(gettid());
   {
     std::lock_guard<SpinLock> list(threads_lock_);
+    // Under the list's lock: a SetClock that comes later updates it with the others.
+    state->clock = clock_.load(std::memory_order_relaxed);
     threads_.push_back(state);
   }
   NvtxThreadState& thread = *state;
@@ -238,9 +248,17 @@ void NvtxRecorder::Mark(uint32_t domain, const NvtxAttributes& attributes) {
   EmitLocked(thread, event);
 }
 
-void NvtxRecorder::Drain(std::vector<NvtxEvent>* events, std::vector<NvtxDomain>* new_domains,
-                         bool final, uint64_t now_ns) {
+void NvtxRecorder::Drain(StringInterner& strings, std::vector<NvtxEvent>* events,
+                         std::vector<NvtxDomain>* new_domains, bool final, uint64_t now_ns) {
   std::lock_guard<SpinLock> drain(drain_lock_);
+  if (exported_to_ != &strings) {
+    // A new trace table: its ids share nothing with the last one's, and its trace has seen no
+    // domain yet.
+    exported_to_ = &strings;
+    exported_ids_.clear();
+    std::lock_guard<SpinLock> lock(domains_lock_);
+    domains_drained_ = 0;
+  }
   const size_t first = events->size();
   const size_t first_domain = new_domains->size();
   const bool emit_open = enabled();
@@ -296,18 +314,18 @@ void NvtxRecorder::Drain(std::vector<NvtxEvent>* events, std::vector<NvtxDomain>
     domains_drained_ = domains_.size();
   }
   std::vector<NvtxDomain> fresh(new_domains->begin() + first_domain, new_domains->end());
-  ExportStrings(events, first, &fresh);
+  ExportStrings(strings, events, first, &fresh);
   std::copy(fresh.begin(), fresh.end(), new_domains->begin() + first_domain);
 }
 
-void NvtxRecorder::ExportStrings(std::vector<NvtxEvent>* events, size_t first,
-                                 std::vector<NvtxDomain>* domains) {
+void NvtxRecorder::ExportStrings(StringInterner& strings, std::vector<NvtxEvent>* events,
+                                 size_t first, std::vector<NvtxDomain>* domains) {
   // Every id used above was interned before its event or domain was collected, so it is below
   // this size.
   std::vector<std::string> fresh;
   local_strings_.CopyFrom(static_cast<uint32_t>(exported_ids_.size()), &fresh);
   exported_ids_.reserve(exported_ids_.size() + fresh.size());
-  for (const std::string& text : fresh) exported_ids_.push_back(strings_.Intern(text));
+  for (const std::string& text : fresh) exported_ids_.push_back(strings.Intern(text));
   auto exported = [this](uint32_t local) {
     return local < exported_ids_.size() ? exported_ids_[local] : 0;
   };

@@ -1,15 +1,19 @@
 // NvtxRecorder: the process-wide state behind libprof's NVTX handlers. It keeps per-thread push/pop
 // stacks, start/end ranges, domains and registered strings, and buffers completed ranges and marks
-// per thread until libprof's writer thread drains them.
+// per thread until libprof's writer thread drains them (as the recorder's NvtxSource). It owns
+// no part of the trace: Drain is handed the trace's string table, SetClock its timebase.
 //
 // Layer: libprof/nvtx/ (CUDA-free and NVTX-header-free: nvtx_handlers.cc decodes NVTX's C types
-// into the calls below). Depends on proto/ (NvtxEvent, StringInterner) and libprof/clock.h only.
+// into the calls below). Depends on proto/ (NvtxEvent, StringInterner), libprof/clock.h and
+// libprof/capture_sources.h only.
 //
 // Threads: every handler call touches only the calling thread's buffer, under that buffer's own
 // lock (uncontended except while Drain swaps it out). Shared locks are taken only by RangeStart/
 // RangeEnd (the id map), domain creation and string-interning cache misses. Handler threads never
 // take the trace's StringInterner lock: see nvtx_string_table.h.
 #pragma once
+
+#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -20,6 +24,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "libprof/capture_sources.h"
+#include "libprof/clock.h"
 #include "libprof/nvtx/nvtx_install.h"  // entry.cc reaches InstallNvtxHandlers through this header
 #include "libprof/nvtx/nvtx_string_table.h"
 #include "libprof/nvtx/nvtx_thread_state.h"
@@ -29,7 +35,7 @@
 
 namespace libprof {
 
-class NvtxRecorder {
+class NvtxRecorder final : public NvtxSource {
  public:
   // Completed events buffered (all threads together) past which new ones are dropped and counted.
   // 4 Mi events is about 256 MiB (64 B per NvtxEvent): never reached when the writer drains every
@@ -47,9 +53,9 @@ class NvtxRecorder {
   NvtxRecorder(const NvtxRecorder&) = delete;
   NvtxRecorder& operator=(const NvtxRecorder&) = delete;
 
-  // The trace's string table. libprof hands it to its TraceWriter; Drain adds the strings its
-  // events and domains use and gives them ids of this table.
-  StringInterner& strings() { return strings_; }
+  // The clock that stamps events from now on: the capture context's, once recording starts
+  // (CLOCK_MONOTONIC until then, which is also what CUPTI is asked to use).
+  void SetClock(TraceClock clock);
 
   // Off (LIBPROF_TRACE without nvtx): nothing is recorded, and what was buffered is discarded,
   // but push/pop still return the right levels and range ids stay unique. On by default, so
@@ -96,13 +102,16 @@ class NvtxRecorder {
 
   // Appends every event completed so far, from all threads (exited ones too, whose buffers are
   // then freed; their still-open push ranges come out with open = true, ending at thread exit),
-  // and the domains created since the last call, with string ids of strings(). `final` (once, at
-  // the end of recording) also emits every range still open, with open = true, end_ns = now_ns.
-  // One caller at a time (libprof's writer thread).
-  void Drain(std::vector<NvtxEvent>* events, std::vector<NvtxDomain>* new_domains, bool final,
-             uint64_t now_ns);
+  // and the domains created since the last call, with string ids of `strings`, into which it
+  // copies the strings they use. `final` (once, at the end of recording) also emits every range
+  // still open, with open = true, end_ns = now_ns. One caller at a time (libprof's writer
+  // thread), and one table: a different table starts over, announcing every domain again.
+  void Drain(StringInterner& strings, std::vector<NvtxEvent>* events,
+             std::vector<NvtxDomain>* new_domains, bool final, uint64_t now_ns) override;
   // Events dropped since the last call (cap reached or internal error), and since the start.
-  uint64_t TakeDropped() { return dropped_pending_.exchange(0, std::memory_order_relaxed); }
+  uint64_t TakeDropped() override {
+    return dropped_pending_.exchange(0, std::memory_order_relaxed);
+  }
   uint64_t dropped() const { return dropped_total_.load(std::memory_order_relaxed); }
 
   // pthread_atfork handlers. Prepare/Parent (optional) take and release every lock, so the child
@@ -132,13 +141,15 @@ class NvtxRecorder {
   // Appends to the thread's buffer unless the cap is reached. Caller holds the thread's lock.
   void EmitLocked(NvtxThreadState& thread, const NvtxEvent& event);
   uint32_t InternShared(std::string_view text) { return local_strings_.Intern(text); }
-  // Copies strings interned since the last Drain into strings_, and rewrites the local ids of
-  // events[first...] and of `domains` to ids of strings_. Caller holds drain_lock_.
-  void ExportStrings(std::vector<NvtxEvent>* events, size_t first,
+  // Copies strings interned since the last Drain into `strings`, and rewrites the local ids of
+  // events[first...] and of `domains` to ids of `strings`. Caller holds drain_lock_.
+  void ExportStrings(StringInterner& strings, std::vector<NvtxEvent>* events, size_t first,
                      std::vector<NvtxDomain>* domains);
+  uint64_t NowNs() const { return ReadClockNs(clock_.load(std::memory_order_relaxed)); }
 
   const uint64_t generation_;  // tells a thread's cached buffer of this recorder from others'
   std::atomic<bool> enabled_{true};
+  std::atomic<clockid_t> clock_{CLOCK_MONOTONIC};
   std::atomic<uint64_t> max_buffered_{kDefaultMaxBufferedEvents};
   std::atomic<uint64_t> buffered_{0};  // events in all buffers, less each thread's unpublished
   std::atomic<uint64_t> dropped_pending_{0};
@@ -154,7 +165,8 @@ class NvtxRecorder {
   // Lock order: drain_lock_ > threads_lock_ > a thread's lock > ranges_lock_ > domains_lock_ >
   // local_strings_'s lock.
   SpinLock drain_lock_;
-  std::vector<uint32_t> exported_ids_;  // local string id -> id in strings_ (drain_lock_)
+  const StringInterner* exported_to_ = nullptr;  // the table of the last Drain (drain_lock_)
+  std::vector<uint32_t> exported_ids_;  // local string id -> id in exported_to_ (drain_lock_)
 
   SpinLock threads_lock_;
   std::vector<std::shared_ptr<NvtxThreadState>> threads_;
@@ -172,8 +184,7 @@ class NvtxRecorder {
   size_t domains_drained_ = 0;
   std::atomic<uint32_t> domain_count_{0};
 
-  NvtxStringTable local_strings_;  // what handler threads intern into
-  StringInterner strings_;         // the trace's table; NVTX strings reach it through Drain
+  NvtxStringTable local_strings_;  // what handler threads intern into; Drain exports them
 };
 
 }  // namespace libprof

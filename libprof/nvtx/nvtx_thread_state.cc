@@ -25,7 +25,7 @@ struct ThreadExitGuard {
     if (state) {
       std::lock_guard<SpinLock> lock(state->lock);
       state->exited = true;
-      state->exit_ns = NowNs();
+      state->exit_ns = ReadClockNs(state->clock);
     }
     state.reset();
     t_state = nullptr;

@@ -5,6 +5,8 @@
 // Layer: libprof/nvtx/ (CUDA-free). Internal to NvtxRecorder.
 #pragma once
 
+#include <time.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -52,6 +54,7 @@ struct NvtxThreadState {
   uint32_t unpublished = 0;  // events of `events` not yet added to the recorder's shared count
   bool exited = false;
   uint64_t exit_ns = 0;
+  clockid_t clock = CLOCK_MONOTONIC;  // the recorder's clock, which stamps exit_ns
   // Written at creation (and in a fork child, where only this thread exists).
   uint32_t tid = 0;
   // Owner thread only, no lock.

@@ -21,7 +21,7 @@ cd "$work"
 unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH LD_PRELOAD LIBPROF_PROFVIEW \
   LIBPROF_OUTPUT LIBPROF_TRACE LIBPROF_LOG_LEVEL LIBPROF_FORCE_OVERWRITE LIBPROF_CAPTURE_RANGE \
   LIBPROF_DELAY_MS LIBPROF_DURATION_MS LIBPROF_FLUSH_INTERVAL_MS LIBPROF_BUFFER_SIZE_KB \
-  LIBPROF_BACKTRACE LIBPROF_BACKTRACE_DEPTH
+  LIBPROF_BACKTRACE LIBPROF_BACKTRACE_DEPTH LIBPROF_TRACE_LIST
 export LIBPROF_LIB=$STUB_LIB LIBPROF_COLLECT_ASSUME_GPU=1
 stub=$(realpath "$STUB_LIB")
 
@@ -144,6 +144,9 @@ test_missing_libprof() {
   run tree/collector/collect.sh -s true
   expect_eq "$status" 1 "exit status of --stats without profview"
   expect_contains "$err" "profview not found" "stderr of --stats without profview"
+  # --trace is checked by profview's list: without profview the kinds go to libprof unchecked.
+  run tree/collector/collect.sh -t bogus true
+  expect_eq "$status" 0 "exit status of --trace bogus without profview (stderr: $err)"
 }
 
 test_lookup() {
@@ -218,7 +221,7 @@ test_environment() {
   local var
   for var in LIBPROF_TRACE LIBPROF_CAPTURE_RANGE LIBPROF_DELAY_MS LIBPROF_DURATION_MS \
     LIBPROF_FLUSH_INTERVAL_MS LIBPROF_BUFFER_SIZE_KB LIBPROF_FORCE_OVERWRITE LIBPROF_BACKTRACE \
-    LIBPROF_BACKTRACE_DEPTH; do
+    LIBPROF_BACKTRACE_DEPTH LIBPROF_TRACE_LIST; do
     expect_var "$var" "<unset>"
   done
   expect_var LIBPROF_LOG_LEVEL info
@@ -337,8 +340,9 @@ test_stats_no_trace() {
 }
 
 # A program that does what libprof would: writes trace files named by LIBPROF_OUTPUT, for
-# itself and for a child process; one under the "name.1.pb" libprof picks instead of
-# overwriting.
+# itself and for a child process (one under the "name.1.pb" libprof picks instead of
+# overwriting), and appends their paths to LIBPROF_TRACE_LIST; it also writes a file that
+# matches the template but is no trace of this run, and lists one that it then deletes.
 write_fake_app() {
   mkdir "$work/synthetic"
   "$MAKE_TRACES" "$work/synthetic" >/dev/null
@@ -346,7 +350,12 @@ write_fake_app() {
 #!/bin/sh
 out=\${LIBPROF_OUTPUT%/}/libprof-host-\$\$.pb
 cp "$work/synthetic/nrm2.pb" "\$out"
-sh -c 'cp "$work/synthetic/hostonly.pb" "\${LIBPROF_OUTPUT%/}/libprof-host-\$\$.1.pb"'
+echo "\$out" >>"\$LIBPROF_TRACE_LIST"
+sh -c 'out=\${LIBPROF_OUTPUT%/}/libprof-host-\$\$.1.pb
+cp "$work/synthetic/hostonly.pb" "\$out"
+echo "\$out" >>"\$LIBPROF_TRACE_LIST"'
+cp "$work/synthetic/nrm2.pb" "\${LIBPROF_OUTPUT%/}/libprof-other-1.pb"
+echo "\${LIBPROF_OUTPUT%/}/gone.pb" >>"\$LIBPROF_TRACE_LIST"
 exit 5
 EOF
   chmod +x fake_app.sh
@@ -358,7 +367,8 @@ test_stats_with_traces() {
   # Matches the template but was there before the run: not listed.
   cp "$work/synthetic/nrm2.pb" traces/libprof-host-1.pb
   touch -d '1 hour ago' traces/libprof-host-1.pb
-  run "$COLLECT" --stats -o traces/ ./fake_app.sh
+  mkdir tmp
+  TMPDIR=$work/tmp run "$COLLECT" --stats -o traces/ ./fake_app.sh
   expect_eq "$status" 5 "exit status"
   expect_contains "$out" "Total over 2 processes" "summary"
   expect_contains "$out" "Process 4242 on testhost" "summary"
@@ -370,6 +380,9 @@ test_stats_with_traces() {
   [[ $err =~ collect.sh:\ trace\ $work/traces/libprof-host-[0-9]+\.pb\ \(965\ B\) ]] ||
     fail_check "trace line with size: $err"
   [[ $err != *libprof-host-1.pb* ]] || fail_check "listed a trace of an earlier run: $err"
+  [[ $err != *libprof-other-1.pb* ]] || fail_check "listed a file libprof did not list: $err"
+  [[ $err != *gone.pb* ]] || fail_check "listed a trace that does not exist: $err"
+  [[ -z $(ls -A tmp) ]] || fail_check "the trace list was left behind: $(ls -A tmp)"
 
   # profview is looked up like libprof.so: LIBPROF_PROFVIEW names another.
   # shellcheck disable=SC2016  # $1 is the fake's

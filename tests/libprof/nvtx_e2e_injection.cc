@@ -31,9 +31,10 @@ void Dump() {
     libprof::NvtxRecorder& recorder = libprof::NvtxRecorder::Get();
     std::vector<libprof::NvtxEvent> events;
     std::vector<libprof::NvtxDomain> domains;
-    recorder.Drain(&events, &domains, /*final=*/true, libprof::NowNs());
+    libprof::StringInterner strings;
+    recorder.Drain(strings, &events, &domains, /*final=*/true, libprof::TraceClock().NowNs());
     std::vector<std::pair<uint32_t, std::string>> pairs;
-    recorder.strings().CollectFrom(0, &pairs);
+    strings.CollectFrom(0, &pairs);
     std::unordered_map<uint32_t, std::string> text(pairs.begin(), pairs.end());
 
     FILE* out = std::fopen(path, "w");

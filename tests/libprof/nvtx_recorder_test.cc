@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -22,6 +23,7 @@ namespace {
 
 using nvtx_test::DrainAll;
 using nvtx_test::Text;
+using nvtx_test::TraceStrings;
 using nvtx_test::WithText;
 
 NvtxAttributes Message(NvtxRecorder& recorder, const char* text) {
@@ -156,16 +158,17 @@ TEST(NvtxRecorderTest, MarksAndInterningByContent) {
   EXPECT_EQ(Text(recorder, m.message_id), "first");
 }
 
-// Proves: registered strings map back to their text once drained (local ids become ids of
-// strings()); impossible ids decode to 0; strings reach strings() only through Drain.
+// Proves: registered strings map back to their text once drained (local ids become ids of the
+// trace's table); impossible ids decode to 0; strings reach the table only through Drain.
 TEST(NvtxRecorderTest, RegisteredStringsAndExport) {
   NvtxRecorder recorder;
-  const uint32_t before = recorder.strings().size();
+  StringInterner& strings = TraceStrings(recorder);
+  const uint32_t before = strings.size();
   const uint32_t id = recorder.RegisterString("registered");
   EXPECT_EQ(recorder.CheckedStringId(id), id);
   EXPECT_EQ(recorder.CheckedStringId(id + 1000), 0u);
-  EXPECT_EQ(recorder.strings().size(), before);  // handler threads never touch strings()
-  recorder.strings().Intern("someone-else's");   // the writer's own strings shift the ids
+  EXPECT_EQ(strings.size(), before);  // handler threads never touch the trace's table
+  strings.Intern("someone-else's");   // the writer's own strings shift the ids
   recorder.Mark(0, NvtxAttributes{.message_id = recorder.CheckedStringId(id)});
   auto drained = DrainAll(recorder);
   ASSERT_EQ(drained.events.size(), 1u);
@@ -206,7 +209,7 @@ TEST(NvtxRecorderTest, FinalDrainEmitsOpenRanges) {
   recorder.Push(0, Message(recorder, "outer"));
   recorder.Push(0, Message(recorder, "inner"));
   const uint64_t id = recorder.StartRange(0, Message(recorder, "started"));
-  const uint64_t now = NowNs() + 1000;
+  const uint64_t now = TraceClock().NowNs() + 1000;
   auto drained = DrainAll(recorder, /*final=*/true, now);
   ASSERT_EQ(drained.events.size(), 3u);
   for (const NvtxEvent& e : drained.events) {
@@ -257,7 +260,7 @@ TEST(NvtxRecorderTest, DisabledKeepsLevels) {
   recorder.Mark(0, {});
   EXPECT_EQ(recorder.Pop(0), 1);
   EXPECT_EQ(recorder.Pop(0), 0);
-  EXPECT_TRUE(DrainAll(recorder, /*final=*/true, NowNs()).events.empty());
+  EXPECT_TRUE(DrainAll(recorder, /*final=*/true, TraceClock().NowNs()).events.empty());
   recorder.SetEnabled(true);
   recorder.Mark(0, {});
   EXPECT_EQ(DrainAll(recorder).events.size(), 1u);
@@ -418,6 +421,58 @@ TEST(NvtxRecorderTest, CaptureTriggerOpensAndClosesWindows) {
   EXPECT_EQ(changes, (std::vector<bool>{true, false, true}));
   std::thread([&] { recorder.EndRange(id); }).join();  // ended on another thread
   EXPECT_EQ(changes, (std::vector<bool>{true, false, true, false}));
+}
+
+// Proves the recorder stamps with the clock it is given (the capture context's), not a global:
+// after SetClock(CLOCK_REALTIME) a mark carries realtime, and so does a thread's exit.
+TEST(NvtxRecorderTest, StampsWithTheClockGiven) {
+  NvtxRecorder recorder;
+  std::atomic<int> step{0};
+  std::thread early([&] {  // registered before SetClock, exits after
+    recorder.Push(0, Message(recorder, "left-open"));
+    step = 1;
+    while (step.load() != 2) std::this_thread::yield();
+  });
+  while (step.load() != 1) std::this_thread::yield();
+  recorder.SetClock(TraceClock(CLOCK_REALTIME));
+  const uint64_t before = ReadClockNs(CLOCK_REALTIME);
+  step = 2;
+  early.join();
+  recorder.Mark(0, Message(recorder, "now"));
+  std::thread([&] { recorder.Push(0, Message(recorder, "exits")); }).join();
+  auto drained = DrainAll(recorder);
+  const auto marks = WithText(recorder, drained.events, "now");
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_GE(marks[0].start_ns, before);
+  EXPECT_LE(marks[0].start_ns, ReadClockNs(CLOCK_REALTIME));
+  // A thread that existed before SetClock still ends on the new clock.
+  const auto exited = WithText(recorder, drained.events, "left-open");
+  ASSERT_EQ(exited.size(), 1u);
+  EXPECT_GE(exited[0].end_ns, before);
+  EXPECT_EQ(WithText(recorder, drained.events, "exits").size(), 1u);
+}
+
+// Proves a new trace table starts the export over: the domains reach it again and its ids
+// resolve to the same texts (a recording after fork gets a table of its own).
+TEST(NvtxRecorderTest, NewTableGetsEveryDomainAgain) {
+  NvtxRecorder recorder;
+  const uint32_t app = recorder.CreateDomain("app");
+  recorder.Mark(app, Message(recorder, "first"));
+  auto drained = DrainAll(recorder);
+  ASSERT_EQ(drained.domains.size(), 1u);
+  StringInterner other;
+  other.Intern("shifts the ids");
+  recorder.Mark(app, Message(recorder, "second"));
+  std::vector<NvtxEvent> events;
+  std::vector<NvtxDomain> domains;
+  recorder.Drain(other, &events, &domains, /*final=*/false, 0);
+  ASSERT_EQ(domains.size(), 1u);
+  ASSERT_EQ(events.size(), 1u);
+  std::vector<std::pair<uint32_t, std::string>> texts;
+  other.CollectFrom(0, &texts);
+  std::map<uint32_t, std::string> text(texts.begin(), texts.end());
+  EXPECT_EQ(text[domains[0].name_id], "app");
+  EXPECT_EQ(text[events[0].message_id], "second");
 }
 
 }  // namespace

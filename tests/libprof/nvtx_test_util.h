@@ -1,6 +1,8 @@
 // Helpers shared by the NVTX tests: draining a recorder and reading its strings back.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,16 +16,26 @@ struct Drained {
   std::vector<NvtxDomain> domains;
 };
 
+// The trace's string table that a recorder drains into, as the capture context holds it in
+// libprof: one per recorder (a recorder at a reused address keeps the table, which is harmless:
+// interning is by content).
+inline StringInterner& TraceStrings(NvtxRecorder& recorder) {
+  static std::map<const NvtxRecorder*, std::unique_ptr<StringInterner>> tables;
+  auto& table = tables[&recorder];
+  if (!table) table = std::make_unique<StringInterner>();
+  return *table;
+}
+
 inline Drained DrainAll(NvtxRecorder& recorder, bool final = false, uint64_t now_ns = 0) {
   Drained out;
-  recorder.Drain(&out.events, &out.domains, final, now_ns);
+  recorder.Drain(TraceStrings(recorder), &out.events, &out.domains, final, now_ns);
   return out;
 }
 
-// The text of string `id` of the recorder's table ("" for an unknown id).
+// The text of string `id` of the recorder's trace table ("" for an unknown id).
 inline std::string Text(NvtxRecorder& recorder, uint32_t id) {
   std::vector<std::pair<uint32_t, std::string>> strings;
-  recorder.strings().CollectFrom(id, &strings);
+  TraceStrings(recorder).CollectFrom(id, &strings);
   return strings.empty() ? std::string() : strings.front().second;
 }
 

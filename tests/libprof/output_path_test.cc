@@ -1,6 +1,7 @@
 #include "libprof/output_path.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -121,6 +122,27 @@ TEST(OutputPathTest, OpenReportsWhyItFailed) {
   ASSERT_FALSE(unusable.has_value());
   EXPECT_NE(unusable.error().find("cannot create " + dir + "/file/run.1.pb"), std::string::npos)
       << unusable.error();
+}
+
+// Proves the trace list (LIBPROF_TRACE_LIST): one absolute path per line, appended by every
+// process, created on first use; an unusable list is an error, not a crash.
+TEST(OutputPathTest, TraceListGetsOneAbsolutePathPerTrace) {
+  const std::string dir = ::testing::TempDir() + "/trace-list-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string list = dir + "/list";
+  ASSERT_TRUE(AppendToTraceList(list, "/abs/a.pb").has_value());
+  ASSERT_TRUE(AppendToTraceList(list, "rel.pb").has_value());
+  std::ifstream in(list);
+  std::string first, second, extra;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_EQ(first, "/abs/a.pb");
+  EXPECT_EQ(second, std::filesystem::current_path().string() + "/rel.pb");
+  EXPECT_FALSE(std::getline(in, extra));
+  auto failed = AppendToTraceList(dir + "/no/such/dir/list", "/abs/a.pb");
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_NE(failed.error().find("cannot open"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -7,112 +7,162 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <thread>
 
-#include "libprof/clock.h"
+#include "libprof/capture_gates.h"
 #include "proto/trace_reader.h"
 
 namespace libprof {
 namespace {
 
 // A fake CUPTI: a "buffer" is an array of ApiCall structs, decoded by copying them out.
-struct FakeCapture {
+struct FakeActivity final : ActivitySource {
+  BufferPool* pool = nullptr;
+  FlushRequester* writer = nullptr;
+  std::mutex mutex;
+  std::deque<std::pair<uint8_t*, size_t>> completed;
   std::atomic<int> flushes{0};
-  std::atomic<int> forced_flushes{0};
+  std::atomic<int> final_flushes{0};
   std::atomic<uint64_t> dropped{0};
-  std::atomic<uint64_t> nvtx_dropped{0};
-  std::atomic<bool> final_nvtx_drain{false};
   std::atomic<bool> emit_device{false};
-  std::atomic<bool> taken_over{false};
-  std::mutex window_mutex;
-  std::vector<std::pair<bool, uint64_t>> window_changes;  // (open, when)
-  std::mutex sites_mutex;
-  std::vector<std::pair<uint64_t, uint32_t>> call_sites;  // noted "at API entry"
-  std::atomic<int> stack_takes{0};
+  // Takeover: buffers never come while launches go on.
+  std::atomic<bool> launching{false};
+  std::atomic<uint64_t> launches{0};
 
-  void NoteCallSite(uint64_t correlation_id, uint32_t stack_id) {
-    std::lock_guard<std::mutex> lock(sites_mutex);
-    call_sites.emplace_back(correlation_id, stack_id);
+  void Connect(FlushRequester* w) override { writer = w; }
+  void Flush() override { ++flushes; }
+  void FlushFinal() override { ++final_flushes; }
+  bool TakeBuffer(TraceRecords* out) override {
+    std::pair<uint8_t*, size_t> next;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (completed.empty()) return false;
+      next = completed.front();
+      completed.pop_front();
+    }
+    if (emit_device) {
+      DeviceInfo device;
+      device.name = "H200";
+      device.sm_count = 132;
+      out->devices.push_back(device);
+    }
+    for (size_t at = 0; at + sizeof(ApiCall) <= next.second; at += sizeof(ApiCall)) {
+      ApiCall call;
+      std::memcpy(&call, next.first + at, sizeof call);
+      out->api_calls.push_back(call);
+    }
+    pool->Release(next.first, next.second);
+    return true;
   }
+  uint64_t TakeDropped() override { return dropped.exchange(0); }
+  ActivityCounters Counters() override {
+    if (launching) launches += 10;
+    return {.buffers = 0, .launches = launches.load(), .recording = launching.load()};
+  }
+  void CountLaunches(bool) override {}
 
-  RecorderHooks Hooks() {
-    RecorderHooks hooks;
-    hooks.flush = [this] { ++flushes; };
-    hooks.flush_forced = [this] { ++forced_flushes; };
-    hooks.decode = [this](const uint8_t* buffer, size_t size, TraceRecords* out) {
-      if (emit_device) {
-        DeviceInfo device;
-        device.name = "H200";
-        device.sm_count = 132;
-        out->devices.push_back(device);
-      }
-      for (size_t at = 0; at + sizeof(ApiCall) <= size; at += sizeof(ApiCall)) {
-        ApiCall call;
-        std::memcpy(&call, buffer + at, sizeof call);
-        out->api_calls.push_back(call);
-      }
-    };
-    hooks.take_dropped = [this] { return dropped.exchange(0); };
-    hooks.set_time_window = [this](bool open) {
-      std::lock_guard<std::mutex> lock(window_mutex);
-      window_changes.emplace_back(open, NowNs());
-    };
-    hooks.check_capture = [this](uint64_t* missed) -> std::string {
-      if (!taken_over.exchange(false)) return "";
-      *missed = 42;
-      return "taken over";
-    };
-    hooks.take_nvtx_dropped = [this] { return nvtx_dropped.exchange(0); };
-    hooks.take_call_sites = [this](std::vector<std::pair<uint64_t, uint32_t>>* out) {
-      std::lock_guard<std::mutex> lock(sites_mutex);
-      out->swap(call_sites);
-      call_sites.clear();
-    };
-    hooks.take_stacks = [this](TraceRecords* out) {
-      ++stack_takes;
-      out->call_stacks.push_back({.id = 7, .frame_ids = {1, 2}});
-      out->stack_frames.push_back({.id = 1, .address = 0x1000});
-      out->stack_frames.push_back({.id = 2, .address = 0x2000});
-    };
-    hooks.complete_header = [](TraceHeader* header) { header->cuda_driver_version = 13000; };
-    hooks.runtime_version = [] { return 12080u; };
-    hooks.complete_device = [](DeviceInfo* device) { device->pci_bus_id = "0000:18:00.0"; };
-    hooks.drain_nvtx = [this](std::vector<NvtxEvent>* events, std::vector<NvtxDomain>*,
-                              bool final, uint64_t now_ns) {
-      if (!final) return;
-      final_nvtx_drain = true;
-      NvtxEvent open_range;
-      open_range.kind = NvtxKind::kPushPop;
-      open_range.start_ns = 5;
-      open_range.end_ns = now_ns;
-      open_range.open = true;
-      events->push_back(open_range);
-    };
-    return hooks;
+  // As CUPTI's buffer-completed callback would.
+  void Complete(uint8_t* buffer, size_t size) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      completed.emplace_back(buffer, size);
+    }
+    writer->RequestFlush();
   }
 };
 
+struct FakeNvtx final : NvtxSource {
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<bool> final_drain{false};
+  void Drain(StringInterner&, std::vector<NvtxEvent>* events, std::vector<NvtxDomain>*, bool final,
+             uint64_t now_ns) override {
+    if (!final) return;
+    final_drain = true;
+    NvtxEvent open_range;
+    open_range.kind = NvtxKind::kPushPop;
+    open_range.start_ns = 5;
+    open_range.end_ns = now_ns;
+    open_range.open = true;
+    events->push_back(open_range);
+  }
+  uint64_t TakeDropped() override { return dropped.exchange(0); }
+};
+
+struct FakeCallSites final : CallSiteSource {
+  std::mutex mutex;
+  std::vector<CallSitePair> noted;  // "at API entry"
+  std::atomic<int> stack_takes{0};
+  void Note(uint64_t correlation_id, uint32_t stack_id) {
+    std::lock_guard<std::mutex> lock(mutex);
+    noted.emplace_back(correlation_id, stack_id);
+  }
+  void TakePairs(std::vector<CallSitePair>* out) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    out->swap(noted);
+    noted.clear();
+  }
+  void TakeStacks(StringInterner&, TraceRecords* out) override {
+    ++stack_takes;
+    out->call_stacks.push_back({.id = 7, .frame_ids = {1, 2}});
+    out->stack_frames.push_back({.id = 1, .address = 0x1000});
+    out->stack_frames.push_back({.id = 2, .address = 0x2000});
+  }
+};
+
+struct FakeDetails final : DetailsSource {
+  void CompleteHeader(TraceHeader* header) override { header->cuda_driver_version = 13000; }
+  uint32_t RuntimeVersion() override { return 12080u; }
+  void CompleteDevice(DeviceInfo* device) override { device->pci_bus_id = "0000:18:00.0"; }
+};
+
+// What the capture gates switch, with when.
+struct FakeSwitch final : CaptureGates::Switch {
+  std::mutex mutex;
+  std::vector<std::pair<bool, uint64_t>> changes;  // (on, when)
+  void SetRecording(bool on) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    changes.emplace_back(on, TraceClock().NowNs());
+  }
+};
+
+Settings WindowSettings(uint32_t delay_ms, uint32_t duration_ms) {
+  Settings settings;
+  settings.delay_ms = delay_ms;
+  settings.duration_ms = duration_ms;
+  return settings;
+}
+
 struct Fixture {
   std::string path;
-  StringInterner strings;
+  CaptureContext context;
   BufferPool pool{1 << 16, 1, 4};
-  FakeCapture capture;
+  FakeActivity activity;
+  FakeNvtx nvtx;
+  FakeCallSites call_sites;
+  FakeDetails details;
+  FakeSwitch recording;
+  CaptureGates gates;
   std::unique_ptr<Recorder> recorder;
 
-  explicit Fixture(const std::string& name, uint32_t flush_ms = 1000, uint64_t open_in_ms = 0,
-                   uint64_t close_in_ms = 0) {
+  explicit Fixture(const std::string& name, uint32_t flush_ms = 1000, uint32_t delay_ms = 0,
+                   uint32_t duration_ms = 0)
+      : gates(WindowSettings(delay_ms, duration_ms)) {
     path = ::testing::TempDir() + "/" + name + "-" + std::to_string(getpid()) + ".pb";
     std::string error;
     auto sink = FileSink::Create(path, /*overwrite=*/true, &error);
     EXPECT_NE(sink, nullptr) << error;
+    activity.pool = &pool;
+    gates.Connect(&recording, context.clock.NowNs());
     Recorder::Options options;
     options.flush_interval_ms = flush_ms;
-    const uint64_t now = NowNs();
-    if (open_in_ms) options.window_open_at_ns = now + open_in_ms * 1000000;
-    if (close_in_ms) options.window_close_at_ns = now + close_in_ms * 1000000;
-    recorder = std::make_unique<Recorder>(std::move(sink), path, &strings, &pool,
-                                          capture.Hooks(), options);
+    Recorder::Sources sources{.activity = &activity,
+                              .nvtx = &nvtx,
+                              .call_sites = &call_sites,
+                              .details = &details,
+                              .gates = &gates};
+    recorder = std::make_unique<Recorder>(std::move(sink), path, &context, &pool, sources, options);
     TraceHeader header;
     header.pid = 77;
     EXPECT_TRUE(recorder->Start(header));
@@ -127,7 +177,7 @@ struct Fixture {
     uint8_t* buffer = pool.Acquire();
     ASSERT_NE(buffer, nullptr);
     std::memcpy(buffer, calls.data(), calls.size() * sizeof(ApiCall));
-    recorder->OnBufferCompleted(buffer, calls.size() * sizeof(ApiCall));
+    activity.Complete(buffer, calls.size() * sizeof(ApiCall));
   }
 
   TraceRecords ReadAll(bool* has_run_end = nullptr) {
@@ -169,11 +219,11 @@ ApiCall Call(ApiDomain domain, uint64_t start, uint64_t end, uint64_t corr) {
 TEST(RecorderTest, StopWritesEverything) {
   Fixture f("recorder-stop");
   f.Complete({Call(ApiDomain::kDriver, 110, 120, 2), Call(ApiDomain::kRuntime, 100, 130, 1)});
-  f.capture.dropped = 3;
+  f.activity.dropped = 3;
   f.recorder->Stop("exit");
   f.recorder->Stop("exit");  // idempotent
-  EXPECT_EQ(f.capture.forced_flushes.load(), 1);
-  EXPECT_TRUE(f.capture.final_nvtx_drain.load());
+  EXPECT_EQ(f.activity.final_flushes.load(), 1);
+  EXPECT_TRUE(f.nvtx.final_drain.load());
   TraceRecords all = f.ReadAll();
   EXPECT_EQ(f.header.pid, 77u);
   EXPECT_EQ(f.header.cuda_driver_version, 13000u);
@@ -200,11 +250,11 @@ TEST(RecorderTest, StopWritesEverything) {
 // once and written before the trace ends.
 TEST(RecorderTest, CallSitesJoinTheirApiCalls) {
   Fixture f("recorder-call-sites");
-  f.capture.NoteCallSite(1, 7);
-  f.capture.NoteCallSite(3, 5);  // a call never recorded (outside a capture range, say)
+  f.call_sites.Note(1, 7);
+  f.call_sites.Note(3, 5);  // a call never recorded (outside a capture range, say)
   f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1), Call(ApiDomain::kRuntime, 140, 150, 2)});
   f.recorder->Stop("exit");
-  EXPECT_EQ(f.capture.stack_takes.load(), 1);
+  EXPECT_EQ(f.call_sites.stack_takes.load(), 1);
   TraceRecords all = f.ReadAll();
   ASSERT_EQ(all.api_calls.size(), 2u);
   for (const ApiCall& c : all.api_calls) {
@@ -218,7 +268,7 @@ TEST(RecorderTest, CallSitesJoinTheirApiCalls) {
 // Proves device records are completed (PCI bus id from the driver) before they are written.
 TEST(RecorderTest, DevicesAreCompleted) {
   Fixture f("recorder-devices");
-  f.capture.emit_device = true;
+  f.activity.emit_device = true;
   f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1)});
   f.recorder->Stop("exit");
   TraceRecords all = f.ReadAll();
@@ -239,40 +289,45 @@ TEST(RecorderTest, PeriodicFlushWritesWhileRunning) {
   }
   EXPECT_EQ(seen.api_calls.size(), 1u);
   EXPECT_FALSE(seen.run_end.has_value());  // still recording
-  EXPECT_GT(f.capture.flushes.load(), 0);
+  EXPECT_GT(f.activity.flushes.load(), 0);
   f.recorder->Stop("exit");
 }
 
-// Proves a lost capture (another CUPTI client took the buffers) is written into the trace as its
-// own drop report, apart from the buffer-space drops.
+// Proves the takeover watch runs on the recorder's ticks: launches going on while no buffer comes
+// (another CUPTI client took the buffers) are written into the trace as their own drop report,
+// apart from the buffer-space drops, with the launches missed since the silence began.
 TEST(RecorderTest, CaptureTakeoverIsReported) {
   Fixture f("recorder-takeover", /*flush_ms=*/10);
-  f.capture.taken_over = true;
-  for (int i = 0; i < 200 && f.capture.taken_over.load(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  f.activity.launching = true;
+  TraceRecords all;
+  for (int i = 0; i < 200 && all.drops.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    all = f.ReadAll();
   }
   f.recorder->Stop("exit");
-  TraceRecords all = f.ReadAll();
+  all = f.ReadAll();
   ASSERT_EQ(all.drops.size(), 1u);
   EXPECT_EQ(all.drops[0].source, "cupti-taken-over");
-  EXPECT_EQ(all.drops[0].count, 42u);
+  // Ticks 1..4 read 10..40 launches: counting starts at the first, silence at the second (10),
+  // and the third silent tick (40) concludes.
+  EXPECT_EQ(all.drops[0].count, 30u);
   EXPECT_EQ(all.run_end->records_dropped, 0u);
 }
 
-// Proves the delay/duration window: opened, then closed, each at (not before) its moment, even
-// with a flush interval far longer than either.
+// Proves the writer thread is the gates' timer: the delay/duration window opens, then closes,
+// each at (not before) its moment, even with a flush interval far longer than either.
 TEST(RecorderTest, TimeWindowOpensAndCloses) {
-  const uint64_t start = NowNs();
-  Fixture f("recorder-window", /*flush_ms=*/10000, /*open_in_ms=*/30, /*close_in_ms=*/80);
+  const uint64_t start = TraceClock().NowNs();
+  Fixture f("recorder-window", /*flush_ms=*/10000, /*delay_ms=*/30, /*duration_ms=*/50);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   f.recorder->Stop("exit");
-  std::lock_guard<std::mutex> lock(f.capture.window_mutex);
-  ASSERT_EQ(f.capture.window_changes.size(), 2u);
-  EXPECT_TRUE(f.capture.window_changes[0].first);
-  EXPECT_FALSE(f.capture.window_changes[1].first);
-  EXPECT_GE(f.capture.window_changes[0].second, start + 30000000);
-  EXPECT_GE(f.capture.window_changes[1].second, start + 80000000);
-  EXPECT_LT(f.capture.window_changes[1].second, start + 280000000);  // not at the next flush
+  std::lock_guard<std::mutex> lock(f.recording.mutex);
+  ASSERT_EQ(f.recording.changes.size(), 2u);
+  EXPECT_TRUE(f.recording.changes[0].first);
+  EXPECT_FALSE(f.recording.changes[1].first);
+  EXPECT_GE(f.recording.changes[0].second, start + 30000000);
+  EXPECT_GE(f.recording.changes[1].second, start + 80000000);
+  EXPECT_LT(f.recording.changes[1].second, start + 280000000);  // not at the next flush
 }
 
 // Proves the signal path: a stop requested the async-signal-safe way finishes the trace with the

@@ -114,6 +114,35 @@ TEST(SettingsTest, TraceGroups) {
   EXPECT_TRUE(warnings.empty());
 }
 
+// Proves the kind list is one table (proto/capture_kinds.h): the words collect.sh checks against
+// are exactly those the parser takes, an unknown one is refused naming them all, and the
+// defaults and the header's spelling come from the same rows.
+TEST(SettingsTest, TraceKindsComeFromOneTable) {
+  EXPECT_EQ(CaptureKindWords(" "),
+            "cuda all runtime driver kernel memcpy memset sync memory nvtx overhead graph");
+  std::vector<std::string> warnings;
+  for (const CaptureKindName& kind : kCaptureKinds) {
+    Settings s = Parse({{"LIBPROF_TRACE", kind.name}}, &warnings);
+    EXPECT_EQ(s.ToMap()["LIBPROF_TRACE"], kind.name);
+  }
+  EXPECT_TRUE(warnings.empty());
+  Parse({{"LIBPROF_TRACE", "kernel,bogus"}}, &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "LIBPROF_TRACE=kernel,bogus: unknown kind 'bogus' (known: cuda, all, runtime, driver, "
+            "kernel, memcpy, memset, sync, memory, nvtx, overhead, graph); using the default set");
+  EXPECT_EQ(Settings().ToMap()["LIBPROF_TRACE"],
+            "runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead");
+}
+
+// Proves LIBPROF_TRACE_LIST is read, and stays out of the header's settings (it is plumbing).
+TEST(SettingsTest, TraceListIsReadNotRecorded) {
+  std::vector<std::string> warnings;
+  Settings s = Parse({{"LIBPROF_TRACE_LIST", "/tmp/list"}}, &warnings);
+  EXPECT_EQ(s.trace_list, "/tmp/list");
+  EXPECT_FALSE(s.ToMap().contains("LIBPROF_TRACE_LIST"));
+}
+
 // Proves the header's settings map reflects the parsed values.
 TEST(SettingsTest, ToMapRoundsTrip) {
   std::vector<std::string> warnings;
