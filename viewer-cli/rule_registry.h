@@ -6,6 +6,11 @@
 // `profview findings --help` lists RulesHelp(), and tests/viewer/rule_registry_test.cc fails
 // when viewer-cli/USAGE.md's rules table disagrees with the registry.
 //
+// Adding a rule: a RuleId and its kRules entry (rule_registry.cc); its details struct in
+// FindingDetails when its fields are new (rule_details.h); the code that makes its findings, in
+// an existing pass or a new one (a new <topic>_rules.{h,cc}, listed in viewer-cli/CMakeLists.txt);
+// its row in USAGE.md's rules table; tests in tests/viewer/findings_test.cc.
+//
 // Layer: viewer-cli/ analysis library, rules. The header needs only the standard library (the
 // types a pass takes are declared, not included), so reports and the CLI include it freely.
 #pragma once
