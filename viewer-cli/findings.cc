@@ -2,16 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
 #include "viewer-cli/api_names.h"
 #include "viewer-cli/call_sites.h"
-#include "viewer-cli/gpu_rules.h"
 #include "viewer-cli/intervals.h"
 #include "viewer-cli/kernel_names.h"
-#include "viewer-cli/memory_rules.h"
-#include "viewer-cli/overlap_rules.h"
 #include "viewer-cli/stream_deps.h"
 #include "viewer-cli/trace_index.h"
 #include "viewer-cli/units.h"
@@ -36,27 +34,20 @@ struct Wait {
 
 class Analyzer {
  public:
-  Analyzer(const ProcessTrace& trace, const FindingsOptions& options)
-      : trace_(trace),
-        index_(trace),
-        model_(index_),
-        options_(options),
-        records_(trace.records),
-        call_sites_(trace) {}
+  Analyzer(const RuleInput& input, std::vector<Finding>* out)
+      : trace_(input.trace),
+        index_(input.index),
+        model_(input.model),
+        options_(input.options),
+        records_(input.trace.records),
+        call_sites_(input.trace),
+        out_(*out) {}
 
-  std::vector<Finding> Run() {
+  void Run() {
     Prepare();
     for (uint32_t i = 0; i < records_.api_calls.size(); ++i) {
       if (index_.Outermost(i) == i) AnalyzeCall(i);
     }
-    FindGpuFindings(trace_, index_, options_, &out_);
-    FindMemoryFindings(trace_, index_, model_, options_, &out_);
-    FindOverlapFindings(trace_, index_, model_, options_, &out_);
-    std::stable_sort(out_.begin(), out_.end(), [](const Finding& a, const Finding& b) {
-      return std::tie(a.host_start_ns, a.correlation_id) <
-             std::tie(b.host_start_ns, b.correlation_id);
-    });
-    return std::move(out_);
   }
 
  private:
@@ -196,7 +187,7 @@ class Analyzer {
     return text;
   }
 
-  Finding Base(const std::string& rule, uint32_t i) const {
+  Finding Base(RuleId rule, uint32_t i) const {
     const ApiCall& c = records_.api_calls[i];
     Finding f;
     f.rule = rule;
@@ -269,14 +260,16 @@ class Analyzer {
     auto fill_copy = [&](Finding* f) {
       const DeviceOp& first = copy ? *copy : *set;
       f->stream_id = first.stream_id;
-      f->bytes = own_bytes;
+      CopyDetails d;
+      d.bytes = own_bytes;
       if (m) {
-        f->copy_kind = ToString(m->copy_kind);
-        f->src_kind = ToString(m->src_kind);
-        f->dst_kind = ToString(m->dst_kind);
+        d.copy_kind = ToString(m->copy_kind);
+        d.src_kind = ToString(m->src_kind);
+        d.dst_kind = ToString(m->dst_kind);
       } else {
-        f->dst_kind = ToString(s->memory_kind);
+        d.dst_kind = ToString(s->memory_kind);
       }
+      f->details = std::move(d);
     };
     Wait wait;
     std::string details;  // shown in parentheses after the API name
@@ -312,7 +305,7 @@ class Analyzer {
       }
       wait = Resolve(call, std::move(deps), /*tolerant=*/true);
       if (wait.blocked_ns >= options_.min_wait_ns) {
-        Finding f = Base("sync-api", i);
+        Finding f = Base(RuleId::kSyncApi, i);
         f.stream_id = stream;
         f.blocked_ns = wait.blocked_ns;
         SetBlamed(&f, wait, call);
@@ -328,7 +321,7 @@ class Analyzer {
           Resolve(call, model_.PendingOnDevice(call.start_ns, call.correlation_id, call.start_ns),
                   /*tolerant=*/true);
       if (wait.blocked_ns >= options_.min_wait_ns) {
-        Finding f = Base("implicit-sync", i);
+        Finding f = Base(RuleId::kImplicitSync, i);
         f.blocked_ns = wait.blocked_ns;
         SetBlamed(&f, wait, call);
         f.explanation = name + " took " + Dur(f.host_duration_ns) +
@@ -352,7 +345,7 @@ class Analyzer {
                        /*tolerant=*/false);
       }
       if (wait.blocked_ns >= options_.min_wait_ns) {
-        Finding f = Base("blocked-on-prior-work", i);
+        Finding f = Base(RuleId::kBlockedOnPriorWork, i);
         fill_copy(&f);
         f.blocked_ns = wait.blocked_ns;
         SetBlamed(&f, wait, call);
@@ -368,7 +361,7 @@ class Analyzer {
 
     // The call's own cost: its host time not spent waiting for earlier work.
     const uint64_t own_cost = Duration(call.start_ns + wait.blocked_ns, call.end_ns);
-    auto own_finding = [&](const std::string& rule) {
+    auto own_finding = [&](RuleId rule) {
       Finding f = Base(rule, i);
       fill_copy(&f);
       f.blocked_ns = own_cost;
@@ -387,7 +380,7 @@ class Analyzer {
       const bool pageable =
           m->src_kind == MemoryKind::kPageable || m->dst_kind == MemoryKind::kPageable;
       if (async && pageable) {
-        Finding f = own_finding("pageable-async-memcpy");
+        Finding f = own_finding(RuleId::kPageableAsyncMemcpy);
         f.explanation = name + " (" + details +
                         ") is synchronous because the host memory is "
                         "pageable: " +
@@ -399,7 +392,7 @@ class Analyzer {
       } else if (!async && own_cost >= options_.min_wait_ns &&
                  !(m->copy_kind == CopyKind::kHtoD &&
                    own_bytes <= options_.sync_memcpy_min_h2d_bytes)) {
-        Finding f = own_finding("sync-memcpy");
+        Finding f = own_finding(RuleId::kSyncMemcpy);
         f.explanation = name + " (" + details + ") is a synchronous copy: it held the host for " +
                         Dur(own_cost) + after_wait +
                         "; cudaMemcpyAsync on a stream (with pinned host memory) lets the host "
@@ -407,7 +400,7 @@ class Analyzer {
         out_.push_back(std::move(f));
       }
     } else if (s != nullptr && !s->async && !IsAsyncApi(name) && own_cost >= options_.min_wait_ns) {
-      Finding f = own_finding("sync-memset");
+      Finding f = own_finding(RuleId::kSyncMemset);
       f.explanation = name + " (" + details + ") is a synchronous memset: it held the host for " +
                       Dur(own_cost) + after_wait + "; cudaMemsetAsync would not";
       out_.push_back(std::move(f));
@@ -415,8 +408,8 @@ class Analyzer {
   }
 
   const ProcessTrace& trace_;
-  TraceIndex index_;
-  StreamModel model_;
+  const TraceIndex& index_;
+  const StreamModel& model_;
   const FindingsOptions& options_;
   const TraceRecords& records_;
   CallSites call_sites_;
@@ -425,22 +418,38 @@ class Analyzer {
   std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
   // thread -> running maximum of ranges_[thread][0..i]'s end times, to stop NvtxStack's scan.
   std::unordered_map<uint32_t, std::vector<uint64_t>> range_max_end_;
-  std::vector<Finding> out_;
+  std::vector<Finding>& out_;
 };
 
 }  // namespace
 
+void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
+  Analyzer(input, out).Run();
+}
+
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options) {
-  return Analyzer(trace, options).Run();
+  const TraceIndex index(trace);
+  const StreamModel model(index);
+  std::vector<Finding> out;
+  RunRulePasses({trace, index, model, options}, &out);
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    return std::tie(a.host_start_ns, a.correlation_id) <
+           std::tie(b.host_start_ns, b.correlation_id);
+  });
+  return out;
 }
 
 std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings) {
-  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, FindingGroup>
-      groups;
+  // Views into `findings`, which outlive the map. The rule by its name: groups of equal time
+  // keep the name order.
+  using Key = std::tuple<std::string_view, std::string_view, std::string_view, std::string_view,
+                         std::string_view>;
+  std::map<Key, FindingGroup> groups;
   for (const Finding& f : findings) {
     FindingGroup& g =
-        groups[{f.rule, f.api, f.blamed.empty() ? "" : f.blamed.front().name, f.serialised_by,
-                f.call_site}];
+        groups[{RuleName(f.rule), f.api,
+                f.blamed.empty() ? std::string_view() : std::string_view(f.blamed.front().name),
+                DetailsGroupKey(f.details), f.call_site}];
     if (g.count == 0 || f.blocked_ns > g.worst.blocked_ns) g.worst = f;
     ++g.count;
     g.total_blocked_ns += f.blocked_ns;

@@ -1,25 +1,11 @@
-// `profview findings`: why host time was spent waiting, and on what. Each rule has a stable id
-// (an interface, like the JSON field names):
-//   blocked-on-prior-work  a copy or memset call that waited for earlier device work it had to
-//                          follow (same stream, legacy default stream, event wait)
-//   sync-api               explicit synchronisation (cudaDeviceSynchronize, cudaStreamSynchronize,
-//                          cudaEventSynchronize, cuCtxSynchronize, ...) and what it waited for
-//   implicit-sync          calls that synchronise the device as a side effect (cudaFree, ...)
-//   pageable-async-memcpy  an *Async copy with pageable host memory (synchronous in practice)
-//   sync-memcpy            a synchronous copy (host-to-device up to 64 KiB excluded)
-//   sync-memset            a synchronous memset
-//   gpu-idle-gaps          the GPU idle for longer than a threshold, with why (idle_breakdown.h)
-//   gpu-low-utilization    a chunk of the trace where the GPU was busy less than a threshold
-//   gpu-idle-breakdown     a device idle for a large share of its active span, with why: while
-//                          the host launched, was blocked in synchronising calls, or otherwise
-//   alloc-churn            cudaMalloc/cudaFree (or other synchronous allocation) pairs of one size
-//                          repeating: host time, implicit synchronisations, what reuse would save
-//   no-overlap-default-stream  copies and kernels serialised by the legacy default stream or by
-//                          pageable host memory, and how much could have overlapped
-// The last two are pattern rules: each finding sums many calls (which may also have findings of
-// their own), so their time is an estimate of what a change would save, not added to the rest.
+// `profview findings`: why host time was spent waiting, and on what. The rules, with their
+// stable ids, families and help, are registered in rule_registry.{h,cc}; each finding carries
+// the fields below, common to every rule, and its rule's own details (rule_details.h).
+// The pattern rules (family kPattern) sum many calls (which may also have findings of their
+// own), so their time is an estimate of what a change would save, not added to the rest.
 //
-// Layer: viewer-cli/ analysis library. Pure computation over a ProcessTrace.
+// Layer: viewer-cli/ analysis library, rules. Pure computation over a ProcessTrace. This file
+// holds the engine (FindFindings runs the registered passes) and the pass of the six host rules.
 //
 // Accounting: per API call, the wait on earlier work (blocked-on-prior-work, sync-api or
 // implicit-sync: at most one of them) and the call's own cost (pageable-async-memcpy,
@@ -32,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "viewer-cli/rule_details.h"
+#include "viewer-cli/rule_registry.h"
 #include "viewer-cli/trace_loader.h"
 
 namespace libprof::viewer {
@@ -74,20 +62,21 @@ struct FindingFrame {
   uint64_t module_offset = 0;
 };
 
+// The fields every rule's findings have (some only where they apply), then the rule's own.
 struct Finding {
-  std::string rule;
-  std::string api;  // "" for GPU rules
+  RuleId rule = RuleId::kBlockedOnPriorWork;
+  // The API call (alloc-churn: the allocating API); "" for the device rules.
+  std::string api;
   std::string file;
   uint32_t pid = 0;
   uint32_t thread_id = 0;
   uint64_t correlation_id = 0;
   uint64_t host_start_ns = 0;  // relative to the recording start (ProcessTrace::origin_ns)
   uint64_t host_duration_ns = 0;
-  uint64_t blocked_ns = 0;  // <= host_duration_ns
-  std::optional<uint32_t> stream_id;
-  std::optional<uint64_t> bytes;
-  std::string copy_kind, src_kind, dst_kind;  // "" when not a copy
-  std::vector<Blamed> blamed;                 // largest overlap first, at most kMaxBlamed
+  uint64_t blocked_ns = 0;  // the time lost (RuleFamily says what it is); <= host_duration_ns
+  std::optional<uint32_t> stream_id;  // the stream of the call's work or the one it waited for
+  std::optional<uint32_t> device_id;  // device rules
+  std::vector<Blamed> blamed;         // largest overlap first, at most kMaxBlamed
   uint64_t blamed_omitted = 0;
   std::vector<std::string> nvtx;  // enclosing NVTX ranges on the thread, outermost first
   // Where the call came from, when its stack was recorded (viewer-cli/call_sites.h):
@@ -95,33 +84,22 @@ struct Finding {
   std::string call_site;
   std::vector<FindingFrame> stack;
   std::string explanation;
-  // GPU rules.
-  std::optional<uint32_t> device_id;
-  std::optional<double> utilization;             // gpu-low-utilization: busy share of the chunk
-  std::optional<uint64_t> launch_bound_idle_ns;  // idle time in which the GPU waited for launches
-  std::optional<uint64_t> kernels;               // kernels that ran in the chunk
-  std::string host_activity;                     // gpu-idle-gaps: what the host did meanwhile
-  // GPU idle rules: the idle time by cause (idle_breakdown.h); they add up to blocked_ns.
-  std::optional<uint64_t> idle_launch_ns, idle_sync_ns, idle_other_ns;
-  // gpu-idle-breakdown: mean kernel duration and mean host time of the calls that launched them.
-  std::optional<uint64_t> mean_kernel_ns, launches, mean_launch_ns;
-  // alloc-churn (api is the allocating API, bytes the size).
-  std::string free_api;
-  std::optional<uint64_t> pairs, pairs_host_ns, implicit_syncs, sync_wait_ns;
-  std::optional<uint64_t> caching_saving_ns, async_saving_ns;
-  // no-overlap-default-stream: "legacy-default-stream" or "pageable-memory", and the copies and
-  // kernels serialised (kernels above counts them).
-  std::string serialised_by;
-  std::optional<uint64_t> copies, copy_ns, kernel_ns;
+  FindingDetails details;  // the alternative Rule(rule).details names
 };
 
 inline constexpr size_t kMaxBlamed = 16;
 
-// Every finding of one process, ordered by time.
+// Every finding of one process, ordered by time: the registered passes (rule_registry.h), run
+// over one TraceIndex and StreamModel.
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options);
 
-// Findings with the same rule, API, first blamed name, serialised_by and call site, worst
-// (largest blocked_ns) first.
+// The pass of the host rules blocked-on-prior-work, sync-api, implicit-sync,
+// pageable-async-memcpy, sync-memcpy and sync-memset: one pass, because a call's own cost is its
+// host time minus its wait. Registered in rule_registry.cc.
+void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out);
+
+// Findings with the same rule, API, first blamed name, call site and details' group key
+// (rule_details.h), worst (largest blocked_ns) first.
 struct FindingGroup {
   Finding worst;
   uint64_t count = 0;

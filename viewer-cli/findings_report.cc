@@ -1,9 +1,10 @@
 #include "viewer-cli/findings_report.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <set>
+#include <string_view>
+#include <type_traits>
 
 #include "viewer-cli/formats.h"
 #include "viewer-cli/kernel_names.h"
@@ -15,27 +16,13 @@ namespace {
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
-bool IsGpuRule(const Finding& f) {
-  return f.rule == "gpu-idle-gaps" || f.rule == "gpu-low-utilization" ||
-         f.rule == "gpu-idle-breakdown";
-}
-
-// Rules that sum many calls into one finding (findings.h): their time is a saving estimate,
-// kept out of the host total.
-bool IsPatternRule(const Finding& f) {
-  return f.rule == "alloc-churn" || f.rule == "no-overlap-default-stream";
-}
+RuleFamily FamilyOf(const Finding& f) { return Rule(f.rule).family; }
 
 std::string WaitingFor(const Finding& f) {
-  if (f.rule == "alloc-churn") {
-    return FormatBytes(f.bytes.value_or(0)) + " × " + std::to_string(f.pairs.value_or(0));
-  }
-  if (f.rule == "no-overlap-default-stream") {
-    return "GPU " + std::to_string(f.device_id.value_or(0)) + ", " + f.serialised_by;
-  }
-  if (f.blamed.empty()) return IsGpuRule(f) ? "GPU " + std::to_string(f.device_id.value_or(0)) : "";
+  std::string text = DetailsWaitingFor(f.details, f.device_id);
+  if (!text.empty() || f.blamed.empty()) return text;
   const Blamed& b = f.blamed.front();
-  std::string text = b.kind == "kernel" ? ShortKernelName(b.name, 40) : b.name;
+  text = b.kind == "kernel" ? ShortKernelName(b.name, 40) : b.name;
   const uint64_t more = f.blamed.size() - 1 + f.blamed_omitted;
   if (more > 0) text += " +" + std::to_string(more);
   return text;
@@ -50,8 +37,8 @@ std::string NvtxPath(const Finding& f) {
 // `with_pid`: findings of several processes are listed together; say whose each one is.
 std::string ExplanationLine(size_t number, const Finding& f, uint64_t count, bool with_pid) {
   std::string line = "[" + std::to_string(number) + "] " +
-                     (with_pid ? "pid " + std::to_string(f.pid) + " " : "") + f.rule + ": " +
-                     f.explanation;
+                     (with_pid ? "pid " + std::to_string(f.pid) + " " : "") +
+                     std::string(RuleName(f.rule)) + ": " + f.explanation;
   if (count > 1) line += " (the longest of " + std::to_string(count) + ")";
   line += ".\n";
   if (!f.nvtx.empty()) line += "    in NVTX " + NvtxPath(f) + "\n";
@@ -61,7 +48,7 @@ std::string ExplanationLine(size_t number, const Finding& f, uint64_t count, boo
 
 void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
   j.BeginObject()
-      .Field("rule", f.rule)
+      .Field("rule", RuleName(f.rule))
       .Field("api", f.api)
       .Field("pid", f.pid)
       .Field("thread_id", f.thread_id)
@@ -70,10 +57,13 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
       .Field("host_duration_ns", f.host_duration_ns)
       .Field("blocked_ns", f.blocked_ns);
   if (f.stream_id) j.Field("stream_id", *f.stream_id);
-  if (f.bytes) j.Field("bytes", *f.bytes);
-  if (!f.copy_kind.empty()) j.Field("copy_kind", f.copy_kind);
-  if (!f.src_kind.empty()) j.Field("src_kind", f.src_kind);
-  if (!f.dst_kind.empty()) j.Field("dst_kind", f.dst_kind);
+  // The rule's own fields (rule_details.h): the memory ones here, its measures after device_id.
+  auto details = [&](bool memory) {
+    DetailFields(f.details, [&](std::string_view key, const auto& value, FieldUse use) {
+      if ((use == FieldUse::kMemory) == memory) j.Field(key, value);
+    });
+  };
+  details(true);
   j.Key("blamed").BeginArray();
   for (const Blamed& b : f.blamed) {
     j.BeginObject()
@@ -105,27 +95,7 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
     j.EndArray();
   }
   if (f.device_id) j.Field("device_id", *f.device_id);
-  if (f.utilization) j.Field("utilization", *f.utilization);
-  if (f.launch_bound_idle_ns) j.Field("launch_bound_idle_ns", *f.launch_bound_idle_ns);
-  if (f.kernels) j.Field("kernels", *f.kernels);
-  if (!f.host_activity.empty()) j.Field("host_activity", f.host_activity);
-  if (f.idle_launch_ns) j.Field("idle_launch_ns", *f.idle_launch_ns);
-  if (f.idle_sync_ns) j.Field("idle_sync_ns", *f.idle_sync_ns);
-  if (f.idle_other_ns) j.Field("idle_other_ns", *f.idle_other_ns);
-  if (f.mean_kernel_ns) j.Field("mean_kernel_ns", *f.mean_kernel_ns);
-  if (f.launches) j.Field("launches", *f.launches);
-  if (f.mean_launch_ns) j.Field("mean_launch_ns", *f.mean_launch_ns);
-  if (!f.free_api.empty()) j.Field("free_api", f.free_api);
-  if (f.pairs) j.Field("pairs", *f.pairs);
-  if (f.pairs_host_ns) j.Field("pairs_host_ns", *f.pairs_host_ns);
-  if (f.implicit_syncs) j.Field("implicit_syncs", *f.implicit_syncs);
-  if (f.sync_wait_ns) j.Field("sync_wait_ns", *f.sync_wait_ns);
-  if (f.caching_saving_ns) j.Field("caching_saving_ns", *f.caching_saving_ns);
-  if (f.async_saving_ns) j.Field("async_saving_ns", *f.async_saving_ns);
-  if (!f.serialised_by.empty()) j.Field("serialised_by", f.serialised_by);
-  if (f.copies) j.Field("copies", *f.copies);
-  if (f.copy_ns) j.Field("copy_ns", *f.copy_ns);
-  if (f.kernel_ns) j.Field("kernel_ns", *f.kernel_ns);
+  details(false);
   j.Field("file", f.file);
   if (group != nullptr) {
     j.Field("count", group->count)
@@ -140,22 +110,28 @@ std::string Headline(const std::vector<Finding>& findings, const FindingsReportC
   std::set<std::pair<uint32_t, uint32_t>> threads;
   // Per (pid, device): the idle time of the breakdown, of the gaps and of the chunks. Each is a
   // sum over disjoint intervals of one device, but they overlap each other: take the largest.
-  std::map<std::pair<uint32_t, uint32_t>, std::array<uint64_t, 3>> idle;
+  std::map<std::pair<uint32_t, uint32_t>, std::map<RuleId, uint64_t>> idle;
   for (const Finding& f : findings) {
-    if (IsGpuRule(f)) {
-      const size_t slot = f.rule == "gpu-idle-breakdown" ? 0 : f.rule == "gpu-idle-gaps" ? 1 : 2;
-      idle[{f.pid, f.device_id.value_or(0)}][slot] += f.blocked_ns;
-      continue;
+    switch (FamilyOf(f)) {
+      case RuleFamily::kGpuIdle:
+        idle[{f.pid, f.device_id.value_or(0)}][f.rule] += f.blocked_ns;
+        break;
+      case RuleFamily::kPattern:
+        pattern += f.blocked_ns;
+        break;
+      case RuleFamily::kHostWait:
+      case RuleFamily::kHostCost:
+        host += f.blocked_ns;
+        threads.insert({f.pid, f.thread_id});
+        break;
     }
-    if (IsPatternRule(f)) {
-      pattern += f.blocked_ns;
-      continue;
-    }
-    host += f.blocked_ns;
-    threads.insert({f.pid, f.thread_id});
   }
   uint64_t gpu = 0;
-  for (const auto& [device, sums] : idle) gpu += *std::max_element(sums.begin(), sums.end());
+  for (const auto& [device, sums] : idle) {
+    uint64_t largest = 0;
+    for (const auto& [rule, sum] : sums) largest = std::max(largest, sum);
+    gpu += largest;
+  }
   std::string line = std::to_string(findings.size()) + " finding" +
                      (findings.size() == 1 ? "" : "s") + ": API calls lost " + Dur(host);
   // Several threads lose time at once: a share of the trace would exceed 100% then.
@@ -166,7 +142,7 @@ std::string Headline(const std::vector<Finding>& findings, const FindingsReportC
   line += " to waits and synchronous work";
   if (gpu > 0) line += "; the GPU rules find " + Dur(gpu) + " of idle GPU time";
   if (pattern > 0) {
-    line += "; the pattern rules (alloc-churn, no-overlap-default-stream) estimate " +
+    line += "; the pattern rules (" + RuleNames(", ", RuleFamily::kPattern) + ") estimate " +
             Dur(pattern) + " could be saved";
   }
   return line + ".\n";
@@ -196,7 +172,7 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
     for (size_t i = 0; i < findings.size(); ++i) {
       const Finding& f = findings[i];
       rows.push_back({std::to_string(i + 1), Dur(f.host_start_ns), Dur(f.host_duration_ns),
-                      Dur(f.blocked_ns), f.rule, f.api,
+                      Dur(f.blocked_ns), std::string(RuleName(f.rule)), f.api,
                       f.correlation_id ? std::to_string(f.correlation_id) : "", WaitingFor(f)});
     }
     out += RenderTable(columns, rows, c.terminal_width) + "\n";
@@ -216,8 +192,8 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
   for (size_t i = 0; i < groups.size(); ++i) {
     const FindingGroup& g = groups[i];
     rows.push_back({std::to_string(i + 1), Dur(g.total_blocked_ns), std::to_string(g.count),
-                    Dur(g.total_blocked_ns / g.count), g.worst.rule, g.worst.api,
-                    WaitingFor(g.worst)});
+                    Dur(g.total_blocked_ns / g.count), std::string(RuleName(g.worst.rule)),
+                    g.worst.api, WaitingFor(g.worst)});
   }
   out += RenderTable(columns, rows, c.terminal_width) + "\n";
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -281,7 +257,17 @@ std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsRepo
                              "call_site"});
   auto line = [&](const Finding& f, uint64_t count, uint64_t total) {
     const Blamed* b = f.blamed.empty() ? nullptr : &f.blamed.front();
-    out += CsvLine({f.rule,
+    // The details' memory fields fill the columns of the same names; others stay empty.
+    std::string bytes, copy_kind, src_kind, dst_kind;
+    DetailFields(f.details, [&](std::string_view key, const auto& value, FieldUse use) {
+      if (use != FieldUse::kMemory) return;
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+        (key == "copy_kind" ? copy_kind : key == "src_kind" ? src_kind : dst_kind) = value;
+      } else {
+        bytes = std::to_string(value);
+      }
+    });
+    out += CsvLine({std::string(RuleName(f.rule)),
                     f.api,
                     std::to_string(f.pid),
                     std::to_string(f.thread_id),
@@ -292,10 +278,10 @@ std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsRepo
                     std::to_string(count),
                     std::to_string(total),
                     f.stream_id ? std::to_string(*f.stream_id) : "",
-                    f.bytes ? std::to_string(*f.bytes) : "",
-                    f.copy_kind,
-                    f.src_kind,
-                    f.dst_kind,
+                    bytes,
+                    copy_kind,
+                    src_kind,
+                    dst_kind,
                     b ? b->kind : "",
                     b ? b->name : "",
                     b ? std::to_string(b->correlation_id) : "",

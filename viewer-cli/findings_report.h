@@ -1,17 +1,18 @@
-// Formats findings as a table with explanations, CSV or JSON.
+// Formats findings as a table with explanations, CSV or JSON. Rules are told apart by their
+// registry entry (rule_registry.h: the family says how a finding's time adds up) and render
+// their own fields (rule_details.h); nothing here names a rule.
 //
-// Layer: viewer-cli/ analysis library. Pure formatting of findings.h's structs.
+// Layer: viewer-cli/ analysis library, reports. Pure formatting of findings.h's structs.
 //
 // JSON shape (stable; fields may be added):
 //   {"findings": [{"rule", "api", "pid", "thread_id", "correlation_id", "host_start_ns",
-//     "host_duration_ns", "blocked_ns", "stream_id", "bytes", "copy_kind", "src_kind",
-//     "dst_kind", "blamed": [{"kind", "name", "correlation_id", "stream_id", "overlap_ns",
-//     "launched_before_ns", "via"}], "nvtx": [...], "explanation", ...}], "thresholds": {...}}
-// stream_id, bytes and the kinds appear when known; GPU rules add "device_id" and, for
-// gpu-low-utilization, "utilization", "launch_bound_idle_ns" and "kernels"; the idle-time
-// causes, alloc-churn's and no-overlap-default-stream's fields are listed in USAGE.md. Without --all each
-// object is the worst finding of its group plus "count", "total_blocked_ns" and
-// "mean_blocked_ns".
+//     "host_duration_ns", "blocked_ns", "stream_id", <the details' memory fields: "bytes",
+//     "copy_kind", "src_kind", "dst_kind">, "blamed": [{"kind", "name", "correlation_id",
+//     "stream_id", "overlap_ns", "launched_before_ns", "via"}], "nvtx": [...], "explanation",
+//     "call_site", "stack", "device_id", <the details' measures>, "file"}], "thresholds": {...}}
+// stream_id, device_id, call_site and the details' fields appear when known; each rule's
+// fields are listed in its registry entry and USAGE.md. Without --all each object is the worst
+// finding of its group plus "count", "total_blocked_ns" and "mean_blocked_ns".
 #pragma once
 
 #include <cstddef>

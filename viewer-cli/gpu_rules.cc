@@ -19,12 +19,6 @@ std::string Pct(uint64_t part, uint64_t whole) {
 
 uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
-void SetIdle(Finding* f, const IdleTotals& t) {
-  f->idle_launch_ns = t.launch_ns;
-  f->idle_sync_ns = t.sync_ns;
-  f->idle_other_ns = t.other_ns;
-}
-
 class GpuRules {
  public:
   GpuRules(const ProcessTrace& trace, const TraceIndex& index, const FindingsOptions& options,
@@ -40,8 +34,7 @@ class GpuRules {
   }
 
  private:
-  Finding Base(const std::string& rule, const DeviceIdle& d, uint64_t start_ns,
-               uint64_t length_ns) const {
+  Finding Base(RuleId rule, const DeviceIdle& d, uint64_t start_ns, uint64_t length_ns) const {
     Finding f;
     f.rule = rule;
     f.file = trace_.path;
@@ -124,18 +117,21 @@ class GpuRules {
         if (ops[o].end_ns == g.start_ns) prev = &ops[o];
         if (ops[o].start_ns >= g.start_ns) break;
       }
-      Finding f = Base("gpu-idle-gaps", d, g.start_ns, g.length());
+      Finding f = Base(RuleId::kGpuIdleGaps, d, g.start_ns, g.length());
       f.blocked_ns = g.length();
-      f.host_activity = HostActivity(g);
+      IdleGapDetails details;
+      details.host_activity = HostActivity(g);
       const IdleTotals causes = SumIdle(d.pieces, g.start_ns, g.end_ns);
-      SetIdle(&f, causes);
+      details.idle = causes;
       f.explanation =
           "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) + " from " +
           Dur(f.host_start_ns) + " (after " +
           (prev ? index_.OpName(*prev) + ", corr " + std::to_string(prev->correlation_id)
                 : std::string("earlier work")) +
           "; before " + index_.OpName(next) + ", corr " + std::to_string(next.correlation_id) +
-          "): " + f.host_activity + "; of the gap, " + CauseText(d, causes, g.start_ns, g.end_ns);
+          "): " + details.host_activity + "; of the gap, " +
+          CauseText(d, causes, g.start_ns, g.end_ns);
+      f.details = std::move(details);
       out_.push_back(std::move(f));
     }
   }
@@ -187,12 +183,14 @@ class GpuRules {
         }
       }
       const IdleTotals causes = SumIdle(d.pieces, from, to);
-      Finding f = Base("gpu-low-utilization", d, from, length);
+      Finding f = Base(RuleId::kGpuLowUtilization, d, from, length);
       f.blocked_ns = idle;
-      f.utilization = utilization;
-      f.launch_bound_idle_ns = causes.launch_ns;
-      SetIdle(&f, causes);
-      f.kernels = kernels;
+      LowUtilizationDetails details;
+      details.utilization = utilization;
+      details.launch_bound_idle_ns = causes.launch_ns;
+      details.idle = causes;
+      details.kernels = kernels;
+      f.details = details;
       f.explanation = "GPU " + std::to_string(d.device_id) + " was busy " + Pct(covered, length) +
                       " of the " + Dur(length) + " from " + Dur(f.host_start_ns) + " (chunk " +
                       std::to_string(k + 1) + " of " + std::to_string(chunks) + "): " + Dur(idle) +
@@ -230,18 +228,20 @@ class GpuRules {
         launch_ns += Duration(c.start_ns, c.end_ns);
       }
     }
-    Finding f = Base("gpu-idle-breakdown", d, d.active.start_ns, span);
+    Finding f = Base(RuleId::kGpuIdleBreakdown, d, d.active.start_ns, span);
     f.blocked_ns = idle;
-    f.utilization = static_cast<double>(span - idle) / static_cast<double>(span);
-    SetIdle(&f, causes);
-    f.kernels = kernels;
+    IdleBreakdownDetails details;
+    details.utilization = static_cast<double>(span - idle) / static_cast<double>(span);
+    details.idle = causes;
+    details.kernels = kernels;
     const uint64_t mean_kernel = kernels == 0 ? 0 : kernel_ns / kernels;
     const uint64_t mean_launch = launchers.empty() ? 0 : launch_ns / launchers.size();
-    if (kernels > 0) f.mean_kernel_ns = mean_kernel;
+    if (kernels > 0) details.mean_kernel_ns = mean_kernel;
     if (!launchers.empty()) {
-      f.launches = launchers.size();
-      f.mean_launch_ns = mean_launch;
+      details.launches = launchers.size();
+      details.mean_launch_ns = mean_launch;
     }
+    f.details = details;
     const std::string gpu = "GPU " + std::to_string(d.device_id);
     f.explanation = gpu + " was idle " + Pct(idle, span) + " of its active span (" + Dur(idle) +
                     " of " + Dur(span) + " from " + Dur(f.host_start_ns) +
@@ -290,9 +290,8 @@ class GpuRules {
 
 }  // namespace
 
-void FindGpuFindings(const ProcessTrace& trace, const TraceIndex& index,
-                     const FindingsOptions& options, std::vector<Finding>* out) {
-  GpuRules(trace, index, options, out).Run();
+void FindGpuFindings(const RuleInput& input, std::vector<Finding>* out) {
+  GpuRules(input.trace, input.index, input.options, out).Run();
 }
 
 }  // namespace libprof::viewer

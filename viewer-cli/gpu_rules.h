@@ -4,7 +4,7 @@
 // (a device idle for a large share of its whole active span), each with its idle time split by
 // cause (idle_breakdown.h: launching, blocked in synchronising calls, other).
 //
-// Layer: viewer-cli/ analysis library; called by findings.cc. Pure computation.
+// Layer: viewer-cli/ analysis library, rules; run from the rule registry. Pure computation.
 #pragma once
 
 #include <vector>
@@ -14,8 +14,8 @@
 
 namespace libprof::viewer {
 
-// Appends the GPU findings of `trace` (per device) to *out.
-void FindGpuFindings(const ProcessTrace& trace, const TraceIndex& index,
-                     const FindingsOptions& options, std::vector<Finding>* out);
+// The pass of the three rules, registered in rule_registry.cc: appends the GPU findings of the
+// trace (per device) to *out.
+void FindGpuFindings(const RuleInput& input, std::vector<Finding>* out);
 
 }  // namespace libprof::viewer

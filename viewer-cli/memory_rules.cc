@@ -19,10 +19,10 @@ std::optional<uint64_t> SteadyPairNs(const ChurnGroup& g) {
 
 }  // namespace
 
-void FindMemoryFindings(const ProcessTrace& trace, const TraceIndex& index,
-                        const StreamModel& model, const FindingsOptions& options,
-                        std::vector<Finding>* out) {
-  const MemoryReport report = AnalyzeMemory(trace, index, model);
+void FindMemoryFindings(const RuleInput& input, std::vector<Finding>* out) {
+  const ProcessTrace& trace = input.trace;
+  const FindingsOptions& options = input.options;
+  const MemoryReport report = AnalyzeMemory(trace, input.index, input.model);
   // The cheapest stream-ordered group, to price cudaMallocAsync with this program's own calls.
   std::optional<uint64_t> async_pair_ns;
   std::string async_api;
@@ -39,21 +39,22 @@ void FindMemoryFindings(const ProcessTrace& trace, const TraceIndex& index,
       continue;
     }
     Finding f;
-    f.rule = "alloc-churn";
+    f.rule = RuleId::kAllocChurn;
     f.api = g.api;
-    f.free_api = g.free_api;
     f.file = trace.path;
     f.pid = trace.header.pid;
     f.thread_id = g.thread_id;
     f.host_start_ns = g.first_ns > trace.origin_ns ? g.first_ns - trace.origin_ns : 0;
     f.host_duration_ns = g.last_ns > g.first_ns ? g.last_ns - g.first_ns : 0;
-    f.bytes = g.bytes;
-    f.pairs = g.pairs;
-    f.pairs_host_ns = g.host_ns;
-    f.implicit_syncs = g.implicit_syncs;
-    f.sync_wait_ns = g.sync_wait_ns;
+    AllocChurnDetails details;
+    details.free_api = g.free_api;
+    details.bytes = g.bytes;
+    details.pairs = g.pairs;
+    details.pairs_host_ns = g.host_ns;
+    details.implicit_syncs = g.implicit_syncs;
+    details.sync_wait_ns = g.sync_wait_ns;
     const uint64_t later = g.host_ns - g.first_pair_host_ns;
-    f.caching_saving_ns = later;
+    details.caching_saving_ns = later;
     f.blocked_ns = later;
     const std::string pair = g.api + "/" + g.free_api;
     f.explanation = pair + " of " + FormatBytes(g.bytes) + " repeated " + std::to_string(g.pairs) +
@@ -67,7 +68,7 @@ void FindMemoryFindings(const ProcessTrace& trace, const TraceIndex& index,
     if (async_pair_ns) {
       const uint64_t async_cost = (g.pairs - 1) * *async_pair_ns;
       const uint64_t saving = later > async_cost ? later - async_cost : 0;
-      f.async_saving_ns = saving;
+      details.async_saving_ns = saving;
       f.explanation += "; " + async_api + " on a stream would save about " + Dur(saving) +
                        " (its pairs cost " + Dur(*async_pair_ns) +
                        " each after the first in this trace) and does not synchronise the device";
@@ -77,6 +78,7 @@ void FindMemoryFindings(const ProcessTrace& trace, const TraceIndex& index,
           "device and reuse the pool's memory (this trace has no such pairs to "
           "price them)";
     }
+    f.details = std::move(details);
     out->push_back(std::move(f));
   }
 }

@@ -3,8 +3,8 @@
 // size again and again, with their host time, the implicit synchronisations they caused, and
 // what a caching allocator or cudaMallocAsync would save.
 //
-// Layer: viewer-cli/ analysis library; called by findings.cc, built on memory.h. Pure
-// computation.
+// Layer: viewer-cli/ analysis library, rules; run from the rule registry, built on memory.h.
+// Pure computation.
 #pragma once
 
 #include <vector>
@@ -25,8 +25,7 @@ namespace libprof::viewer {
 //                      cudaFreeAsync, 2+ pairs) to measure them: the later pairs' host time
 //                      minus as many stream-ordered pairs at their mean cost after their own
 //                      first pair (the first one creates the pool), never below 0.
-void FindMemoryFindings(const ProcessTrace& trace, const TraceIndex& index,
-                        const StreamModel& model, const FindingsOptions& options,
-                        std::vector<Finding>* out);
+// The rule's pass, registered in rule_registry.cc.
+void FindMemoryFindings(const RuleInput& input, std::vector<Finding>* out);
 
 }  // namespace libprof::viewer

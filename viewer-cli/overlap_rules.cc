@@ -159,18 +159,20 @@ class OverlapRules {
               uint64_t copy_ns, uint64_t kernel_ns) {
     if (possible < options_.min_wait_ns) return;
     Finding f;
-    f.rule = "no-overlap-default-stream";
+    f.rule = RuleId::kNoOverlapDefaultStream;
     f.file = trace_.path;
     f.pid = trace_.header.pid;
     f.device_id = device;
     f.host_start_ns = s.first_ns > trace_.origin_ns ? s.first_ns - trace_.origin_ns : 0;
     f.host_duration_ns = s.last_ns - s.first_ns;
     f.blocked_ns = possible;
-    f.serialised_by = cause;
-    f.copies = s.copies;
-    f.copy_ns = copy_ns;
-    f.kernels = s.kernels;
-    f.kernel_ns = kernel_ns;
+    OverlapDetails details;
+    details.serialised_by = cause;
+    details.copies = s.copies;
+    details.copy_ns = copy_ns;
+    details.kernels = s.kernels;
+    details.kernel_ns = kernel_ns;
+    f.details = std::move(details);
     const std::string gpu = "GPU " + std::to_string(device);
     auto count = [](uint64_t n, const char* one, const char* many) {
       return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -209,10 +211,8 @@ class OverlapRules {
 
 }  // namespace
 
-void FindOverlapFindings(const ProcessTrace& trace, const TraceIndex& index,
-                         const StreamModel& model, const FindingsOptions& options,
-                         std::vector<Finding>* out) {
-  OverlapRules(trace, index, model, options, out).Run();
+void FindOverlapFindings(const RuleInput& input, std::vector<Finding>* out) {
+  OverlapRules(input.trace, input.index, input.model, input.options, out).Run();
 }
 
 }  // namespace libprof::viewer

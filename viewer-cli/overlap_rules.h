@@ -14,8 +14,8 @@
 //           K_all every kernel of the device (what the copies already overlapped elsewhere);
 //   pageable: the sum over (copy, kernel) pairs of the shorter of the two durations.
 //
-// Layer: viewer-cli/ analysis library; called by findings.cc. Built on TraceIndex and
-// StreamModel; pure computation.
+// Layer: viewer-cli/ analysis library, rules; run from the rule registry. Built on TraceIndex
+// and StreamModel; pure computation.
 #pragma once
 
 #include <vector>
@@ -26,9 +26,8 @@
 
 namespace libprof::viewer {
 
-// Appends at most one finding per device and cause, when its time is >= options.min_wait_ns.
-void FindOverlapFindings(const ProcessTrace& trace, const TraceIndex& index,
-                         const StreamModel& model, const FindingsOptions& options,
-                         std::vector<Finding>* out);
+// The rule's pass, registered in rule_registry.cc: appends at most one finding per device and
+// cause, when its time is >= options.min_wait_ns.
+void FindOverlapFindings(const RuleInput& input, std::vector<Finding>* out);
 
 }  // namespace libprof::viewer

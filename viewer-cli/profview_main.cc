@@ -8,6 +8,7 @@
 
 #include "proto/capture_kinds.h"
 #include "viewer-cli/commands.h"
+#include "viewer-cli/rule_registry.h"
 #include "viewer-cli/table_renderer.h"
 #include "viewer-cli/units.h"
 
@@ -96,38 +97,15 @@ constexpr const char* kSummaryDefinitions =
     "  NVTX GPU time: device time of the work whose launching API call started inside the range "
     "on the range's thread.";
 
-constexpr const char* kFindingsHelp =
-    "Explain why host time was spent waiting, and on what. Rules (stable ids): "
-    "blocked-on-prior-work, sync-api, implicit-sync, pageable-async-memcpy, sync-memcpy, "
-    "sync-memset, gpu-idle-gaps, gpu-low-utilization, gpu-idle-breakdown, alloc-churn, "
-    "no-overlap-default-stream (see "
-    "viewer-cli/USAGE.md). Findings with the "
-    "same rule, API and blamed work are grouped and sorted by time lost; --all lists each one.";
+// Before and after the rules, which come from the registry (rule_registry.h).
+constexpr const char* kFindingsHelpIntro =
+    "Explain why host time was spent waiting, and on what. Rules (stable ids): ";
+constexpr const char* kFindingsHelpOutro =
+    " (see viewer-cli/USAGE.md). Findings with the same rule, API and blamed work are grouped "
+    "and sorted by time lost; --all lists each one.";
 
+// After the rules' list in the footer.
 constexpr const char* kFindingsDefinitions =
-    "Rules:\n"
-    "  blocked-on-prior-work  a copy/memset call waited >= --min-wait for earlier device work it "
-    "had to follow\n"
-    "  sync-api               cudaDeviceSynchronize/StreamSynchronize/EventSynchronize, "
-    "cuCtxSynchronize...: the wait and what it waited for\n"
-    "  implicit-sync          cudaFree, cudaFreeHost, cudaMalloc, cudaHostRegister...: the wait\n"
-    "  pageable-async-memcpy  an *Async copy with pageable host memory (always reported)\n"
-    "  sync-memcpy            a synchronous copy costing >= --min-wait (H2D <= 64 KiB excluded)\n"
-    "  sync-memset            a synchronous memset costing >= --min-wait\n"
-    "  gpu-idle-gaps          GPU idle >= --gap-threshold between two operations\n"
-    "  gpu-low-utilization    a chunk of the GPU's active span busy < --util-threshold\n"
-    "  gpu-idle-breakdown     the GPU idle >= --idle-share of its active span (first to last "
-    "operation)\n"
-    "  alloc-churn            >= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous "
-    "allocation) pairs of one size: host time, implicit synchronisations, and the saving of a "
-    "caching allocator (every pair after the first) or of cudaMallocAsync (priced by the trace's "
-    "own stream-ordered pairs, when it has some)\n"
-    "  no-overlap-default-stream  host copies and kernels serialised by the legacy default "
-    "stream (could overlap: min(copy, kernel time) minus what already overlapped) or by pageable "
-    "memory (a copy that held the host, then a kernel on another stream: min of the two per "
-    "pair)\n"
-    "The last two sum many calls: their time is an estimate of a saving, kept out of the host "
-    "total.\n"
     "Idle time (GPU rules) by cause, for the thread that issued the operation ending each idle "
     "gap: launch = from the start of the call that issued that operation until it started, or "
     "while the thread was in another call that issued device work; sync = while the thread was "
@@ -258,8 +236,9 @@ int main(int argc, char** argv) {
   CommonFlags findings_flags;
   std::string min_wait = "20us", gap = "500ms";
   double util_percent = 50, idle_percent = 50;
-  CLI::App* findings_cmd = app.add_subcommand("findings", kFindingsHelp);
-  findings_cmd->footer(kFindingsDefinitions);
+  CLI::App* findings_cmd = app.add_subcommand(
+      "findings", kFindingsHelpIntro + libprof::viewer::RuleNames(", ") + kFindingsHelpOutro);
+  findings_cmd->footer(libprof::viewer::RulesHelp() + kFindingsDefinitions);
   AddCommon(findings_cmd, &findings, &findings_flags);
   findings_cmd->add_flag("--all", findings.all, "one row per finding instead of grouped rows");
   findings_cmd

@@ -105,16 +105,15 @@ EventArgs DeviceOpArgs(const TraceIndex& index, const DeviceOp& op) {
   return args;
 }
 
-bool IsWaitRule(const std::string& rule) {
-  return rule == "blocked-on-prior-work" || rule == "sync-api" || rule == "implicit-sync";
-}
-
 void AddFindingArgs(const std::vector<const Finding*>& findings, EventArgs* args) {
   std::string rules;
-  for (const Finding* f : findings) rules += (rules.empty() ? "" : ", ") + f->rule;
+  for (const Finding* f : findings) {
+    if (!rules.empty()) rules += ", ";
+    rules += RuleName(f->rule);
+  }
   args->Add("findings", rules);
   for (const Finding* f : findings) {
-    if (IsWaitRule(f->rule)) {
+    if (Rule(f->rule).family == RuleFamily::kHostWait) {
       args->Add("blocked_ns", f->blocked_ns);
       std::string waited;
       for (const Blamed& b : f->blamed) {
@@ -127,7 +126,7 @@ void AddFindingArgs(const std::vector<const Finding*>& findings, EventArgs* args
       }
       if (!waited.empty()) args->Add("waited_for", waited);
     }
-    args->Add(f->rule, f->explanation);
+    args->Add(RuleName(f->rule), f->explanation);
   }
 }
 

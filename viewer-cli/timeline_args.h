@@ -30,12 +30,9 @@ EventArgs NvtxRangeArgs(const TraceIndex& index, const NvtxEvent& event);
 // graph_id and launched_by (the API call that issued it).
 EventArgs DeviceOpArgs(const TraceIndex& index, const DeviceOp& op);
 
-// The rules that wait for earlier device work (the others report a call's own cost).
-bool IsWaitRule(const std::string& rule);
-
 // Adds "findings" (the rules, comma-separated), each rule's explanation under its own key and,
-// for a wait, "blocked_ns" and "waited_for" (each blamed operation with its correlation id,
-// stream and overlap with the wait).
+// for a wait (RuleFamily::kHostWait), "blocked_ns" and "waited_for" (each blamed operation with
+// its correlation id, stream and overlap with the wait).
 void AddFindingArgs(const std::vector<const Finding*>& findings, EventArgs* args);
 
 }  // namespace libprof::viewer

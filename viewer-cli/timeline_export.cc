@@ -173,10 +173,10 @@ class ProcessExporter {
 
   void PlaceGpuFindings() {
     std::sort(gpu_findings_.begin(), gpu_findings_.end(), [](const auto& x, const auto& y) {
-      return std::tie(*x.first->device_id, x.first->rule, x.first->host_start_ns) <
-             std::tie(*y.first->device_id, y.first->rule, y.first->host_start_ns);
+      return std::tuple(*x.first->device_id, RuleName(x.first->rule), x.first->host_start_ns) <
+             std::tuple(*y.first->device_id, RuleName(y.first->rule), y.first->host_start_ns);
     });
-    std::map<std::pair<uint32_t, std::string>, LaneAssigner> lanes;
+    std::map<std::pair<uint32_t, RuleId>, LaneAssigner> lanes;
     for (auto& [f, key] : gpu_findings_) {
       const uint64_t start = trace_.origin_ns + f->host_start_ns;
       const uint32_t lane =
@@ -186,9 +186,9 @@ class ProcessExporter {
     }
   }
 
-  uint32_t RuleNumber(const std::string& rule) {
+  uint32_t RuleNumber(RuleId rule) {
     auto [it, inserted] = rule_numbers_.try_emplace(rule, rule_numbers_.size());
-    if (inserted) rule_names_.push_back(rule);
+    if (inserted) numbered_rules_.push_back(rule);
     return it->second;
   }
 
@@ -210,7 +210,8 @@ class ProcessExporter {
                ToString(streams_.ClassOf(key.b)) + ")";
         break;
       case TrackGroup::kGpuFinding:
-        name = "GPU " + std::to_string(key.a) + " findings: " + rule_names_[key.b];
+        name = "GPU " + std::to_string(key.a) +
+               " findings: " + std::string(RuleName(numbered_rules_[key.b]));
         break;
     }
     if (key.lane > 0) name += " (overlapping " + std::to_string(key.lane) + ")";
@@ -312,17 +313,20 @@ class ProcessExporter {
   // An instant on the call's track saying what the finding is; for waits, a flow from each
   // blamed operation to the call, written after that operation's slice (see WriteDeviceOp).
   void WriteFindingMarks(const Finding& f, const ApiCall& c, uint32_t tid) {
+    const bool wait = Rule(f.rule).family == RuleFamily::kHostWait;
     std::string title;
-    if (IsWaitRule(f.rule)) {
+    if (wait) {
       title = f.api + " blocked " + Dur(f.blocked_ns);
       if (!f.blamed.empty()) title += " waiting for " + ShortKernelName(f.blamed.front().name);
     } else {
-      title = f.api + ": " + f.rule + " (" + Dur(f.blocked_ns) + ")";
+      title = f.api + ": " + std::string(RuleName(f.rule)) + " (" + Dur(f.blocked_ns) + ")";
     }
     EventArgs args;
-    args.Add("rule", f.rule).Add("blocked_ns", f.blocked_ns).Add("explanation", f.explanation);
+    args.Add("rule", RuleName(f.rule))
+        .Add("blocked_ns", f.blocked_ns)
+        .Add("explanation", f.explanation);
     w_.Write(ChromeEvent::Instant(title, "finding", pid_, tid, Ts(c.start_ns)).WithArgs(&args));
-    if (!IsWaitRule(f.rule)) return;
+    if (!wait) return;
     const std::vector<DeviceOp>& ops = index_.device_ops();
     const uint64_t call_end = EndOf(c.start_ns, c.end_ns);
     for (const Blamed& b : f.blamed) {
@@ -384,13 +388,13 @@ class ProcessExporter {
 
   void WriteGpuFinding(const Finding& f, const TrackKey& key) {
     EventArgs args;
-    args.Add("rule", f.rule).Add("explanation", f.explanation);
-    if (f.utilization) args.Add("utilization", *f.utilization);
-    if (f.launch_bound_idle_ns) args.Add("launch_bound_idle_ns", *f.launch_bound_idle_ns);
-    if (f.kernels) args.Add("kernels", *f.kernels);
-    if (!f.host_activity.empty()) args.Add("host_activity", f.host_activity);
-    const std::string name = f.utilization ? FormatPercent(*f.utilization, 1.0) + " busy"
-                                           : Dur(f.host_duration_ns) + " idle";
+    args.Add("rule", RuleName(f.rule)).Add("explanation", f.explanation);
+    DetailFields(f.details, [&](std::string_view key, const auto& value, FieldUse use) {
+      if (use == FieldUse::kTimeline) args.Add(key, value);
+    });
+    const std::optional<double> utilization = DetailsUtilization(f.details);
+    const std::string name = utilization ? FormatPercent(*utilization, 1.0) + " busy"
+                                         : Dur(f.host_duration_ns) + " idle";
     w_.Write(ChromeEvent::Complete(name, "finding", pid_, Tid(key),
                                    Ts(trace_.origin_ns + f.host_start_ns),
                                    static_cast<int64_t>(f.host_duration_ns))
@@ -416,8 +420,8 @@ class ProcessExporter {
   std::vector<bool> exported_;  // per API call
   std::unordered_map<uint32_t, std::vector<const Finding*>> call_findings_;
   std::vector<std::pair<const Finding*, TrackKey>> gpu_findings_;
-  std::map<std::string, uint32_t> rule_numbers_;
-  std::vector<std::string> rule_names_;
+  std::map<RuleId, uint32_t> rule_numbers_;  // in the order of first use
+  std::vector<RuleId> numbered_rules_;
   std::vector<HostItem> host_items_;
   std::vector<uint32_t> start_end_ranges_;
   std::vector<uint32_t> op_order_;  // device ops by track, then start

@@ -18,14 +18,14 @@ namespace {
 std::vector<Finding> Of(const std::vector<Finding>& all, const std::string& rule) {
   std::vector<Finding> out;
   for (const Finding& f : all) {
-    if (f.rule == rule) out.push_back(f);
+    if (RuleName(f.rule) == rule) out.push_back(f);
   }
   return out;
 }
 
 const Finding* ByCorr(const std::vector<Finding>& all, const std::string& rule, uint64_t corr) {
   for (const Finding& f : all) {
-    if (f.rule == rule && f.correlation_id == corr) return &f;
+    if (RuleName(f.rule) == rule && f.correlation_id == corr) return &f;
   }
   return nullptr;
 }
@@ -64,10 +64,11 @@ TEST_F(FindingsTest, Nrm2CopyBlamesBothKernelsWithOverlaps) {
   EXPECT_EQ(f.host_duration_ns, 4'940'000u);
   EXPECT_EQ(f.blocked_ns, 5'020'000u - 90'000u);  // until the second kernel ended
   EXPECT_EQ(f.stream_id, 7u);
-  EXPECT_EQ(f.bytes, 4u);
-  EXPECT_EQ(f.copy_kind, "DtoH");
-  EXPECT_EQ(f.src_kind, "device");
-  EXPECT_EQ(f.dst_kind, "pageable");
+  const auto& copy = std::get<CopyDetails>(f.details);
+  EXPECT_EQ(copy.bytes, 4u);
+  EXPECT_EQ(copy.copy_kind, "DtoH");
+  EXPECT_EQ(copy.src_kind, "device");
+  EXPECT_EQ(copy.dst_kind, "pageable");
   ASSERT_EQ(f.blamed.size(), 2u);
   EXPECT_EQ(f.blamed[0].kind, "kernel");
   EXPECT_EQ(f.blamed[0].name,
@@ -148,7 +149,7 @@ TEST_F(FindingsTest, PerThreadDefaultStreamDoesNotWaitForOtherStreams) {
   const Finding* own = ByCorr(all, "sync-memset", memset);
   ASSERT_NE(own, nullptr);
   EXPECT_EQ(own->blocked_ns, 80'000u);
-  EXPECT_EQ(own->dst_kind, "device");
+  EXPECT_EQ(std::get<CopyDetails>(own->details).dst_kind, "device");
 }
 
 TEST_F(FindingsTest, PerThreadDefaultStreamStillSynchronisesWithTheLegacyStream) {
@@ -293,7 +294,7 @@ TEST_F(FindingsTest, SyncMemcpyExcludesSmallHostToDevice) {
   const auto all = FindFindings(t, {});
   const Finding* big = ByCorr(all, "sync-memcpy", CorrOf(t, "cudaMemcpy", 1));
   ASSERT_NE(big, nullptr);
-  EXPECT_EQ(big->bytes, 64u << 20);
+  EXPECT_EQ(std::get<CopyDetails>(big->details).bytes, 64u << 20);
   EXPECT_EQ(big->blocked_ns, 2'000'000u);
   EXPECT_EQ(ByCorr(all, "sync-memcpy", CorrOf(t, "cudaMemcpy", 2)), nullptr);  // 64 KiB H→D
   // With the exclusion lowered, it is reported.
@@ -332,26 +333,27 @@ TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
   ASSERT_EQ(gaps.size(), 1u);
   EXPECT_EQ(gaps[0].blocked_ns, 610'100'000u - 10'100'500u);
   EXPECT_EQ(gaps[0].device_id, 0u);
-  EXPECT_NE(gaps[0].host_activity.find("most in cudaMalloc, 500.0 µs"), std::string::npos);
+  const auto& gap = std::get<IdleGapDetails>(gaps[0].details);
+  EXPECT_NE(gap.host_activity.find("most in cudaMalloc, 500.0 µs"), std::string::npos);
   // The gap [10.1005 ms, 610.1 ms): the spin kernel's launch call starts at 610.0 ms (100 µs of
   // launch time), cudaMalloc synchronises for 500 µs, the rest is host work outside CUDA.
-  EXPECT_EQ(gaps[0].idle_launch_ns, 100'000u);
-  EXPECT_EQ(gaps[0].idle_sync_ns, 500'000u);
-  EXPECT_EQ(gaps[0].idle_other_ns, 599'999'500u - 600'000u);
+  EXPECT_EQ(gap.idle.launch_ns, 100'000u);
+  EXPECT_EQ(gap.idle.sync_ns, 500'000u);
+  EXPECT_EQ(gap.idle.other_ns, 599'999'500u - 600'000u);
   // The active span [108.5 µs, 699.9 ms] in 30 chunks; the first holds the launch loop.
   const auto low = Of(all, "gpu-low-utilization");
   ASSERT_FALSE(low.empty());
   const Finding& first = low.front();
   EXPECT_EQ(first.host_start_ns, 108'500u);
-  EXPECT_EQ(first.kernels, 1000u);
-  ASSERT_TRUE(first.utilization.has_value());
-  EXPECT_LT(*first.utilization, 0.5);
+  const auto& chunk = std::get<LowUtilizationDetails>(first.details);
+  EXPECT_EQ(chunk.kernels, 1000u);
+  EXPECT_LT(chunk.utilization, 0.5);
   // 999 gaps of 8 µs each between the tiny kernels; each opens while the next cudaLaunchKernel
   // is already running (it starts 0.5 µs before the kernel ends), so all 8 µs are launch time.
-  EXPECT_EQ(first.launch_bound_idle_ns, 999u * 8'000u);
-  EXPECT_EQ(first.idle_launch_ns, 999u * 8'000u);
-  EXPECT_EQ(first.idle_sync_ns, 0u);
-  EXPECT_EQ(*first.idle_launch_ns + *first.idle_other_ns, first.blocked_ns);
+  EXPECT_EQ(chunk.launch_bound_idle_ns, 999u * 8'000u);
+  EXPECT_EQ(chunk.idle.launch_ns, 999u * 8'000u);
+  EXPECT_EQ(chunk.idle.sync_ns, 0u);
+  EXPECT_EQ(chunk.idle.launch_ns + chunk.idle.other_ns, first.blocked_ns);
   // The long kernel's chunks are busy: not reported.
   for (const Finding& f : low) EXPECT_LT(f.host_start_ns, 610'000'000u);
   // A higher gap threshold hides the gap.
@@ -372,14 +374,15 @@ TEST_F(FindingsTest, IdleBreakdownOfTheWholeActiveSpan) {
   const uint64_t busy = 1000 * 2'000 + 89'800'000;
   EXPECT_EQ(f.blocked_ns, 699'791'500u - busy);
   // Launch: 999 gaps of 8 µs and the 100 µs before the spin kernel; sync: cudaMalloc's 500 µs.
-  EXPECT_EQ(f.idle_launch_ns, 999u * 8'000u + 100'000u);
-  EXPECT_EQ(f.idle_sync_ns, 500'000u);
-  EXPECT_EQ(*f.idle_launch_ns + *f.idle_sync_ns + *f.idle_other_ns, f.blocked_ns);
-  EXPECT_EQ(f.kernels, 1001u);
-  EXPECT_EQ(f.mean_kernel_ns, busy / 1001);
+  const auto& d = std::get<IdleBreakdownDetails>(f.details);
+  EXPECT_EQ(d.idle.launch_ns, 999u * 8'000u + 100'000u);
+  EXPECT_EQ(d.idle.sync_ns, 500'000u);
+  EXPECT_EQ(d.idle.total(), f.blocked_ns);
+  EXPECT_EQ(d.kernels, 1001u);
+  EXPECT_EQ(d.mean_kernel_ns, busy / 1001);
   // 1000 launch calls of 8 µs and one of 5 µs.
-  EXPECT_EQ(f.launches, 1001u);
-  EXPECT_EQ(f.mean_launch_ns, (1000u * 8'000u + 5'000u) / 1001u);
+  EXPECT_EQ(d.launches, 1001u);
+  EXPECT_EQ(d.mean_launch_ns, (1000u * 8'000u + 5'000u) / 1001u);
   // Mostly host work outside CUDA: no launch-bound verdict.
   EXPECT_EQ(f.explanation.find("Launch-bound"), std::string::npos);
   EXPECT_NE(f.explanation.find("outside CUDA calls (host computation"), std::string::npos);
@@ -397,13 +400,14 @@ TEST_F(FindingsTest, LaunchBoundSentence) {
   // Active span [8.5, 1140) µs; busy 100 kernels of 2 µs and the 10 µs copy.
   EXPECT_EQ(f.host_duration_ns, 1'131'500u);
   EXPECT_EQ(f.blocked_ns, 1'131'500u - 210'000u);
-  EXPECT_EQ(f.idle_launch_ns, 99u * 8'000u);
+  const auto& d = std::get<IdleBreakdownDetails>(f.details);
+  EXPECT_EQ(d.idle.launch_ns, 99u * 8'000u);
   // [1000.5, 1020) in cudaStreamSynchronize and [1100, 1130) in the blocking cudaMemcpy.
-  EXPECT_EQ(f.idle_sync_ns, 19'500u + 30'000u);
-  EXPECT_EQ(f.idle_other_ns, 80'000u);
-  EXPECT_EQ(f.mean_kernel_ns, 2'000u);
-  EXPECT_EQ(f.launches, 100u);
-  EXPECT_EQ(f.mean_launch_ns, 8'000u);
+  EXPECT_EQ(d.idle.sync_ns, 19'500u + 30'000u);
+  EXPECT_EQ(d.idle.other_ns, 80'000u);
+  EXPECT_EQ(d.mean_kernel_ns, 2'000u);
+  EXPECT_EQ(d.launches, 100u);
+  EXPECT_EQ(d.mean_launch_ns, 8'000u);
   // idle 921.5 of 1131.5 µs = 81.44%.
   EXPECT_NE(f.explanation.find("Launch-bound: GPU 0 was idle 81.44% of the time because kernels "
                                "averaged 2.0 µs while launches cost 8.0 µs"),
@@ -419,22 +423,24 @@ TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
   const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");
   ASSERT_EQ(all.size(), 2u);
   const Finding& legacy = all[0];
-  EXPECT_EQ(legacy.serialised_by, "legacy-default-stream");
+  const auto& on_legacy = std::get<OverlapDetails>(legacy.details);
+  EXPECT_EQ(on_legacy.serialised_by, "legacy-default-stream");
   EXPECT_EQ(legacy.stream_id, 7u);
-  EXPECT_EQ(legacy.copies, 8u);
-  EXPECT_EQ(legacy.copy_ns, 8u * 100'000u);
-  EXPECT_EQ(legacy.kernels, 4u);
-  EXPECT_EQ(legacy.kernel_ns, 4u * 50'000u);
+  EXPECT_EQ(on_legacy.copies, 8u);
+  EXPECT_EQ(on_legacy.copy_ns, 8u * 100'000u);
+  EXPECT_EQ(on_legacy.kernels, 4u);
+  EXPECT_EQ(on_legacy.kernel_ns, 4u * 50'000u);
   // min(800, 200) µs, nothing overlapped already.
   EXPECT_EQ(legacy.blocked_ns, 200'000u);
   EXPECT_EQ(legacy.host_start_ns, 10'000u);
   EXPECT_EQ(legacy.host_duration_ns, 1'150'000u);
   const Finding& pageable = all[1];
-  EXPECT_EQ(pageable.serialised_by, "pageable-memory");
+  const auto& by_pageable = std::get<OverlapDetails>(pageable.details);
+  EXPECT_EQ(by_pageable.serialised_by, "pageable-memory");
   // Only the first pageable copy pairs with a kernel: min(290, 200) µs.
-  EXPECT_EQ(pageable.copies, 1u);
-  EXPECT_EQ(pageable.copy_ns, 290'000u);
-  EXPECT_EQ(pageable.kernels, 1u);
+  EXPECT_EQ(by_pageable.copies, 1u);
+  EXPECT_EQ(by_pageable.copy_ns, 290'000u);
+  EXPECT_EQ(by_pageable.kernels, 1u);
   EXPECT_EQ(pageable.blocked_ns, 200'000u);
   EXPECT_NE(pageable.explanation.find("pinned host memory"), std::string::npos);
   EXPECT_NE(legacy.explanation.find("cudaStreamNonBlocking"), std::string::npos);
@@ -475,18 +481,19 @@ TEST_F(FindingsTest, AllocChurnWithImplicitSyncsAndSavings) {
   ASSERT_EQ(churn.size(), 1u);  // the stream-ordered pairs are not churn to fix
   const Finding& f = churn[0];
   EXPECT_EQ(f.api, "cudaMalloc");
-  EXPECT_EQ(f.free_api, "cudaFree");
-  EXPECT_EQ(f.bytes, 1u << 20);
-  EXPECT_EQ(f.pairs, 6u);
-  EXPECT_EQ(f.pairs_host_ns, 6u * 30'000u);
+  const auto& d = std::get<AllocChurnDetails>(f.details);
+  EXPECT_EQ(d.free_api, "cudaFree");
+  EXPECT_EQ(d.bytes, 1u << 20);
+  EXPECT_EQ(d.pairs, 6u);
+  EXPECT_EQ(d.pairs_host_ns, 6u * 30'000u);
   // Each cudaFree entered at s+20 while the kernel ran until s+30: 6 waits of 10 µs.
-  EXPECT_EQ(f.implicit_syncs, 6u);
-  EXPECT_EQ(f.sync_wait_ns, 6u * 10'000u);
+  EXPECT_EQ(d.implicit_syncs, 6u);
+  EXPECT_EQ(d.sync_wait_ns, 6u * 10'000u);
   // Caching: every pair after the first, 5 × 30 µs. cudaMallocAsync: their pairs cost 3 µs after
   // the first, so 150 - 5 × 3 = 135 µs.
-  EXPECT_EQ(f.caching_saving_ns, 150'000u);
+  EXPECT_EQ(d.caching_saving_ns, 150'000u);
   EXPECT_EQ(f.blocked_ns, 150'000u);
-  EXPECT_EQ(f.async_saving_ns, 135'000u);
+  EXPECT_EQ(d.async_saving_ns, 135'000u);
   EXPECT_EQ(f.host_start_ns, 0u);
   EXPECT_EQ(f.host_duration_ns, 540'000u);
   // Fewer pairs than --churn-min-pairs: nothing.
