@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "libprof/api_nesting.h"
 #include "libprof/buffer_pool.h"
+#include "proto/api_nesting.h"
 #include "proto/trace_model.h"
 #include "proto/trace_writer.h"
 
