@@ -104,10 +104,11 @@ class ApiNesting {
   bool out_of_order_ = false;
 };
 
-// libprof's recorder: sets ApiCall::nested (kDriverInRuntime) on the calls it writes, in
-// CUPTI's delivery order. A thread that only calls the driver (Triton, JAX) would hold its
-// records forever, so they are also released by age (ReleaseOlderThan, from the periodic flush)
-// and by count.
+// libprof's recorder: sets ApiCall::nested (kDriverInRuntime) on the calls it writes. Calls come
+// out as they are decided, each thread's in NestingBefore order (a runtime call just before the
+// driver calls nested in it), internal launches at once. A thread that only calls the driver
+// (Triton, JAX) would hold its records forever, so they are also released by age (ReleaseOlderThan,
+// from the periodic flush) and by count.
 class ApiNestingTracker {
  public:
   // At most this many calls wait per thread; past it the earliest is decided.
