@@ -22,12 +22,12 @@
 #include <utility>
 #include <vector>
 
-#include "libprof/api_nesting.h"
 #include "libprof/buffer_pool.h"
 #include "libprof/capture_context.h"
 #include "libprof/capture_gates.h"
 #include "libprof/capture_sources.h"
 #include "libprof/takeover_watch.h"
+#include "proto/api_nesting.h"
 #include "proto/trace_model.h"
 #include "proto/trace_writer.h"
 

@@ -54,7 +54,8 @@ ProcessSummarizer::ProcessSummarizer(Setup setup)
                   setup_.keep_intervals ? &host_pieces_ : nullptr),
       device_union_(setup_.bounded ? setup_.limits.union_pieces : 0, horizon_ns_,
                     setup_.keep_intervals ? &device_pieces_ : nullptr),
-      nesting_(setup_.bounded ? setup_.limits.held_calls_per_thread : 0, horizon_ns_,
+      nesting_({.max_pending = setup_.bounded ? setup_.limits.held_calls_per_thread : 0,
+                .horizon_ns = horizon_ns_},
                [this](const ApiCall& call, uint64_t seq, bool nested) {
                  CallDecided(call, seq, nested);
                }) {

@@ -9,7 +9,7 @@
 // every chunk (the second pass), then Finish. What is aggregated as records arrive:
 // - rows per API name id, per device-work kind and name key, per copy kind; exact Stats;
 // - the host and device unions (StreamingUnion), clipped to the analysed time;
-// - nesting of API calls (NestingStream), which decides which calls are hidden;
+// - nesting of API calls (ApiNesting), which decides which calls are hidden;
 // - the NVTX GPU projection and the --tid/--nvtx filters' question "did a kept call issue this
 //   device work" (CorrelationJoin + NvtxProjection), only when needed.
 // Each bounded stage reports when records came too far out of order, and --from/--to assume
@@ -25,10 +25,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proto/api_nesting.h"
+#include "proto/correlation_join.h"
 #include "proto/trace_model.h"
-#include "viewer-cli/correlation_join.h"
 #include "viewer-cli/filters.h"
-#include "viewer-cli/nesting_stream.h"
 #include "viewer-cli/nvtx_projection.h"
 #include "viewer-cli/nvtx_selection.h"
 #include "viewer-cli/streaming_union.h"
@@ -44,13 +44,13 @@ struct StreamLimits {
   // records) behind another thread's.
   size_t union_pieces = size_t{1} << 16;
   // Calls per thread held for nesting: a runtime call arrives after the driver calls nested in
-  // it, of which there are a handful (libprof itself holds at most 16384, api_nesting.h).
+  // it, of which there are a handful (libprof itself holds at most 16384, proto/api_nesting.h).
   size_t held_calls_per_thread = 1024;
   uint64_t op_lag = CorrelationJoin<int>::kOpLag;
   uint64_t max_span = CorrelationJoin<int>::kMaxSpan;
   // How far (trace time) behind the newest record a record may still arrive; unset: two of the
   // trace's flush intervals (LIBPROF_FLUSH_INTERVAL_MS in its header, else libprof's default
-  // 1 s), the bound libprof's own nesting tracker uses (api_nesting.h). A real two-thread
+  // 1 s), the bound libprof's own nesting tracker uses (libprof/recorder.cc). A real two-thread
   // PyTorch trace had chunks reaching 0.6 s behind the one before.
   std::optional<uint64_t> horizon_ns;
 };
@@ -194,7 +194,7 @@ class ProcessSummarizer {
   std::vector<Interval> host_pieces_, device_pieces_;
   StreamingUnion host_union_;
   StreamingUnion device_union_;
-  NestingStream nesting_;
+  ApiNesting nesting_;
   std::unique_ptr<CorrelationJoin<DeviceRecord>> join_;
   bool exact_ = true;
   Interval recording_;

@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 
+#include "proto/api_nesting.h"
+#include "proto/correlation_join.h"
 #include "viewer-cli/kernel_names.h"
 
 namespace libprof::viewer {
@@ -121,7 +123,7 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   ops_corr_.reserve(ops_.size());
   for (uint32_t i : ops_by_corr_) ops_corr_.push_back(ops_[i].correlation_id);
 
-  // Nesting per thread: a call inside the interval of an open call on the same thread.
+  // Nesting per thread (proto/api_nesting.h): each thread's calls sorted, then judged in order.
   nested_.assign(r.api_calls.size(), false);
   outermost_.resize(r.api_calls.size());
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_thread;
@@ -129,28 +131,17 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
     by_thread[r.api_calls[i].thread_id].push_back(i);
   for (auto& [tid, calls] : by_thread) {
     std::sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
-      const ApiCall& x = r.api_calls[a];
-      const ApiCall& y = r.api_calls[b];
-      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
-      if (x.end_ns != y.end_ns) return x.end_ns > y.end_ns;  // the enclosing one first
-      return x.nested < y.nested;
+      return NestingBefore(r.api_calls[a], a, r.api_calls[b], b);
     });
-    std::vector<uint32_t> open;
+    ThreadNesting nesting(NestingRule::kAnyCall);
     for (uint32_t i : calls) {
-      const ApiCall& c = r.api_calls[i];
-      while (!open.empty() && r.api_calls[open.back()].end_ns <= c.start_ns) {
-        open.pop_back();
-      }
-      const bool inside = !open.empty() && c.end_ns <= r.api_calls[open.back()].end_ns &&
-                          c.start_ns >= r.api_calls[open.back()].start_ns;
-      nested_[i] = c.nested || inside;
-      outermost_[i] = inside ? outermost_[open.front()] : i;
-      if (!inside) open.clear();
-      open.push_back(i);
+      const NestingDecision d = nesting.Next(r.api_calls[i], i);
+      nested_[i] = d.nested;
+      outermost_[i] = static_cast<uint32_t>(d.outermost);
     }
   }
 
-  // The first call with an id holds it, unless it is nested and a later one is not.
+  // The launching call of each id (proto/correlation_join.h); calls come in file order.
   uint64_t lo = UINT64_MAX, hi = 0;
   size_t with_id = 0;
   for (const ApiCall& c : r.api_calls) {
@@ -164,7 +155,9 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
     const uint64_t corr = r.api_calls[i].correlation_id;
     if (corr == 0) continue;
     const int64_t holder = call_by_corr_.Find(corr);
-    if (holder < 0 || (nested_[holder] && !nested_[i])) call_by_corr_.Set(corr, i);
+    if (holder < 0 || LaunchesRather(nested_[i], i, nested_[holder], holder)) {
+      call_by_corr_.Set(corr, i);
+    }
   }
   for (const NvtxDomain& d : r.nvtx_domains) domain_names_[d.id] = d.name_id;
 }

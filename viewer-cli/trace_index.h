@@ -48,13 +48,14 @@ class TraceIndex {
   const std::vector<DeviceOp>& device_ops() const { return ops_; }
 
   // True when API call `i` runs inside another call of the same thread: the recorded `nested`
-  // flag, or its interval lies within an enclosing call's (for traces that lack the flag).
+  // flag, or its interval lies within an enclosing call's (NestingRule::kAnyCall).
   bool IsNested(size_t api_index) const { return nested_[api_index]; }
   // The outermost call enclosing API call `i` on its thread (`i` itself when it is top-level).
   uint32_t Outermost(size_t api_index) const { return outermost_[api_index]; }
 
-  // The API call that issued correlation id `corr`: the outermost one when a runtime call and
-  // its nested driver call share it. -1 when the trace has no such call.
+  // The API call that issued correlation id `corr` (LaunchesRather: the first unnested one, so
+  // the runtime call when a runtime call and its nested driver call share it). -1 when the
+  // trace has no such call.
   int64_t LaunchingCall(uint64_t corr) const;
 
   // Indices into device_ops() of the work issued by correlation id `corr`, in start order

@@ -1,22 +1,25 @@
-// Joins device work to the API call that issued it (by correlation id) while records stream in,
-// holding only recent correlation ids: for the NVTX GPU projection (which thread launched the
-// work, and when) and for the --tid/--nvtx filters (whether a kept call issued it).
+// The correlation join: device work -> the API call that issued it, by correlation id. The one
+// rule for which call launched an id (LaunchesRather), used by TraceIndex in memory, and
+// CorrelationJoin, which joins while records stream in, holding only recent correlation ids: for
+// the NVTX GPU projection (which thread launched the work, and when) and for the --tid/--nvtx
+// filters (whether a kept call issued it).
 //
-// Layer: viewer-cli/ analysis library. Pure; header-only because it holds records of the
-// caller's type.
+// Layer: proto/ (beside api_nesting.h, whose decisions it takes). CUDA-free, pure; header-only
+// because CorrelationJoin holds records of the caller's type.
 //
-// The launching call of an id is TraceIndex::LaunchingCall's: the first call in file order that is
-// not nested, else the first call. Ids are settled (the result handed to `settled` and
-// forgotten) in increasing order, each once no call with that id is still waiting for its
-// nesting to be decided, its latest record lies `horizon_ns` behind the latest record seen
-// (libprof hands over every buffer at each flush, so records arrive within a flush interval or
-// so of the newest), and the device records have moved op_lag ids past it (a device busy for
-// longer than the horizon has not started it yet); or, to bound memory, once the ids held span
-// more than max_span. A call or record that arrives for an id already settled sets
-// out_of_order(): the caller then reads the trace again with bounded = false, which settles
-// nothing before Finish and is exact for any order.
+// The launching call of an id is the first call in file order that is not nested, else the
+// first call (a runtime call and the driver call nested in it share the id). Ids are settled
+// (the result handed to `settled` and forgotten) in increasing order, each once no call with
+// that id is still waiting for its nesting to be decided, its latest record lies `horizon_ns`
+// behind the latest record seen (libprof hands over every buffer at each flush, so records
+// arrive within a flush interval or so of the newest), and the device records have moved op_lag
+// ids past it (a device busy for longer than the horizon has not started it yet); or, to bound
+// memory, once the ids held span more than max_span. A call or record that arrives for an id
+// already settled sets out_of_order(): the caller then reads the trace again with bounded =
+// false, which settles nothing before Finish and is exact for any order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -25,7 +28,13 @@
 #include <utility>
 #include <vector>
 
-namespace libprof::viewer {
+namespace libprof {
+
+// Whether a call (`nested`, at file position `seq`) rather than the `other` one is the launching
+// call of the correlation id they share.
+constexpr bool LaunchesRather(bool nested, uint64_t seq, bool other_nested, uint64_t other_seq) {
+  return nested != other_nested ? !nested : seq < other_seq;
+}
 
 // Where and when the launching call of a correlation id ran.
 struct LaunchSite {
@@ -67,9 +76,10 @@ class CorrelationJoin {
     Entry* e = Get(corr, start_ns);
     if (e == nullptr) return;
     if (e->undecided > 0) --e->undecided;
-    Candidate& slot = nested ? e->first : e->first_unnested;
-    if (seq < slot.seq) slot = {seq, thread_id, start_ns};
-    if (!nested && seq < e->first.seq) e->first = {seq, thread_id, start_ns};
+    Candidate& c = e->launch;
+    if (c.seq == kNone || LaunchesRather(nested, seq, c.nested, c.seq)) {
+      c = {seq, thread_id, nested, start_ns};
+    }
   }
   // Device time of work with this id (kernel, copy, memset, graph) that ended at `end_ns`.
   void AddDeviceTime(uint64_t corr, uint64_t ns, uint64_t end_ns) {
@@ -124,11 +134,11 @@ class CorrelationJoin {
   struct Candidate {
     uint64_t seq = kNone;
     uint32_t thread_id = 0;
+    bool nested = false;
     uint64_t start_ns = 0;
   };
   struct Entry {
-    Candidate first;           // the first call, nested or not
-    Candidate first_unnested;  // the first call that is not nested
+    Candidate launch;  // the launching call so far
     uint64_t device_ns = 0;
     uint64_t latest_ns = 0;  // the latest time of a record with this id
     uint32_t undecided = 0;
@@ -188,7 +198,7 @@ class CorrelationJoin {
   }
   void Settle(Entry& e) {
     LaunchSite site;
-    const Candidate& c = e.first_unnested.seq != kNone ? e.first_unnested : e.first;
+    const Candidate& c = e.launch;
     if (c.seq != kNone) site = {true, c.thread_id, c.start_ns};
     held_.clear();
     for (uint32_t i = e.head; i != kNone32; i = pool_[i].next) held_.push_back(&pool_[i].record);
@@ -215,4 +225,4 @@ class CorrelationJoin {
   bool out_of_order_ = false;
 };
 
-}  // namespace libprof::viewer
+}  // namespace libprof
