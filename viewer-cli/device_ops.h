@@ -43,8 +43,7 @@ struct DeviceOp {
 
 // The DeviceOp of record `x`, element `index` of its list.
 template <typename T>
-  requires kIsDeviceOp<T>
-DeviceOp MakeDeviceOp(const T& x, uint32_t index) {
+requires kIsDeviceOp<T> DeviceOp MakeDeviceOp(const T& x, uint32_t index) {
   static_assert(kHasTime<T> && kHasCorrelation<T> && kHasStream<T> && kHasDevice<T>,
                 "a device operation has a time span, a correlation id, a stream and a device");
   DeviceOp op{.kind = OpKindOf(x),

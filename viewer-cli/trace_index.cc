@@ -30,7 +30,9 @@ class OpNamer {
   const std::string* operator()(const Memcpy& m) {
     return Intern(TraceIndex::CopyName(m.src_kind, m.dst_kind, m.copy_kind));
   }
-  const std::string* operator()(const Memset& m) { return Intern(TraceIndex::SetName(m.memory_kind)); }
+  const std::string* operator()(const Memset& m) {
+    return Intern(TraceIndex::SetName(m.memory_kind));
+  }
   const std::string* operator()(const GraphTrace& g) {
     return Intern("[graph " + std::to_string(g.graph_id) + "]");
   }
@@ -62,9 +64,8 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   std::vector<std::pair<DeviceOp, const std::string*>> ops;
   ops.reserve(DeviceOpCount(r));
   OpNamer namer(trace, &names_);
-  ForEachDeviceOp(r, [&](const DeviceOp& op, const auto& record) {
-    ops.emplace_back(op, namer(record));
-  });
+  ForEachDeviceOp(
+      r, [&](const DeviceOp& op, const auto& record) { ops.emplace_back(op, namer(record)); });
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
     return a.first.start_ns < b.first.start_ns;
   });
