@@ -18,8 +18,8 @@ void ReadUint(const Getenv& getenv_fn, const char* name, uint32_t min, uint32_t 
   errno = 0;
   char* end = nullptr;
   unsigned long long parsed = std::strtoull(text, &end, 10);
-  bool ok = errno == 0 && end != text && *end == '\0' && text[0] != '-' && parsed >= min &&
-            parsed <= max;
+  bool ok =
+      errno == 0 && end != text && *end == '\0' && text[0] != '-' && parsed >= min && parsed <= max;
   if (!ok) {
     std::ostringstream message;
     message << name << "=" << text << " is not a whole number from " << min << " to " << max
@@ -40,23 +40,26 @@ void ReadBool(const Getenv& getenv_fn, const char* name, bool* value,
   } else if (v == "0" || v == "false" || v == "no" || v == "off") {
     *value = false;
   } else {
-    warnings->push_back(std::string(name) + "=" + text + " is not 0/1/true/false; using the default " +
-                        (*value ? "1" : "0"));
+    warnings->push_back(std::string(name) + "=" + text +
+                        " is not 0/1/true/false; using the default " + (*value ? "1" : "0"));
   }
 }
 
+struct CaptureKind {
+  const char* name;
+  bool RecordKinds::*flag;
+};
+constexpr CaptureKind kCaptureKinds[] = {
+#define LIBPROF_CAPTURE_ENTRY(member, name, on) {name, &RecordKinds::member},
+    LIBPROF_CAPTURE_KINDS(LIBPROF_CAPTURE_ENTRY)
+#undef LIBPROF_CAPTURE_ENTRY
+};
+
 // Maps a LIBPROF_TRACE item to the flag it switches on.
 bool* KindFlag(RecordKinds& kinds, std::string_view name) {
-  if (name == "runtime") return &kinds.runtime_api;
-  if (name == "driver") return &kinds.driver_api;
-  if (name == "kernel") return &kinds.kernels;
-  if (name == "memcpy") return &kinds.memcpy;
-  if (name == "memset") return &kinds.memset;
-  if (name == "sync") return &kinds.sync;
-  if (name == "memory") return &kinds.memory;
-  if (name == "nvtx") return &kinds.nvtx;
-  if (name == "overhead") return &kinds.overhead;
-  if (name == "graph") return &kinds.graph_trace;
+  for (const CaptureKind& kind : kCaptureKinds) {
+    if (name == kind.name) return &(kinds.*kind.flag);
+  }
   return nullptr;
 }
 
@@ -65,7 +68,7 @@ void ReadKinds(const Getenv& getenv_fn, RecordKinds* kinds, std::vector<std::str
   const char* text = getenv_fn("LIBPROF_TRACE");
   if (text == nullptr || *text == '\0') return;
   RecordKinds parsed;
-  parsed = RecordKinds{false, false, false, false, false, false, false, false, false, false};
+  for (const CaptureKind& kind : kCaptureKinds) parsed.*kind.flag = false;
   std::string_view rest(text);
   while (!rest.empty()) {
     size_t comma = rest.find(',');
@@ -82,10 +85,10 @@ void ReadKinds(const Getenv& getenv_fn, RecordKinds* kinds, std::vector<std::str
     }
     bool* flag = KindFlag(parsed, item);
     if (flag == nullptr) {
+      std::string known = "cuda, all";
+      for (const CaptureKind& kind : kCaptureKinds) known += std::string(", ") + kind.name;
       warnings->push_back("LIBPROF_TRACE=" + std::string(text) + ": unknown kind '" +
-                          std::string(item) +
-                          "' (known: cuda, all, runtime, driver, kernel, memcpy, memset, sync, "
-                          "memory, nvtx, overhead, graph); using the default set");
+                          std::string(item) + "' (known: " + known + "); using the default set");
       return;
     }
     *flag = true;
@@ -95,21 +98,11 @@ void ReadKinds(const Getenv& getenv_fn, RecordKinds* kinds, std::vector<std::str
 
 std::string KindsToString(const RecordKinds& k) {
   std::string out;
-  auto add = [&](bool on, const char* name) {
-    if (!on) return;
+  for (const CaptureKind& kind : kCaptureKinds) {
+    if (!(k.*kind.flag)) continue;
     if (!out.empty()) out += ',';
-    out += name;
-  };
-  add(k.runtime_api, "runtime");
-  add(k.driver_api, "driver");
-  add(k.kernels, "kernel");
-  add(k.memcpy, "memcpy");
-  add(k.memset, "memset");
-  add(k.sync, "sync");
-  add(k.memory, "memory");
-  add(k.nvtx, "nvtx");
-  add(k.overhead, "overhead");
-  add(k.graph_trace, "graph");
+    out += kind.name;
+  }
   return out;
 }
 

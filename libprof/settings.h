@@ -13,18 +13,26 @@
 
 namespace libprof {
 
-// Which kinds of records to enable. Names as accepted by LIBPROF_TRACE (comma-separated).
+// The kinds of records LIBPROF_TRACE switches (comma-separated names), each with its default:
+// X(RecordKinds member, LIBPROF_TRACE name, on by default). libprof/cupti/cupti_session.cc
+// enables the CUPTI activity kinds of each.
+#define LIBPROF_CAPTURE_KINDS(X)                                                                 \
+  X(runtime_api, "runtime", true)                                                                \
+  X(driver_api, "driver", true) /* internal/noisy driver calls still filtered, see api_filter */ \
+  X(kernels, "kernel", true)                                                                     \
+  X(memcpy, "memcpy", true)                                                                      \
+  X(memset, "memset", true)                                                                      \
+  X(sync, "sync", true)     /* synchronisation + CUDA event records */                           \
+  X(memory, "memory", true) /* allocations and frees, MEMORY2 */                                 \
+  X(nvtx, "nvtx", true)                                                                          \
+  X(overhead, "overhead", true)                                                                  \
+  X(graph_trace, "graph", false) /* one record per graph launch instead of per node */
+
+// Which kinds of records to enable.
 struct RecordKinds {
-  bool runtime_api = true;   // "runtime"
-  bool driver_api = true;    // "driver"  (internal/noisy driver calls still filtered, see api_filter)
-  bool kernels = true;       // "kernel"
-  bool memcpy = true;        // "memcpy"
-  bool memset = true;        // "memset"
-  bool sync = true;          // "sync"    (synchronisation + CUDA event records)
-  bool memory = true;        // "memory"  (allocations and frees, MEMORY2)
-  bool nvtx = true;          // "nvtx"
-  bool overhead = true;      // "overhead"
-  bool graph_trace = false;  // "graph"   (one record per graph launch instead of per node)
+#define LIBPROF_CAPTURE_FLAG(member, name, on) bool member = on;
+  LIBPROF_CAPTURE_KINDS(LIBPROF_CAPTURE_FLAG)
+#undef LIBPROF_CAPTURE_FLAG
 };
 
 enum class ApiFilter { kSignificant, kAll };
