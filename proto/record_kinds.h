@@ -1,12 +1,26 @@
 // The one list of record kinds: every kind of record a trace chunk holds, with its list in
 // TraceRecords, its field number in Chunk (proto/trace.proto) and its role. The writer's Add, the
-// chunk encoder and decoder, TraceRecords itself and its record count, the loader, the filters and
-// the analysis' device-operation view all iterate over this list; adding a kind is one line here
-// (docs/architecture.md, "add a record kind", lists the other files).
+// chunk encoder and decoder, TraceRecords itself (its lists, RecordCount, AppendRecords), the
+// loader, the filters and the analysis' device-operation view (viewer-cli/device_ops.h) iterate
+// over this list.
 //
 // Properties come from the model struct's field names, so a new kind gets them by naming its
 // fields as the others do: `start_ns`/`end_ns` (a time span; MemoryOp's `time_ns` is an instant),
-// `correlation_id`, `stream_id`, `thread_id`, `device_id` (Kernel's lives in its shape).
+// `correlation_id`, `stream_id`, `thread_id`, `device_id` (Kernel's lives in its shape), `bytes`.
+//
+// Adding a record kind (the compiler or a unit test points at any step left out):
+//   1. proto/trace.proto: its message (`// next id`) and a `repeated` field in Chunk whose name
+//      is the list's name below.
+//   2. here: one X(...) line, appended.
+//   3. proto/trace_model.h: its struct.
+//   4. proto/record_encoders.h: its field numbers and Encode (writer side, protozero).
+//   5. proto/record_decoders.h: its Decode (reader side).
+//   6. libprof/cupti/activity_decoder.cc: the CUPTI record it comes from; libprof/settings.h and
+//      libprof/cupti/cupti_session.cc: its LIBPROF_TRACE name and the CUPTI kind to enable.
+//   7. the report that shows it (viewer-cli/, and viewer-cli/USAGE.md); a device operation also
+//      gets its DeviceOpKind in viewer-cli/device_ops.h.
+// Loading, merging, counting, --from/--to, --tid and --nvtx filtering need nothing more.
+// tests/proto/trace_test_util.cc SampleRecords must hold one (RoundTripTest checks it).
 //
 // Layer: proto/ (CUDA-free, libprotobuf-free; linked into libprof.so). Header-only.
 #pragma once

@@ -325,6 +325,10 @@ struct TraceRecords {
   bool operator==(const TraceRecords&) const = default;
 };
 
+// Appends every list of `from` to the same list of `to`; takes `from`'s run_end and runtime
+// version when it has them (a later chunk's facts replace an earlier one's).
+void AppendRecords(const TraceRecords& from, TraceRecords* to);
+
 // Readable names of the enums, as profview prints them ("pageable", "HtoD", ...).
 const char* ToString(CopyKind kind);
 const char* ToString(MemoryKind kind);

@@ -29,15 +29,6 @@ uint64_t ProcessTrace::window_ns() const {
   return total;
 }
 
-void AppendRecords(const TraceRecords& from, TraceRecords* to) {
-  ForEachList(from, [&]<typename T>(const std::vector<T>& list) {
-    std::vector<T>& into = ListOf<T>(*to);
-    into.insert(into.end(), list.begin(), list.end());
-  });
-  if (from.run_end) to->run_end = from.run_end;
-  if (from.cuda_runtime_version != 0) to->cuda_runtime_version = from.cuda_runtime_version;
-}
-
 uint64_t DroppedRecords(const TraceRecords& records) {
   uint64_t reported = 0;
   for (const DropReport& d : records.drops) reported += d.count;

@@ -12,7 +12,6 @@
 namespace libprof {
 namespace {
 
-using testing::AppendRecords;
 using testing::ReadAll;
 using testing::SampleHeader;
 using testing::SampleRecords;
