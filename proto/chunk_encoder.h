@@ -20,31 +20,14 @@
 
 namespace libprof {
 
-// Appends the wire form of a Device message (shared by Header.devices and Chunk.devices).
-void EncodeDevice(const DeviceInfo& device, std::string* out);
-
 class TraceWriter::ChunkEncoder {
  public:
   explicit ChunkEncoder(size_t reserve_bytes);
 
-  void Add(const ApiCall& record);
-  void Add(const Kernel& record);
-  void Add(const Memcpy& record);
-  void Add(const Memset& record);
-  void Add(const Synchronization& record);
-  void Add(const NvtxEvent& record);
-  void Add(const NvtxDomain& record);
-  void Add(const MemoryOp& record);
-  void Add(const StreamInfo& record);
-  void Add(const ContextInfo& record);
-  void Add(const CudaEvent& record);
-  void Add(const Overhead& record);
-  void Add(const DeviceInfo& record);
-  void Add(const GraphTrace& record);
-  void Add(const DropReport& record);
-  void Add(const StackModule& record);
-  void Add(const StackFrame& record);
-  void Add(const CallStack& record);
+  // Appends one record of a kind of proto/record_kinds.h: its own fields come from its Encode
+  // (proto/record_encoders.h), the list state from here.
+  template <typename Record>
+  void Add(const Record& record);
   void AddRuntimeVersion(uint32_t cuda_runtime_version);
   void SetRunEnd(const RunEnd& run_end);  // replaces an earlier one of the same chunk
 
@@ -60,27 +43,13 @@ class TraceWriter::ChunkEncoder {
   void StartNextChunk();
 
  private:
-  // The repeated lists whose records carry delta-encoded start times and/or correlation ids.
-  enum List {
-    kApi,
-    kKernel,
-    kMemcpy,
-    kMemset,
-    kSync,
-    kNvtx,
-    kMemoryOp,
-    kStream,
-    kCudaEvent,
-    kOverhead,
-    kGraph,
-    kListCount
-  };
+  class ListContext;  // what a kind's Encode may ask of the chunk (chunk_encoder.cc)
   struct ShapeHash {
     size_t operator()(const KernelShape& shape) const;
   };
 
-  int64_t StartDelta(List list, uint64_t start_ns);
-  int64_t CorrelationDelta(List list, uint64_t correlation_id);
+  int64_t StartDelta(size_t list, uint64_t start_ns);  // list: RecordKind<T>::kIndex
+  int64_t CorrelationDelta(size_t list, uint64_t correlation_id);
   uint32_t ThreadIndex(uint32_t tid);
   uint32_t ShapeId(const KernelShape& shape);
   void NoteApiName(ApiDomain domain, uint32_t callback_id, uint32_t name_id);
@@ -93,8 +62,9 @@ class TraceWriter::ChunkEncoder {
   std::optional<RunEnd> run_end_;
   bool has_base_ = false;
   uint64_t base_time_ns_ = 0;
-  std::array<uint64_t, kListCount> previous_start_{};
-  std::array<uint64_t, kListCount> previous_correlation_{};
+  // Per list; a list without times or correlation ids leaves its entries unused.
+  std::array<uint64_t, kRecordKindCount> previous_start_{};
+  std::array<uint64_t, kRecordKindCount> previous_correlation_{};
 
   // Per file.
   uint32_t string_watermark_ = 1;  // id 0 ("") is implicit, never written

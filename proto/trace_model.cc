@@ -1,7 +1,16 @@
-// Readable names of the trace model's enums, as profview prints them.
+// AppendRecords and the readable names of the trace model's enums, as profview prints them.
 #include "proto/trace_model.h"
 
 namespace libprof {
+
+void AppendRecords(const TraceRecords& from, TraceRecords* to) {
+  ForEachList(from, [&]<typename T>(const std::vector<T>& list) {
+    std::vector<T>& into = ListOf<T>(*to);
+    into.insert(into.end(), list.begin(), list.end());
+  });
+  if (from.run_end) to->run_end = from.run_end;
+  if (from.cuda_runtime_version != 0) to->cuda_runtime_version = from.cuda_runtime_version;
+}
 
 const char* ToString(CopyKind kind) {
   switch (kind) {

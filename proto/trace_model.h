@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/record_kinds.h"
+
 namespace libprof {
 
 // Must equal what proto/trace.proto documents; readers reject any other version.
@@ -300,40 +302,32 @@ struct RunEnd {
   bool operator==(const RunEnd&) const = default;
 };
 
-// The records of one chunk (reader side) or of any batch (writer side).
+// The records of one chunk (reader side) or of any batch (writer side): one list per kind of
+// proto/record_kinds.h, in its order.
 struct TraceRecords {
   uint32_t process_index = 0;
   uint64_t sequence = 0;
-  std::vector<ApiCall> api_calls;
-  std::vector<Kernel> kernels;
-  std::vector<Memcpy> memcpys;
-  std::vector<Memset> memsets;
-  std::vector<Synchronization> synchronizations;
-  std::vector<NvtxEvent> nvtx_events;
-  std::vector<NvtxDomain> nvtx_domains;
-  std::vector<MemoryOp> memory_ops;
-  std::vector<StreamInfo> streams;
-  std::vector<ContextInfo> contexts;
-  std::vector<CudaEvent> cuda_events;
-  std::vector<Overhead> overheads;
-  std::vector<DeviceInfo> devices;
-  std::vector<GraphTrace> graph_traces;
-  std::vector<DropReport> drops;
-  std::vector<StackModule> stack_modules;
-  std::vector<StackFrame> stack_frames;
-  std::vector<CallStack> call_stacks;
+#define LIBPROF_RECORD_LIST(Type, list, field, role) std::vector<Type> list;
+  LIBPROF_RECORD_KINDS(LIBPROF_RECORD_LIST)
+#undef LIBPROF_RECORD_LIST
   std::optional<RunEnd> run_end;
   uint32_t cuda_runtime_version = 0;  // 0 = not reported in this batch
 
-  // Number of timed records (API, kernel, memcpy, memset, sync, NVTX, memory, event, overhead,
-  // graph), the unit of the "bytes per record" figures.
+  // Number of timed records (the kinds whose role is kTimed or kDeviceOp), the unit of the
+  // "bytes per record" figures.
   size_t RecordCount() const {
-    return api_calls.size() + kernels.size() + memcpys.size() + memsets.size() +
-           synchronizations.size() + nvtx_events.size() + memory_ops.size() +
-           cuda_events.size() + overheads.size() + graph_traces.size();
+    size_t count = 0;
+    ForEachList(*this, [&]<typename T>(const std::vector<T>& list) {
+      if constexpr (kIsTimed<T>) count += list.size();
+    });
+    return count;
   }
   bool operator==(const TraceRecords&) const = default;
 };
+
+// Appends every list of `from` to the same list of `to`; takes `from`'s run_end and runtime
+// version when it has them (a later chunk's facts replace an earlier one's).
+void AppendRecords(const TraceRecords& from, TraceRecords* to);
 
 // Readable names of the enums, as profview prints them ("pageable", "HtoD", ...).
 const char* ToString(CopyKind kind);

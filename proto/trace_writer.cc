@@ -11,6 +11,7 @@
 
 #include "proto/chunk_encoder.h"
 #include "proto/proto3_writer.h"
+#include "proto/record_encoders.h"
 #include "proto/trace_wire.h"
 
 namespace libprof {
@@ -108,31 +109,17 @@ bool TraceWriter::WriteHeader(const TraceHeader& header) {
   return !failed_;
 }
 
-template <typename Record>
-void TraceWriter::AddRecord(const Record& record, bool timed) {
-  Guarded(&failed_, &records_written_, timed, [&] { chunk_->Add(record); });
+template <RecordKindType Record>
+void TraceWriter::Add(const Record& record) {
+  // Timed kinds are what TraceRecords::RecordCount counts.
+  Guarded(&failed_, &records_written_, kIsTimed<Record>, [&] { chunk_->Add(record); });
   MaybeFlush();
 }
 
-// `true` for the timed records that TraceRecords::RecordCount counts.
-void TraceWriter::Add(const ApiCall& r) { AddRecord(r, true); }
-void TraceWriter::Add(const Kernel& r) { AddRecord(r, true); }
-void TraceWriter::Add(const Memcpy& r) { AddRecord(r, true); }
-void TraceWriter::Add(const Memset& r) { AddRecord(r, true); }
-void TraceWriter::Add(const Synchronization& r) { AddRecord(r, true); }
-void TraceWriter::Add(const NvtxEvent& r) { AddRecord(r, true); }
-void TraceWriter::Add(const NvtxDomain& r) { AddRecord(r, false); }
-void TraceWriter::Add(const MemoryOp& r) { AddRecord(r, true); }
-void TraceWriter::Add(const StreamInfo& r) { AddRecord(r, false); }
-void TraceWriter::Add(const ContextInfo& r) { AddRecord(r, false); }
-void TraceWriter::Add(const CudaEvent& r) { AddRecord(r, true); }
-void TraceWriter::Add(const Overhead& r) { AddRecord(r, true); }
-void TraceWriter::Add(const DeviceInfo& r) { AddRecord(r, false); }
-void TraceWriter::Add(const GraphTrace& r) { AddRecord(r, true); }
-void TraceWriter::Add(const DropReport& r) { AddRecord(r, false); }
-void TraceWriter::Add(const StackModule& r) { AddRecord(r, false); }
-void TraceWriter::Add(const StackFrame& r) { AddRecord(r, false); }
-void TraceWriter::Add(const CallStack& r) { AddRecord(r, false); }
+#define LIBPROF_INSTANTIATE_ADD(Type, list, field, role) \
+  template void TraceWriter::Add(const Type& record);
+LIBPROF_RECORD_KINDS(LIBPROF_INSTANTIATE_ADD)
+#undef LIBPROF_INSTANTIATE_ADD
 
 void TraceWriter::SetRuntimeVersion(uint32_t cuda_runtime_version) {
   Guarded(&failed_, &records_written_, false,
@@ -140,27 +127,18 @@ void TraceWriter::SetRuntimeVersion(uint32_t cuda_runtime_version) {
 }
 
 void TraceWriter::AddAll(const TraceRecords& records) {
-  // Definitions first (streams, contexts, devices, domains), so that a tool rewriting a trace
-  // keeps them ahead of the records that refer to them.
-  for (const auto& r : records.devices) Add(r);
-  for (const auto& r : records.contexts) Add(r);
-  for (const auto& r : records.streams) Add(r);
-  for (const auto& r : records.nvtx_domains) Add(r);
+  // Definitions first (devices, contexts, streams, domains), so that a tool rewriting a trace
+  // keeps them ahead of the records that refer to them; then the rest in list order.
+  auto add_all = [this](const auto& list) {
+    for (const auto& r : list) Add(r);
+  };
+  ForEachList(records, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kIsDefinition<T>) add_all(list);
+  });
   if (records.cuda_runtime_version != 0) SetRuntimeVersion(records.cuda_runtime_version);
-  for (const auto& r : records.api_calls) Add(r);
-  for (const auto& r : records.kernels) Add(r);
-  for (const auto& r : records.memcpys) Add(r);
-  for (const auto& r : records.memsets) Add(r);
-  for (const auto& r : records.synchronizations) Add(r);
-  for (const auto& r : records.nvtx_events) Add(r);
-  for (const auto& r : records.memory_ops) Add(r);
-  for (const auto& r : records.cuda_events) Add(r);
-  for (const auto& r : records.overheads) Add(r);
-  for (const auto& r : records.graph_traces) Add(r);
-  for (const auto& r : records.drops) Add(r);
-  for (const auto& r : records.stack_modules) Add(r);
-  for (const auto& r : records.stack_frames) Add(r);
-  for (const auto& r : records.call_stacks) Add(r);
+  ForEachList(records, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (!kIsDefinition<T>) add_all(list);
+  });
   // Into the current chunk, without flushing: Finish is what ends a file.
   if (records.run_end) {
     Guarded(&failed_, &records_written_, false, [&] { chunk_->SetRunEnd(*records.run_end); });

@@ -85,25 +85,10 @@ class TraceWriter {
   StringInterner& strings() { return *strings_; }
   uint32_t Intern(std::string_view value) { return strings_->Intern(value); }
 
-  // Append one record to the chunk under construction; the chunk is written when it is full.
-  void Add(const ApiCall& record);
-  void Add(const Kernel& record);
-  void Add(const Memcpy& record);
-  void Add(const Memset& record);
-  void Add(const Synchronization& record);
-  void Add(const NvtxEvent& record);
-  void Add(const NvtxDomain& record);
-  void Add(const MemoryOp& record);
-  void Add(const StreamInfo& record);
-  void Add(const ContextInfo& record);
-  void Add(const CudaEvent& record);
-  void Add(const Overhead& record);
-  void Add(const DeviceInfo& record);
-  void Add(const GraphTrace& record);
-  void Add(const DropReport& record);
-  void Add(const StackModule& record);
-  void Add(const StackFrame& record);
-  void Add(const CallStack& record);
+  // Appends one record of any kind of proto/record_kinds.h to the chunk under construction; the
+  // chunk is written when it is full.
+  template <RecordKindType Record>
+  void Add(const Record& record);
   void SetRuntimeVersion(uint32_t cuda_runtime_version);
   void AddAll(const TraceRecords& records);  // every list of `records`, and its run_end if set
 
@@ -123,8 +108,6 @@ class TraceWriter {
 
  private:
   class ChunkEncoder;
-  template <typename Record>
-  void AddRecord(const Record& record, bool timed);  // the body of every Add
   void MaybeFlush();
 
   ByteSink* sink_;

@@ -1,6 +1,7 @@
 #include "viewer-cli/filters.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,14 +38,13 @@ void KeepCalls(ProcessTrace* trace, const std::vector<bool>& keep) {
     if (keep[i]) calls.push_back(r.api_calls[i]);
   }
   r.api_calls = std::move(calls);
-  auto kept = [&](uint64_t corr) { return corrs.contains(corr); };
-  KeepIf(&r.kernels, [&](const Kernel& x) { return kept(x.correlation_id); });
-  KeepIf(&r.memcpys, [&](const Memcpy& x) { return kept(x.correlation_id); });
-  KeepIf(&r.memsets, [&](const Memset& x) { return kept(x.correlation_id); });
-  KeepIf(&r.graph_traces, [&](const GraphTrace& x) { return kept(x.correlation_id); });
-  KeepIf(&r.synchronizations, [&](const Synchronization& x) { return kept(x.correlation_id); });
-  KeepIf(&r.cuda_events, [&](const CudaEvent& x) { return kept(x.correlation_id); });
-  KeepIf(&r.memory_ops, [&](const MemoryOp& x) { return kept(x.correlation_id); });
+  // Every other kind that a call issued: work, syncs, events, memory operations (definitions
+  // such as streams carry an id too, but describe rather than happen).
+  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasCorrelation<T> && !kIsDefinition<T> && !std::is_same_v<T, ApiCall>) {
+      KeepIf(&list, [&](const T& x) { return corrs.contains(x.correlation_id); });
+    }
+  });
 }
 
 void ApplyWindow(ProcessTrace* trace, uint64_t from, uint64_t to) {
@@ -53,16 +53,9 @@ void ApplyWindow(ProcessTrace* trace, uint64_t from, uint64_t to) {
   trace->windows = Intersect(trace->windows, window);
   const std::vector<Interval>& w = trace->windows;
   TraceRecords& r = trace->records;
-  auto in = [&](uint64_t t) { return InWindows(w, t); };
-  KeepIf(&r.api_calls, [&](const ApiCall& x) { return in(x.start_ns); });
-  KeepIf(&r.kernels, [&](const Kernel& x) { return in(x.start_ns); });
-  KeepIf(&r.memcpys, [&](const Memcpy& x) { return in(x.start_ns); });
-  KeepIf(&r.memsets, [&](const Memset& x) { return in(x.start_ns); });
-  KeepIf(&r.graph_traces, [&](const GraphTrace& x) { return in(x.start_ns); });
-  KeepIf(&r.synchronizations, [&](const Synchronization& x) { return in(x.start_ns); });
-  KeepIf(&r.nvtx_events, [&](const NvtxEvent& x) { return in(x.start_ns); });
-  KeepIf(&r.overheads, [&](const Overhead& x) { return in(x.start_ns); });
-  KeepIf(&r.memory_ops, [&](const MemoryOp& x) { return in(x.time_ns); });
+  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasTime<T>) KeepIf(&list, [&](const T& x) { return InWindows(w, StartNs(x)); });
+  });
 }
 
 void ApplyThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids) {
@@ -70,8 +63,11 @@ void ApplyThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids) {
   std::vector<bool> keep(r.api_calls.size());
   for (size_t i = 0; i < keep.size(); ++i) keep[i] = Contains(tids, r.api_calls[i].thread_id);
   KeepCalls(trace, keep);
-  KeepIf(&r.nvtx_events, [&](const NvtxEvent& x) { return Contains(tids, x.thread_id); });
-  KeepIf(&r.overheads, [&](const Overhead& x) { return Contains(tids, x.thread_id); });
+  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasThread<T> && !std::is_same_v<T, ApiCall>) {
+      KeepIf(&list, [&](const T& x) { return Contains(tids, x.thread_id); });
+    }
+  });
 }
 
 // Returns false when no range of this process matches.
@@ -110,10 +106,14 @@ bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
     keep[i] = inside(c.thread_id, c.start_ns, c.start_ns);
   }
   KeepCalls(trace, keep);
-  KeepIf(&r.nvtx_events,
-         [&](const NvtxEvent& x) { return inside(x.thread_id, x.start_ns, x.end_ns); });
-  KeepIf(&r.overheads,
-         [&](const Overhead& x) { return inside(x.thread_id, x.start_ns, x.start_ns); });
+  // NVTX events nest in the range; other host records of a thread only start in it.
+  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (std::is_same_v<T, NvtxEvent>) {
+      KeepIf(&list, [&](const T& x) { return inside(x.thread_id, x.start_ns, x.end_ns); });
+    } else if constexpr (kHasThread<T> && kHasTime<T> && !std::is_same_v<T, ApiCall>) {
+      KeepIf(&list, [&](const T& x) { return inside(x.thread_id, StartNs(x), StartNs(x)); });
+    }
+  });
   std::vector<Interval> spans;
   for (const Range& g : ranges) spans.push_back({g.start, g.end});
   trace->windows = Intersect(trace->windows, MergeIntervals(std::move(spans)));

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 #include "viewer-cli/api_names.h"
 #include "viewer-cli/call_sites.h"
@@ -213,47 +214,40 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
     if (join_ && c.correlation_id != 0) join_->CallSeen(c.correlation_id, c.start_ns);
     nesting_.Add(c, seq);
   }
-  for (const Kernel& k : r.kernels) {
-    if (window_filter_ && !InWindow(k.start_ns)) continue;
-    AddDevice(k.correlation_id, {.start_ns = k.start_ns,
-                                 .end_ns = k.end_ns,
-                                 .row = KernelRow(k),
-                                 .kind = static_cast<uint8_t>(DeviceOpKind::kKernel)});
-  }
-  for (const Memcpy& m : r.memcpys) {
-    if (window_filter_ && !InWindow(m.start_ns)) continue;
-    const uint16_t key = CopyKey(m.copy_kind, m.src_kind, m.dst_kind);
-    AddDevice(m.correlation_id, {.start_ns = m.start_ns,
-                                 .end_ns = m.end_ns,
-                                 .bytes = m.bytes,
-                                 .row = Row(DeviceOpKind::kMemcpy, key),
-                                 .copy_key = key,
-                                 .kind = static_cast<uint8_t>(DeviceOpKind::kMemcpy)});
-  }
-  for (const Memset& m : r.memsets) {
-    if (window_filter_ && !InWindow(m.start_ns)) continue;
-    AddDevice(m.correlation_id,
-              {.start_ns = m.start_ns,
-               .end_ns = m.end_ns,
-               .bytes = m.bytes,
-               .row = Row(DeviceOpKind::kMemset, static_cast<uint64_t>(m.memory_kind)),
-               .kind = static_cast<uint8_t>(DeviceOpKind::kMemset)});
-  }
-  for (const GraphTrace& g : r.graph_traces) {
-    if (window_filter_ && !InWindow(g.start_ns)) continue;
-    AddDevice(g.correlation_id, {.start_ns = g.start_ns,
-                                 .end_ns = g.end_ns,
-                                 .row = Row(DeviceOpKind::kGraph, g.graph_id),
-                                 .kind = static_cast<uint8_t>(DeviceOpKind::kGraph)});
-  }
-  for (const Synchronization& s : r.synchronizations) {
-    if (!window_filter_ || InWindow(s.start_ns)) CountOther(s.correlation_id, s.end_ns);
-  }
-  for (const MemoryOp& m : r.memory_ops) {
-    if (!window_filter_ || InWindow(m.time_ns)) CountOther(m.correlation_id, m.time_ns);
-  }
-  // A CUDA event has no time of its own (0 never makes its id look recent).
-  for (const CudaEvent& e : r.cuda_events) CountOther(e.correlation_id, 0);
+  ForEachDeviceOp(r, [&]<typename T>(const DeviceOp& op, const T& x) {
+    if (window_filter_ && !InWindow(op.start_ns)) return;
+    DeviceRecord d{.start_ns = op.start_ns,
+                   .end_ns = op.end_ns,
+                   .bytes = op.bytes,
+                   .kind = static_cast<uint8_t>(op.kind)};
+    // Each kind has its own key for the rows of the device table.
+    if constexpr (std::is_same_v<T, Kernel>) {
+      d.row = KernelRow(x);
+    } else if constexpr (std::is_same_v<T, Memcpy>) {
+      d.copy_key = CopyKey(x.copy_kind, x.src_kind, x.dst_kind);
+      d.row = Row(op.kind, d.copy_key);
+    } else if constexpr (std::is_same_v<T, Memset>) {
+      d.row = Row(op.kind, static_cast<uint64_t>(x.memory_kind));
+    } else {
+      static_assert(std::is_same_v<T, GraphTrace>, "a device-op kind needs its row key here");
+      d.row = Row(op.kind, x.graph_id);
+    }
+    AddDevice(op.correlation_id, d);
+  });
+  // The other records a call issued (syncs, memory operations, CUDA events) count as events.
+  ForEachList(r, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kHasCorrelation<T> && !kIsDeviceOp<T> && !kIsDefinition<T> &&
+                  !std::is_same_v<T, ApiCall>) {
+      for (const T& x : list) {
+        if constexpr (kHasTime<T>) {
+          if (!window_filter_ || InWindow(StartNs(x))) CountOther(x.correlation_id, EndNs(x));
+        } else {
+          // No time of its own (a CUDA event): 0 never makes its id look recent.
+          CountOther(x.correlation_id, 0);
+        }
+      }
+    }
+  });
   for (const NvtxEvent& e : r.nvtx_events) {
     if (window_filter_ && !InWindow(e.start_ns)) continue;
     SeeThread(e.thread_id);

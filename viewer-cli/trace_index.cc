@@ -9,20 +9,48 @@
 #include "viewer-cli/kernel_names.h"
 
 namespace libprof::viewer {
+namespace {
 
-const char* ToString(DeviceOpKind kind) {
-  switch (kind) {
-    case DeviceOpKind::kKernel:
-      return "kernel";
-    case DeviceOpKind::kMemcpy:
-      return "memcpy";
-    case DeviceOpKind::kMemset:
-      return "memset";
-    case DeviceOpKind::kGraph:
-      return "graph";
+// The readable name of each kind of device operation (TraceIndex::OpName), interned.
+class OpNamer {
+ public:
+  using Names = std::unordered_map<std::string, std::unique_ptr<std::string>>;
+  OpNamer(const ProcessTrace& trace, Names* names) : trace_(trace), names_(*names) {}
+
+  // Kernel names are demangled once per distinct (mangled, demangled) pair.
+  const std::string* operator()(const Kernel& k) {
+    const auto key = std::make_pair(k.shape.name_id, k.shape.demangled_name_id);
+    auto it = kernel_names_.find(key);
+    if (it == kernel_names_.end()) {
+      it = kernel_names_
+               .emplace(key, Intern(KernelDisplayName(trace_.Str(k.shape.name_id),
+                                                      trace_.Str(k.shape.demangled_name_id))))
+               .first;
+    }
+    return it->second;
   }
-  return "unknown";
-}
+  const std::string* operator()(const Memcpy& m) {
+    return Intern(TraceIndex::CopyName(m.src_kind, m.dst_kind, m.copy_kind));
+  }
+  const std::string* operator()(const Memset& m) {
+    return Intern(TraceIndex::SetName(m.memory_kind));
+  }
+  const std::string* operator()(const GraphTrace& g) {
+    return Intern("[graph " + std::to_string(g.graph_id) + "]");
+  }
+
+ private:
+  const std::string* Intern(std::string name) {
+    auto [it, inserted] = names_.try_emplace(name, nullptr);
+    if (inserted) it->second = std::make_unique<std::string>(std::move(name));
+    return it->second.get();
+  }
+  const ProcessTrace& trace_;
+  Names& names_;
+  std::map<std::pair<uint32_t, uint32_t>, const std::string*> kernel_names_;
+};
+
+}  // namespace
 
 std::string TraceIndex::CopyName(MemoryKind src, MemoryKind dst, CopyKind kind) {
   if (kind == CopyKind::kPtoP) return "[copy device to peer device memory]";
@@ -35,77 +63,11 @@ std::string TraceIndex::SetName(MemoryKind kind) {
 
 TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   const TraceRecords& r = trace.records;
-  auto intern = [this](std::string name) -> const std::string* {
-    auto [it, inserted] = names_.try_emplace(name, nullptr);
-    if (inserted) it->second = std::make_unique<std::string>(std::move(name));
-    return it->second.get();
-  };
-
-  // Kernel names are demangled once per distinct (mangled, demangled) pair.
-  std::map<std::pair<uint32_t, uint32_t>, const std::string*> kernel_names;
   std::vector<std::pair<DeviceOp, const std::string*>> ops;
-  ops.reserve(r.kernels.size() + r.memcpys.size() + r.memsets.size() + r.graph_traces.size());
-  for (uint32_t i = 0; i < r.kernels.size(); ++i) {
-    const Kernel& k = r.kernels[i];
-    const auto key = std::make_pair(k.shape.name_id, k.shape.demangled_name_id);
-    auto it = kernel_names.find(key);
-    if (it == kernel_names.end()) {
-      it = kernel_names
-               .emplace(key, intern(KernelDisplayName(trace.Str(k.shape.name_id),
-                                                      trace.Str(k.shape.demangled_name_id))))
-               .first;
-    }
-    ops.push_back({DeviceOp{.kind = DeviceOpKind::kKernel,
-                            .record = i,
-                            .start_ns = k.start_ns,
-                            .end_ns = k.end_ns,
-                            .correlation_id = k.correlation_id,
-                            .stream_id = k.stream_id,
-                            .context_id = k.shape.context_id,
-                            .device_id = k.shape.device_id,
-                            .graph_id = k.graph_id},
-                   it->second});
-  }
-  for (uint32_t i = 0; i < r.memcpys.size(); ++i) {
-    const Memcpy& m = r.memcpys[i];
-    ops.push_back({DeviceOp{.kind = DeviceOpKind::kMemcpy,
-                            .record = i,
-                            .start_ns = m.start_ns,
-                            .end_ns = m.end_ns,
-                            .correlation_id = m.correlation_id,
-                            .stream_id = m.stream_id,
-                            .context_id = m.context_id,
-                            .device_id = m.device_id,
-                            .graph_id = m.graph_id,
-                            .bytes = m.bytes},
-                   intern(CopyName(m.src_kind, m.dst_kind, m.copy_kind))});
-  }
-  for (uint32_t i = 0; i < r.memsets.size(); ++i) {
-    const Memset& m = r.memsets[i];
-    ops.push_back({DeviceOp{.kind = DeviceOpKind::kMemset,
-                            .record = i,
-                            .start_ns = m.start_ns,
-                            .end_ns = m.end_ns,
-                            .correlation_id = m.correlation_id,
-                            .stream_id = m.stream_id,
-                            .context_id = m.context_id,
-                            .device_id = m.device_id,
-                            .graph_id = m.graph_id,
-                            .bytes = m.bytes},
-                   intern(SetName(m.memory_kind))});
-  }
-  for (uint32_t i = 0; i < r.graph_traces.size(); ++i) {
-    const GraphTrace& g = r.graph_traces[i];
-    ops.push_back({DeviceOp{.kind = DeviceOpKind::kGraph,
-                            .record = i,
-                            .start_ns = g.start_ns,
-                            .end_ns = g.end_ns,
-                            .correlation_id = g.correlation_id,
-                            .stream_id = g.stream_id,
-                            .device_id = g.device_id,
-                            .graph_id = g.graph_id},
-                   intern("[graph " + std::to_string(g.graph_id) + "]")});
-  }
+  ops.reserve(DeviceOpCount(r));
+  OpNamer namer(trace, &names_);
+  ForEachDeviceOp(
+      r, [&](const DeviceOp& op, const auto& record) { ops.emplace_back(op, namer(record)); });
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
     return a.first.start_ns < b.first.start_ns;
   });

@@ -14,28 +14,11 @@
 #include <vector>
 
 #include "proto/trace_model.h"
+#include "viewer-cli/device_ops.h"
 #include "viewer-cli/id_table.h"
 #include "viewer-cli/trace_loader.h"
 
 namespace libprof::viewer {
-
-enum class DeviceOpKind : uint8_t { kKernel, kMemcpy, kMemset, kGraph };
-const char* ToString(DeviceOpKind kind);  // "kernel", "memcpy", "memset", "graph"
-
-// A kernel, memcpy, memset or whole-graph launch (GraphTrace) on the device.
-struct DeviceOp {
-  DeviceOpKind kind = DeviceOpKind::kKernel;
-  uint32_t record = 0;  // index into the records list of its kind
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  uint64_t correlation_id = 0;
-  uint32_t stream_id = 0;
-  uint32_t context_id = 0;
-  uint32_t device_id = 0;
-  uint32_t graph_id = 0;
-  uint64_t bytes = 0;  // memcpy/memset
-  uint64_t duration() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
-};
 
 class TraceIndex {
  public:
@@ -44,7 +27,7 @@ class TraceIndex {
   const ProcessTrace& trace() const { return *trace_; }
   const TraceRecords& records() const { return trace_->records; }
 
-  // Every device operation, sorted by start time.
+  // Every device operation (device_ops.h), sorted by start time.
   const std::vector<DeviceOp>& device_ops() const { return ops_; }
 
   // True when API call `i` runs inside another call of the same thread: the recorded `nested`

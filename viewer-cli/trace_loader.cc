@@ -9,11 +9,6 @@
 namespace libprof::viewer {
 namespace {
 
-template <typename T>
-void Append(const std::vector<T>& from, std::vector<T>* to) {
-  to->insert(to->end(), from.begin(), from.end());
-}
-
 // Widens [*lo, *hi) to cover a record's time, skipping records without timestamps.
 void Cover(uint64_t start, uint64_t end, uint64_t* lo, uint64_t* hi) {
   if (start == 0 && end == 0) return;
@@ -34,29 +29,6 @@ uint64_t ProcessTrace::window_ns() const {
   return total;
 }
 
-void AppendRecords(const TraceRecords& from, TraceRecords* to) {
-  Append(from.api_calls, &to->api_calls);
-  Append(from.kernels, &to->kernels);
-  Append(from.memcpys, &to->memcpys);
-  Append(from.memsets, &to->memsets);
-  Append(from.synchronizations, &to->synchronizations);
-  Append(from.nvtx_events, &to->nvtx_events);
-  Append(from.nvtx_domains, &to->nvtx_domains);
-  Append(from.memory_ops, &to->memory_ops);
-  Append(from.streams, &to->streams);
-  Append(from.contexts, &to->contexts);
-  Append(from.cuda_events, &to->cuda_events);
-  Append(from.overheads, &to->overheads);
-  Append(from.devices, &to->devices);
-  Append(from.graph_traces, &to->graph_traces);
-  Append(from.drops, &to->drops);
-  Append(from.stack_modules, &to->stack_modules);
-  Append(from.stack_frames, &to->stack_frames);
-  Append(from.call_stacks, &to->call_stacks);
-  if (from.run_end) to->run_end = from.run_end;
-  if (from.cuda_runtime_version != 0) to->cuda_runtime_version = from.cuda_runtime_version;
-}
-
 uint64_t DroppedRecords(const TraceRecords& records) {
   uint64_t reported = 0;
   for (const DropReport& d : records.drops) reported += d.count;
@@ -64,15 +36,12 @@ uint64_t DroppedRecords(const TraceRecords& records) {
 }
 
 void CoverRecords(const TraceRecords& r, uint64_t* lo, uint64_t* hi) {
-  for (const auto& x : r.api_calls) Cover(x.start_ns, x.end_ns, lo, hi);
-  for (const auto& x : r.kernels) Cover(x.start_ns, x.end_ns, lo, hi);
-  for (const auto& x : r.memcpys) Cover(x.start_ns, x.end_ns, lo, hi);
-  for (const auto& x : r.memsets) Cover(x.start_ns, x.end_ns, lo, hi);
-  for (const auto& x : r.synchronizations) Cover(x.start_ns, x.end_ns, lo, hi);
-  for (const auto& x : r.nvtx_events) Cover(x.start_ns, x.end_ns, lo, hi);
-  for (const auto& x : r.graph_traces) Cover(x.start_ns, x.end_ns, lo, hi);
-  for (const auto& x : r.overheads) Cover(x.start_ns, x.end_ns, lo, hi);
-  for (const auto& x : r.memory_ops) Cover(x.time_ns, x.time_ns, lo, hi);
+  // Every timed kind with a time of its own (a CUDA event's device time is not the host's).
+  ForEachList(r, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kIsTimed<T> && kHasTime<T>) {
+      for (const T& x : list) Cover(StartNs(x), EndNs(x), lo, hi);
+    }
+  });
 }
 
 Interval RecordingWindow(uint64_t header_start_ns, uint64_t lo, uint64_t hi,

@@ -59,9 +59,6 @@ std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
 std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
     const std::vector<std::string>& paths, std::vector<std::string>* warnings);
 
-// Appends every list of `from` to `to`; run_end and the runtime version are taken when set.
-void AppendRecords(const TraceRecords& from, TraceRecords* to);
-
 // Records lost during capture: the larger of RunEnd's count and the sum of drop reports.
 uint64_t DroppedRecords(const TraceRecords& records);
 

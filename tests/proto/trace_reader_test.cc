@@ -125,7 +125,7 @@ TEST(TraceReaderTest, TruncationAtEveryOffsetOfTheLastChunk) {
   ASSERT_EQ(full.chunks.size(), offsets.size() - 1);
   TraceRecords complete;  // all chunks but the last
   for (size_t i = 0; i + 1 < full.chunks.size(); ++i)
-    testing::AppendRecords(full.chunks[i], &complete);
+    AppendRecords(full.chunks[i], &complete);
 
   for (size_t cut = last_start; cut < trace.size(); ++cut) {
     WriteFile(path, trace.substr(0, cut));

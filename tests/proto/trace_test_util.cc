@@ -303,30 +303,4 @@ TraceRecords LaunchLoop(StringInterner& strings, int iterations) {
   return r;
 }
 
-void AppendRecords(const TraceRecords& from, TraceRecords* to) {
-  auto append = [](const auto& source, auto* target) {
-    target->insert(target->end(), source.begin(), source.end());
-  };
-  append(from.api_calls, &to->api_calls);
-  append(from.kernels, &to->kernels);
-  append(from.memcpys, &to->memcpys);
-  append(from.memsets, &to->memsets);
-  append(from.synchronizations, &to->synchronizations);
-  append(from.nvtx_events, &to->nvtx_events);
-  append(from.nvtx_domains, &to->nvtx_domains);
-  append(from.memory_ops, &to->memory_ops);
-  append(from.streams, &to->streams);
-  append(from.contexts, &to->contexts);
-  append(from.cuda_events, &to->cuda_events);
-  append(from.overheads, &to->overheads);
-  append(from.devices, &to->devices);
-  append(from.graph_traces, &to->graph_traces);
-  append(from.drops, &to->drops);
-  append(from.stack_modules, &to->stack_modules);
-  append(from.stack_frames, &to->stack_frames);
-  append(from.call_stacks, &to->call_stacks);
-  if (from.run_end) to->run_end = from.run_end;
-  if (from.cuda_runtime_version != 0) to->cuda_runtime_version = from.cuda_runtime_version;
-}
-
 }  // namespace libprof::testing

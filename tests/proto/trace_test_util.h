@@ -48,7 +48,4 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt);
 // thread, each with a nested cuLaunchKernel, and a 2 us kernel of one shape on one stream.
 TraceRecords LaunchLoop(StringInterner& strings, int iterations);
 
-// Appends every list of `from` to the lists of `to` (process index, sequence and run_end aside).
-void AppendRecords(const TraceRecords& from, TraceRecords* to);
-
 }  // namespace libprof::testing

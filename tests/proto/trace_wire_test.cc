@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "proto/record_encoders.h"
 #include "proto/trace.pb.h"
 #include "proto/trace_writer.h"
 #include "tests/proto/trace_test_util.h"
@@ -68,33 +69,21 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                 {"memory_bus_width_bits", device::kMemoryBusWidthBits},
                 {"max_threads_per_block", device::kMaxThreadsPerBlock},
                 {"l2_cache_bytes", device::kL2CacheBytes}});
-  ExpectFields(trace::Chunk::descriptor(), {{"process_index", chunk::kProcessIndex},
-                                            {"sequence", chunk::kSequence},
-                                            {"base_time_ns", chunk::kBaseTimeNs},
-                                            {"strings", chunk::kStrings},
-                                            {"threads", chunk::kThreads},
-                                            {"api_names", chunk::kApiNames},
-                                            {"kernel_shapes", chunk::kKernelShapes},
-                                            {"api_calls", chunk::kApiCalls},
-                                            {"kernels", chunk::kKernels},
-                                            {"memcpys", chunk::kMemcpys},
-                                            {"memsets", chunk::kMemsets},
-                                            {"synchronizations", chunk::kSynchronizations},
-                                            {"nvtx_events", chunk::kNvtxEvents},
-                                            {"memory_ops", chunk::kMemoryOps},
-                                            {"streams", chunk::kStreams},
-                                            {"contexts", chunk::kContexts},
-                                            {"cuda_events", chunk::kCudaEvents},
-                                            {"overheads", chunk::kOverheads},
-                                            {"devices", chunk::kDevices},
-                                            {"nvtx_domains", chunk::kNvtxDomains},
-                                            {"run_end", chunk::kRunEnd},
-                                            {"drops", chunk::kDrops},
-                                            {"graph_traces", chunk::kGraphTraces},
-                                            {"runtime_infos", chunk::kRuntimeInfos},
-                                            {"stack_modules", chunk::kStackModules},
-                                            {"stack_frames", chunk::kStackFrames},
-                                            {"call_stacks", chunk::kCallStacks}});
+  // The chunk's own fields, then one list per record kind of proto/record_kinds.h, whose name
+  // there must be the field's name here (the decoder relies on it).
+  Fields chunk_fields = {{"process_index", chunk::kProcessIndex},
+                         {"sequence", chunk::kSequence},
+                         {"base_time_ns", chunk::kBaseTimeNs},
+                         {"strings", chunk::kStrings},
+                         {"threads", chunk::kThreads},
+                         {"api_names", chunk::kApiNames},
+                         {"kernel_shapes", chunk::kKernelShapes},
+                         {"run_end", chunk::kRunEnd},
+                         {"runtime_infos", chunk::kRuntimeInfos}};
+#define LIBPROF_KIND_FIELD(Type, list, field, role) chunk_fields.emplace_back(#list, field);
+  LIBPROF_RECORD_KINDS(LIBPROF_KIND_FIELD)
+#undef LIBPROF_KIND_FIELD
+  ExpectFields(trace::Chunk::descriptor(), chunk_fields);
   ExpectFields(trace::InternedString::descriptor(),
                {{"id", interned_string::kId}, {"value", interned_string::kValue}});
   ExpectFields(trace::ApiName::descriptor(), {{"domain", api_name::kDomain},
