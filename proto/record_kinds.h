@@ -1,7 +1,7 @@
 // The one list of record kinds: every kind of record a trace chunk holds, with its list in
 // TraceRecords, its field number in Chunk (proto/trace.proto) and its role. The writer's Add, the
 // chunk encoder and decoder, TraceRecords itself (its lists, RecordCount, AppendRecords), the
-// loader, the filters and the analysis' device-operation view (viewer-cli/device_ops.h) iterate
+// loader, the filters and the analysis' device-operation view (analysis/model/device_ops.h) iterate
 // over this list.
 //
 // Properties come from the model struct's field names, so a new kind gets them by naming its
@@ -15,10 +15,12 @@
 //   3. proto/trace_model.h: its struct.
 //   4. proto/record_encoders.h: its field numbers and Encode (writer side, protozero).
 //   5. proto/record_decoders.h: its Decode (reader side).
-//   6. libprof/cupti/activity_decoder.cc: the CUPTI record it comes from; libprof/settings.h and
-//      libprof/cupti/cupti_session.cc: its LIBPROF_TRACE name and the CUPTI kind to enable.
-//   7. the report that shows it (viewer-cli/, and viewer-cli/USAGE.md); a device operation also
-//      gets its DeviceOpKind in viewer-cli/device_ops.h.
+//   6. libprof/cupti/activity_decoder.cc: the conversion of the CUPTI record it comes from.
+//   7. proto/capture_kinds.h: its LIBPROF_TRACE name, when it is a new one (else it joins a kind
+//      that exists), and
+//   8. libprof/cupti/activity_kinds.cc: the CUPTI activity kind that name enables.
+//   Then the report that shows it (analysis/, viewer-cli/USAGE.md); a device operation also gets
+//   its DeviceOpKind in analysis/model/device_ops.h. docs/architecture.md has the whole map.
 // Loading, merging, counting, --from/--to, --tid and --nvtx filtering need nothing more.
 // tests/proto/trace_test_util.cc SampleRecords must hold one (RoundTripTest checks it).
 //

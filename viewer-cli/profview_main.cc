@@ -7,19 +7,19 @@
 #include <vector>
 
 #include "proto/capture_kinds.h"
-#include "viewer-cli/commands.h"
-#include "viewer-cli/rule_registry.h"
-#include "viewer-cli/table_renderer.h"
-#include "viewer-cli/units.h"
+#include "analysis/commands.h"
+#include "analysis/rules/rule_registry.h"
+#include "analysis/reports/table_renderer.h"
+#include "analysis/model/units.h"
 
 namespace {
 
-using libprof::viewer::CommandOptions;
-using libprof::viewer::ExportCommandOptions;
-using libprof::viewer::FindingsCommandOptions;
-using libprof::viewer::MergeCommandOptions;
-using libprof::viewer::OutputFormat;
-using libprof::viewer::StacksCommandOptions;
+using libprof::analysis::CommandOptions;
+using libprof::analysis::ExportCommandOptions;
+using libprof::analysis::FindingsCommandOptions;
+using libprof::analysis::MergeCommandOptions;
+using libprof::analysis::OutputFormat;
+using libprof::analysis::StacksCommandOptions;
 
 constexpr int kBadInput = 1;
 constexpr int kBadUsage = 2;
@@ -65,14 +65,14 @@ bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* erro
   for (auto [text, target, flag] : {std::tuple{&flags.from, &options->filters.from_ns, "--from"},
                                     std::tuple{&flags.to, &options->filters.to_ns, "--to"}}) {
     if (text->empty()) continue;
-    auto parsed = libprof::viewer::ParseDuration(*text);
+    auto parsed = libprof::analysis::ParseDuration(*text);
     if (!parsed) {
       *error = std::string(flag) + ": " + parsed.error();
       return false;
     }
     *target = *parsed;
   }
-  options->terminal_width = libprof::viewer::TerminalWidth();
+  options->terminal_width = libprof::analysis::TerminalWidth();
   return true;
 }
 
@@ -237,8 +237,8 @@ int main(int argc, char** argv) {
   std::string min_wait = "20us", gap = "500ms";
   double util_percent = 50, idle_percent = 50;
   CLI::App* findings_cmd = app.add_subcommand(
-      "findings", kFindingsHelpIntro + libprof::viewer::RuleNames(", ") + kFindingsHelpOutro);
-  findings_cmd->footer(libprof::viewer::RulesHelp() + kFindingsDefinitions);
+      "findings", kFindingsHelpIntro + libprof::analysis::RuleNames(", ") + kFindingsHelpOutro);
+  findings_cmd->footer(libprof::analysis::RulesHelp() + kFindingsDefinitions);
   AddCommon(findings_cmd, &findings, &findings_flags);
   findings_cmd->add_flag("--all", findings.all, "one row per finding instead of grouped rows");
   findings_cmd
@@ -351,7 +351,7 @@ int main(int argc, char** argv) {
         return kBadUsage;
       }
       summary.by_caller = summary_by == "caller";
-      result = libprof::viewer::RunSummary(summary, &warnings);
+      result = libprof::analysis::RunSummary(summary, &warnings);
     } else if (findings_cmd->parsed()) {
       if (!Finish(findings_flags, &findings, &error)) {
         std::cerr << "profview: " << error << "\n";
@@ -360,7 +360,7 @@ int main(int argc, char** argv) {
       for (auto [text, target, flag] :
            {std::tuple{&min_wait, &findings.thresholds.min_wait_ns, "--min-wait"},
             std::tuple{&gap, &findings.thresholds.gap_threshold_ns, "--gap-threshold"}}) {
-        auto parsed = libprof::viewer::ParseDuration(*text);
+        auto parsed = libprof::analysis::ParseDuration(*text);
         if (!parsed) {
           std::cerr << "profview: " << flag << ": " << parsed.error() << "\n";
           return kBadUsage;
@@ -369,47 +369,47 @@ int main(int argc, char** argv) {
       }
       findings.thresholds.util_threshold = util_percent / 100.0;
       findings.thresholds.idle_share = idle_percent / 100.0;
-      result = libprof::viewer::RunFindings(findings, &warnings);
+      result = libprof::analysis::RunFindings(findings, &warnings);
     } else if (streams_cmd->parsed()) {
       if (!Finish(streams_flags, &streams, &error)) {
         std::cerr << "profview: " << error << "\n";
         return kBadUsage;
       }
-      result = libprof::viewer::RunStreams(streams, &warnings);
+      result = libprof::analysis::RunStreams(streams, &warnings);
     } else if (memory_cmd->parsed()) {
       if (!Finish(memory_flags, &memory, &error)) {
         std::cerr << "profview: " << error << "\n";
         return kBadUsage;
       }
-      result = libprof::viewer::RunMemory(memory, &warnings);
+      result = libprof::analysis::RunMemory(memory, &warnings);
     } else if (stacks_cmd->parsed()) {
       if (!Finish(stacks_flags, &stacks, &error)) {
         std::cerr << "profview: " << error << "\n";
         return kBadUsage;
       }
-      result = libprof::viewer::RunStacks(stacks, &warnings);
+      result = libprof::analysis::RunStacks(stacks, &warnings);
     } else if (export_cmd->parsed()) {
       if (!Finish(export_flags, &export_options, &error)) {
         std::cerr << "profview: " << error << "\n";
         return kBadUsage;
       }
-      auto min_wait_ns = libprof::viewer::ParseDuration(export_min_wait);
+      auto min_wait_ns = libprof::analysis::ParseDuration(export_min_wait);
       if (!min_wait_ns) {
         std::cerr << "profview: --min-wait: " << min_wait_ns.error() << "\n";
         return kBadUsage;
       }
       export_options.thresholds.min_wait_ns = *min_wait_ns;
       export_options.standard_output = &std::cout;
-      result = libprof::viewer::RunExport(export_options, &warnings);
+      result = libprof::analysis::RunExport(export_options, &warnings);
     } else if (merge_cmd->parsed()) {
-      merge.terminal_width = libprof::viewer::TerminalWidth();
-      result = libprof::viewer::RunMerge(merge, &warnings);
+      merge.terminal_width = libprof::analysis::TerminalWidth();
+      result = libprof::analysis::RunMerge(merge, &warnings);
     } else {
       if (!Finish(trace_flags, &trace, &error)) {
         std::cerr << "profview: " << error << "\n";
         return kBadUsage;
       }
-      result = libprof::viewer::RunTrace(trace, &warnings);
+      result = libprof::analysis::RunTrace(trace, &warnings);
     }
     for (const std::string& w : warnings) std::cerr << "profview: warning: " << w << "\n";
     if (!result) {

@@ -8,7 +8,7 @@
 #   INSTALL_COLLECT  the copy `cmake --install` installs
 #   STUB_LIB         a shared library standing in for libprof.so (it does nothing)
 #   BUILT_LIBPROF    this build's libprof.so ("" in a sanitizer build, which has none)
-#   PROFVIEW         this build's profview       MAKE_TRACES  tests/viewer's make_golden_traces
+#   PROFVIEW         this build's profview       MAKE_TRACES  tests/analysis's make_golden_traces
 set -euo pipefail
 
 case_name=$1

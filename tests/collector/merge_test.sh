@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests of `profview merge` through the CLI. One case per run:
 #   merge_test.sh PROFVIEW MAKE_TRACES GOLDEN_DIR SAMPLE_TRACES_DIR CASE
-# synthetic  merges tests/viewer's synthetic traces; the merge listing and `profview summary` of
+# synthetic  merges tests/analysis's synthetic traces; the merge listing and `profview summary` of
 #            the merged file are compared with GOLDEN_DIR/merge_listing.out and
 #            merge_summary.out (UPDATE=1 rewrites them), and summary, findings and trace of the
 #            merged file must equal those of the separate files but for the file names.

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "proto/trace_reader.h"
-#include "viewer-cli/call_sites.h"
+#include "analysis/model/call_sites.h"
 
 extern char** environ;
 
@@ -523,8 +523,8 @@ TEST_P(NormalizeNrm2Test, KernelsCopiesAndCorrelation) {
 }
 
 // The trace as profview's analysis library holds it.
-viewer::ProcessTrace ForAnalysis(const Trace& t) {
-  viewer::ProcessTrace p;
+analysis::ProcessTrace ForAnalysis(const Trace& t) {
+  analysis::ProcessTrace p;
   p.path = t.path;
   p.header = t.header;
   p.records = t.records;
@@ -553,8 +553,8 @@ TEST_P(NormalizeNrm2Test, BlockingCopiesNameCublasAndTheLoop) {
   Capture c;
   ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_normalize_nrm2, "20"}, GetParam(), 1, &c));
   const Trace& t = c.traces[0];
-  const viewer::ProcessTrace p = ForAnalysis(t);
-  const viewer::CallSites sites(p);
+  const analysis::ProcessTrace p = ForAnalysis(t);
+  const analysis::CallSites sites(p);
   ASSERT_FALSE(sites.empty()) << "no call stacks in the trace; stderr:\n" << Tail(c.run.err);
   size_t blocking = 0, named = 0;
   std::string example;
@@ -563,13 +563,13 @@ TEST_P(NormalizeNrm2Test, BlockingCopiesNameCublasAndTheLoop) {
     const ApiCall* call = OutermostCall(t, m.correlation_id);
     if (call == nullptr || call->end_ns - call->start_ns <= 500'000) continue;
     ++blocking;
-    const viewer::CallSite& site = sites.Of(call->stack_id);
+    const analysis::CallSite& site = sites.Of(call->stack_id);
     if (site.through.starts_with("cublasSnrm2") && site.through_module.starts_with("libcublas") &&
         site.caller == "NormalizeLoop (app)") {
       ++named;
     } else if (example.empty()) {
       example = site.known ? site.Chain(t.Str(call->name_id)) : "no stack";
-      for (const viewer::FrameView& f : sites.Frames(call->stack_id)) {
+      for (const analysis::FrameView& f : sites.Frames(call->stack_id)) {
         example += "\n  " + f.Label() + (f.cuda ? " [cuda]" : "");
       }
     }
@@ -597,8 +597,8 @@ TEST_P(NormalizeNrm2Test, BacktraceNoneAndAll) {
   ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_normalize_nrm2, "5"}, GetParam(), 1, &all, kRunTimeout,
                         {{"LIBPROF_BACKTRACE", "all"}}));
   const Trace& t = all.traces[0];
-  const viewer::ProcessTrace p = ForAnalysis(t);
-  const viewer::CallSites sites(p);
+  const analysis::ProcessTrace p = ForAnalysis(t);
+  const analysis::CallSites sites(p);
   size_t launches = 0, from_app = 0;
   for (const ApiCall& a : t.records.api_calls) {
     if (t.Str(a.name_id) != "cudaLaunchKernel" || a.nested) continue;

@@ -1,0 +1,239 @@
+#include "analysis/commands.h"
+
+#include "analysis/reports/findings_report.h"
+#include "analysis/metrics/memory.h"
+#include "analysis/reports/memory_report.h"
+#include "analysis/reports/output_file.h"
+#include "analysis/reports/stacks_report.h"
+#include "analysis/metrics/streams.h"
+#include "analysis/reports/streams_report.h"
+#include "analysis/metrics/summary.h"
+#include "analysis/reports/summary_report.h"
+#include "analysis/reports/table_renderer.h"
+#include "analysis/reports/timeline_export.h"
+#include "analysis/reports/trace_listing.h"
+#include "analysis/model/units.h"
+
+namespace libprof::analysis {
+namespace {
+
+std::expected<std::vector<ProcessTrace>, std::string> Load(const CommandOptions& options,
+                                                           std::vector<std::string>* warnings) {
+  if (options.files.empty()) return std::unexpected("no trace file given");
+  auto loaded = LoadTraces(options.files, warnings);
+  if (!loaded) return std::unexpected(loaded.error());
+  return ApplyFilters(std::move(*loaded), options.filters);
+}
+
+// For the analyses that look at one process at a time: loads the traces one file at a time,
+// filters them and hands each process to `analyse` before the next file is read, so that memory
+// holds one file's records rather than all of them (64 traces of 1M records: bench/README.md).
+template <typename Analyse>
+std::expected<void, std::string> ForEachProcess(const CommandOptions& options,
+                                                std::vector<std::string>* warnings,
+                                                Analyse analyse) {
+  if (options.files.empty()) return std::unexpected("no trace file given");
+  auto files = ExpandTraceInputs(options.files);
+  if (!files) return std::unexpected(files.error());
+  FilterMatches matches;
+  for (const std::string& path : *files) {
+    auto loaded = LoadTraceFile(path, warnings);
+    if (!loaded) return std::unexpected(loaded.error());
+    auto kept = FilterProcesses(std::move(*loaded), options.filters, &matches);
+    if (!kept) return std::unexpected(kept.error());
+    for (const ProcessTrace& t : *kept) analyse(t);
+  }
+  return CheckFilterMatches(options.filters, matches);
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
+                                                   std::vector<std::string>* warnings) {
+  if (options.files.empty()) return std::unexpected("no trace file given");
+  // Streams the files rather than loading them (summary.h).
+  auto report =
+      SummarizeFiles(options.files, options.filters,
+                     SummaryOptions{.raw = options.raw, .by_caller = options.by_caller}, warnings);
+  if (!report) return std::unexpected(report.error());
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return SummaryCsv(report->parts, report->total);
+    case OutputFormat::kJson:
+      return SummaryJson(report->parts, report->total);
+    case OutputFormat::kTable:
+      break;
+  }
+  return SummaryTable(report->parts, report->total, options.terminal_width);
+}
+
+std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
+                                                    std::vector<std::string>* warnings) {
+  if (options.thresholds.util_threshold < 0 || options.thresholds.util_threshold > 1) {
+    return std::unexpected("--util-threshold must be a percentage between 0 and 100");
+  }
+  if (options.thresholds.idle_share < 0 || options.thresholds.idle_share > 1) {
+    return std::unexpected("--idle-share must be a percentage between 0 and 100");
+  }
+  std::vector<Finding> findings;
+  FindingsReportContext context{.all = options.all,
+                                .thresholds = options.thresholds,
+                                .terminal_width = options.terminal_width};
+  auto done = ForEachProcess(options, warnings, [&](const ProcessTrace& t) {
+    std::vector<Finding> part = FindFindings(t, options.thresholds);
+    findings.insert(findings.end(), part.begin(), part.end());
+    context.trace_ns += t.window_ns();
+  });
+  if (!done) return std::unexpected(done.error());
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return FindingsCsv(findings, context);
+    case OutputFormat::kJson:
+      return FindingsJson(findings, context);
+    case OutputFormat::kTable:
+      break;
+  }
+  return FindingsTable(findings, context);
+}
+
+std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
+                                                 std::vector<std::string>* warnings) {
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  std::vector<ListingRow> all;
+  std::string table;
+  for (const ProcessTrace& t : *traces) {
+    std::vector<ListingRow> rows = TraceRows(t, options.raw);
+    if (options.format == OutputFormat::kTable) {
+      if (traces->size() > 1) {
+        table += "Process " + std::to_string(t.header.pid) +
+                 (t.header.hostname.empty() ? "" : " on " + t.header.hostname) + " (" + t.path +
+                 ")\n";
+      }
+      table += TraceTable(rows, options.terminal_width);
+      if (traces->size() > 1) table += "\n";
+    }
+    all.insert(all.end(), rows.begin(), rows.end());
+  }
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return TraceCsv(all);
+    case OutputFormat::kJson:
+      return TraceJson(all);
+    case OutputFormat::kTable:
+      break;
+  }
+  return table;
+}
+
+std::expected<std::string, std::string> RunStreams(const CommandOptions& options,
+                                                   std::vector<std::string>* warnings) {
+  std::vector<StreamsReport> reports;
+  auto done = ForEachProcess(options, warnings,
+                             [&](const ProcessTrace& t) { reports.push_back(AnalyzeStreams(t)); });
+  if (!done) return std::unexpected(done.error());
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return StreamsCsv(reports);
+    case OutputFormat::kJson:
+      return StreamsJson(reports);
+    case OutputFormat::kTable:
+      break;
+  }
+  return StreamsTable(reports, options.terminal_width);
+}
+
+std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
+                                                  std::vector<std::string>* warnings) {
+  std::vector<MemoryReport> reports;
+  auto done = ForEachProcess(options, warnings,
+                             [&](const ProcessTrace& t) { reports.push_back(AnalyzeMemory(t)); });
+  if (!done) return std::unexpected(done.error());
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return MemoryCsv(reports);
+    case OutputFormat::kJson:
+      return MemoryJson(reports);
+    case OutputFormat::kTable:
+      break;
+  }
+  return MemoryTable(reports, options.terminal_width);
+}
+
+std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& options,
+                                                  std::vector<std::string>* warnings) {
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  auto report = AnalyzeStacks(*traces, options.api);
+  if (!report) return std::unexpected(report.error());
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return StacksCsv(*report);
+    case OutputFormat::kJson:
+      return StacksJson(*report);
+    case OutputFormat::kTable:
+      break;
+  }
+  return StacksTable(*report, options.terminal_width);
+}
+
+std::expected<std::string, std::string> RunExport(const ExportCommandOptions& options,
+                                                  std::vector<std::string>* warnings) {
+  if (options.output.empty())
+    return std::unexpected("no output file given (-o FILE, or - for stdout)");
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  const ExportOptions export_options{.raw = options.raw, .findings = options.thresholds};
+  if (options.output == "-") {
+    if (options.standard_output == nullptr) return std::unexpected("no output stream for -o -");
+    auto stats = ExportTimeline(*traces, export_options, options.standard_output);
+    if (!stats) return std::unexpected(stats.error());
+    return std::string();
+  }
+  // Created before the export starts, so that an unwritable path fails at once.
+  auto file = OutputFile::Create(options.output);
+  if (!file) return std::unexpected(file.error());
+  auto stats = ExportTimeline(*traces, export_options, &(*file)->stream());
+  if (!stats) return std::unexpected(options.output + ": " + stats.error());
+  if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
+  return "Wrote " + std::to_string(stats->events) + " events of " +
+         std::to_string(stats->processes) + (stats->processes == 1 ? " process" : " processes") +
+         " to " + options.output + " (open it in ui.perfetto.dev or chrome://tracing)\n";
+}
+
+std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,
+                                                 std::vector<std::string>* warnings) {
+  auto inputs = ExpandTraceInputs(options.inputs);
+  if (!inputs) return std::unexpected(inputs.error());
+  auto report = MergeTraceFiles(*inputs, options.output, options.merge);
+  if (!report) return std::unexpected(report.error());
+  warnings->insert(warnings->end(), report->warnings.begin(), report->warnings.end());
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < report->processes.size(); ++i) {
+    const MergedProcess& p = report->processes[i];
+    std::string command;
+    for (const std::string& arg : p.header.command_line) {
+      command += (command.empty() ? "" : " ") + arg;
+    }
+    rows.push_back({std::to_string(i), std::to_string(p.header.pid),
+                    p.header.rank ? std::to_string(*p.header.rank) : "",
+                    std::to_string(p.header.parent_pid), p.header.hostname,
+                    std::to_string(p.chunks), p.source, command});
+  }
+  const std::vector<TableColumn> columns = {{"#", Align::kRight},
+                                            {"PID", Align::kRight},
+                                            {"Rank", Align::kRight},
+                                            {"Parent", Align::kRight},
+                                            {"Host", Align::kLeft, true, 8},
+                                            {"Chunks", Align::kRight},
+                                            {"From", Align::kLeft, true, 16},
+                                            {"Command line", Align::kLeft, true, 16}};
+  const size_t n = report->processes.size();
+  return "Merged " + std::to_string(n) + (n == 1 ? " process" : " processes") + " from " +
+         std::to_string(report->input_files) + (report->input_files == 1 ? " file" : " files") +
+         " into " + options.output + " (" + std::to_string(report->chunks) +
+         (report->chunks == 1 ? " chunk, " : " chunks, ") + FormatBytes(report->bytes_written) +
+         ")\n" + RenderTable(columns, rows, options.terminal_width);
+}
+
+}  // namespace libprof::analysis

@@ -1,0 +1,188 @@
+#include "analysis/metrics/idle_breakdown.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/model/api_names.h"
+
+namespace libprof::analysis {
+namespace {
+
+// What a top-level call meant for the device while it ran.
+enum class CallClass : uint8_t { kLaunch, kSync, kOther };
+
+// A call that held the host until the device had done something: it synchronises (explicitly,
+// implicitly or through a SYNCHRONIZATION record), or it issued a copy or memset that blocks the
+// host (synchronous, or with pageable or managed host memory: the rule of findings.h).
+bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_record) {
+  const std::string& name = index.ApiName(call);
+  if (has_sync_record || ExplicitSyncScope(name) != SyncScope::kNone || IsImplicitSyncApi(name)) {
+    return true;
+  }
+  const TraceRecords& r = index.records();
+  for (uint32_t o : index.OpsOf(call.correlation_id)) {
+    const DeviceOp& op = index.device_ops()[o];
+    if (op.kind == DeviceOpKind::kMemcpy) {
+      const Memcpy& m = r.memcpys[op.record];
+      auto host_bound = [](MemoryKind k) {
+        return k == MemoryKind::kPageable || k == MemoryKind::kManaged;
+      };
+      if (!m.async || host_bound(m.src_kind) || host_bound(m.dst_kind)) return true;
+    } else if (op.kind == DeviceOpKind::kMemset && !r.memsets[op.record].async) {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct ThreadCalls {
+  std::vector<uint32_t> calls;    // top-level calls, by start
+  std::vector<uint64_t> max_end;  // running maximum of their end times
+};
+
+class Classifier {
+ public:
+  explicit Classifier(const TraceIndex& index) : index_(index) {
+    const TraceRecords& r = index.records();
+    std::unordered_map<uint64_t, bool> synced;  // correlation ids with a SYNCHRONIZATION record
+    for (const Synchronization& s : r.synchronizations) {
+      if (s.type != SyncType::kStreamWaitEvent) synced[s.correlation_id] = true;
+    }
+    classes_.assign(r.api_calls.size(), CallClass::kOther);
+    for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+      if (index.Outermost(i) != i) continue;
+      const ApiCall& c = r.api_calls[i];
+      if (BlocksHost(index, c, synced.contains(c.correlation_id))) {
+        classes_[i] = CallClass::kSync;
+      } else if (!index.OpsOf(c.correlation_id).empty()) {
+        classes_[i] = CallClass::kLaunch;
+      }
+      threads_[c.thread_id].calls.push_back(i);
+    }
+    for (auto& [tid, t] : threads_) {
+      std::stable_sort(t.calls.begin(), t.calls.end(), [&](uint32_t a, uint32_t b) {
+        return r.api_calls[a].start_ns < r.api_calls[b].start_ns;
+      });
+      uint64_t running = 0;
+      for (uint32_t i : t.calls) {
+        running = std::max(running, r.api_calls[i].end_ns);
+        t.max_end.push_back(running);
+      }
+    }
+  }
+
+  // Appends the pieces of gap [a, b) that operation `next` ended.
+  void Classify(const Interval& gap, const DeviceOp& next, std::vector<IdlePiece>* out) const {
+    const int64_t found = index_.LaunchingCall(next.correlation_id);
+    if (found < 0) {
+      out->push_back({gap, IdleCause::kOther, -1});
+      return;
+    }
+    const uint32_t launcher = index_.Outermost(static_cast<size_t>(found));
+    const ApiCall& l = index_.records().api_calls[launcher];
+    const uint64_t cut = std::clamp(l.start_ns, gap.start_ns, gap.end_ns);
+    Walk(l.thread_id, gap.start_ns, cut, out);
+    if (cut < gap.end_ns) {
+      const IdleCause cause =
+          classes_[launcher] == CallClass::kSync ? IdleCause::kSync : IdleCause::kLaunch;
+      out->push_back({{cut, gap.end_ns}, cause, launcher});
+    }
+  }
+
+ private:
+  // Pieces of [from, to) by what thread `tid` was doing: the earlier of two overlapping calls
+  // wins; time in calls that issue no work is kOther with the call, outside calls kOther alone.
+  void Walk(uint32_t tid, uint64_t from, uint64_t to, std::vector<IdlePiece>* out) const {
+    if (to <= from) return;
+    uint64_t cursor = from;
+    auto it = threads_.find(tid);
+    if (it != threads_.end()) {
+      const ThreadCalls& t = it->second;
+      const auto& calls = index_.records().api_calls;
+      size_t k = std::upper_bound(t.max_end.begin(), t.max_end.end(), from) - t.max_end.begin();
+      for (; k < t.calls.size() && calls[t.calls[k]].start_ns < to; ++k) {
+        const uint32_t i = t.calls[k];
+        const uint64_t s = std::max(cursor, calls[i].start_ns);
+        const uint64_t e = std::min(to, calls[i].end_ns);
+        if (e <= s) continue;
+        if (s > cursor) out->push_back({{cursor, s}, IdleCause::kOther, -1});
+        const IdleCause cause = classes_[i] == CallClass::kSync     ? IdleCause::kSync
+                                : classes_[i] == CallClass::kLaunch ? IdleCause::kLaunch
+                                                                    : IdleCause::kOther;
+        out->push_back({{s, e}, cause, i});
+        cursor = e;
+      }
+    }
+    if (cursor < to) out->push_back({{cursor, to}, IdleCause::kOther, -1});
+  }
+
+  const TraceIndex& index_;
+  std::vector<CallClass> classes_;  // per API call; top-level calls only are classified
+  std::unordered_map<uint32_t, ThreadCalls> threads_;
+};
+
+}  // namespace
+
+const char* ToString(IdleCause cause) {
+  switch (cause) {
+    case IdleCause::kLaunch:
+      return "launch";
+    case IdleCause::kSync:
+      return "sync";
+    case IdleCause::kOther:
+      break;
+  }
+  return "other";
+}
+
+std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index) {
+  const auto& ops = index.device_ops();
+  std::map<uint32_t, std::vector<uint32_t>> by_device;  // ops, by start
+  for (uint32_t o = 0; o < ops.size(); ++o) by_device[ops[o].device_id].push_back(o);
+  const Classifier classifier(index);
+  std::vector<DeviceIdle> out;
+  for (const auto& [device, list] : by_device) {
+    DeviceIdle d;
+    d.device_id = device;
+    d.ops = list;
+    for (uint32_t o : list) d.busy.push_back({ops[o].start_ns, ops[o].end_ns});
+    d.busy = MergeIntervals(std::move(d.busy));
+    if (d.busy.empty()) continue;
+    d.active = {d.busy.front().start_ns, d.busy.back().end_ns};
+    d.gaps = Gaps(d.busy);
+    size_t cursor = 0;
+    for (const Interval& g : d.gaps) {
+      // The busy period after the gap starts with an operation that starts at its end.
+      while (cursor < list.size() && ops[list[cursor]].start_ns < g.end_ns) ++cursor;
+      const uint32_t next = cursor < list.size() ? list[cursor] : list.back();
+      d.next_op.push_back(next);
+      classifier.Classify(g, ops[next], &d.pieces);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint64_t to_ns) {
+  IdleTotals totals;
+  auto it = std::upper_bound(pieces.begin(), pieces.end(), from_ns,
+                             [](uint64_t t, const IdlePiece& p) { return t < p.span.end_ns; });
+  for (; it != pieces.end() && it->span.start_ns < to_ns; ++it) {
+    const uint64_t length = OverlapLength(it->span.start_ns, it->span.end_ns, from_ns, to_ns);
+    switch (it->cause) {
+      case IdleCause::kLaunch:
+        totals.launch_ns += length;
+        break;
+      case IdleCause::kSync:
+        totals.sync_ns += length;
+        break;
+      case IdleCause::kOther:
+        totals.other_ns += length;
+        break;
+    }
+  }
+  return totals;
+}
+
+}  // namespace libprof::analysis

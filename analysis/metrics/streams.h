@@ -1,0 +1,84 @@
+// `profview streams`: what each stream ran (kernels, copies by direction, memsets), how busy it
+// was and of which kind it is, and per device how much copy and compute overlapped, how much
+// kernels ran concurrently, and how much copy time ran alone while kernels sat queued on other
+// streams (overlap that the issue order or stream layout gave away).
+//
+// Layer: analysis/metrics/. Built on TraceIndex and StreamModel (stream classes);
+// pure interval arithmetic, no formatting.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "analysis/model/intervals.h"
+#include "analysis/model/stream_deps.h"
+#include "analysis/model/trace_loader.h"
+
+namespace libprof::analysis {
+
+// Copy directions reported separately; every other CopyKind (arrays, HtoH, peer) is kOther.
+enum class CopyDirection : uint8_t { kHtoD, kDtoH, kDtoD, kOther };
+inline constexpr size_t kCopyDirections = 4;
+const char* ToString(CopyDirection d);  // "HtoD", "DtoH", "DtoD", "other"
+CopyDirection DirectionOf(CopyKind kind);
+
+// Count and summed duration (ns, clipped to the analysed time) of one kind of operation.
+struct OpTally {
+  uint64_t count = 0;
+  uint64_t total_ns = 0;
+};
+
+struct StreamStats {
+  uint32_t device_id = 0;
+  uint32_t stream_id = 0;
+  StreamClass klass = StreamClass::kBlocking;
+  bool from_record = false;  // the class comes from a STREAM record (else from CONTEXT/API names)
+  OpTally kernels;
+  std::array<OpTally, kCopyDirections> copies;  // by CopyDirection
+  OpTally memsets;
+  OpTally graphs;        // whole-graph launches (GraphTrace)
+  uint64_t busy_ns = 0;  // union of all the stream's operation intervals
+};
+
+struct CopyOverlap {
+  uint64_t copy_ns = 0;           // union of the copies of this direction
+  uint64_t with_kernel_ns = 0;    // ... while at least one kernel ran
+  uint64_t could_overlap_ns = 0;  // ... while no kernel ran but one was queued on another stream
+};
+
+struct DeviceOverlap {
+  uint32_t device_id = 0;
+  uint64_t kernel_ns = 0;        // union of the device's kernels
+  uint64_t multi_kernel_ns = 0;  // time with two or more kernels in flight
+  std::array<CopyOverlap, kCopyDirections> by_direction;
+  CopyOverlap all;  // every copy direction together (each instant counted once)
+};
+
+struct StreamsReport {
+  uint32_t pid = 0;
+  std::string file;
+  uint64_t trace_ns = 0;               // the analysed time (window_ns)
+  std::vector<StreamStats> streams;    // by device, then stream id
+  std::vector<DeviceOverlap> devices;  // by device id; devices with device work only
+};
+
+// Analyses one (filtered) process. Every interval is clipped to trace.windows. Definitions:
+// - kernel K runs in [start, end); it is queued in [issue, start), issue being the start of the
+//   API call that launched it (joined by correlation id; no queued time when that call is
+//   missing);
+// - with_kernel_ns = |C_d ∩ K| where C_d is the union of the copies of direction d and K the
+//   union of all kernels of the device;
+// - multi_kernel_ns = time where a sweep over kernel starts/ends counts two or more kernels;
+// - could_overlap_ns = |(∪_c (c ∩ Q_not(stream(c)))) \ K| over the copies c of direction d,
+//   Q_not(s) being the union of the queued intervals of the device's kernels on streams ≠ s.
+// Graph launches count in their stream's row and busy time but in no overlap figure.
+StreamsReport AnalyzeStreams(const ProcessTrace& trace);
+
+// The parts of `a` not in `b` (both sorted and disjoint, as MergeIntervals returns them).
+std::vector<Interval> Subtract(const std::vector<Interval>& a, const std::vector<Interval>& b);
+
+// Time covered by at least `k` of `intervals` (any order; overlaps count with multiplicity).
+uint64_t CoveredAtLeast(std::vector<Interval> intervals, int k);
+
+}  // namespace libprof::analysis

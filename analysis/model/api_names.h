@@ -1,0 +1,37 @@
+// What profview knows about CUDA API functions by name: which are noise (hidden unless --raw),
+// which synchronise explicitly or implicitly, which copy or set memory, and the per-thread
+// default stream variants (`_ptsz`/`_ptds`).
+//
+// Layer: analysis/model/. Pure functions of a clean API name ("cudaMemcpyAsync",
+// as proto/trace_model.h's ApiCall::name_id gives it).
+#pragma once
+
+#include <string_view>
+
+namespace libprof::analysis {
+
+// Calls that neither block nor issue work and that libraries make by the thousand (capture-state
+// and error queries, attribute, occupancy and version getters, cuGetProcAddress, context
+// getters): a superset of what LIBPROF_API_FILTER=significant skips at capture time, so a trace
+// recorded with LIBPROF_API_FILTER=all summarises like one recorded with the default.
+bool IsNoiseApi(std::string_view name);
+
+// Explicit synchronisation APIs: the host waits for device work by design.
+enum class SyncScope { kNone, kDevice, kContext, kStream, kEvent };
+SyncScope ExplicitSyncScope(std::string_view name);
+
+// APIs that synchronise the device as a side effect (cudaFree, cudaFreeHost, cudaHostRegister,
+// cudaMalloc under memory pressure, ...). Their wait covers every stream of the device.
+bool IsImplicitSyncApi(std::string_view name);
+
+bool IsMemcpyApi(std::string_view name);  // cudaMemcpy*, cuMemcpy*
+bool IsMemsetApi(std::string_view name);  // cudaMemset*, cuMemset*
+bool IsAsyncApi(std::string_view name);   // the name (without _ptsz/_ptds) ends in "Async"
+
+// True for the per-thread default stream entry points (cudaMemcpyAsync_ptsz, cuLaunchKernel_ptsz,
+// cudaMemcpy_ptds, ...); their work goes to the calling thread's default stream. libprof's own
+// clean names drop the suffix, so this only helps with traces that keep raw names.
+bool IsPerThreadApi(std::string_view name);
+std::string_view WithoutPerThreadSuffix(std::string_view name);
+
+}  // namespace libprof::analysis

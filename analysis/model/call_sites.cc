@@ -1,0 +1,165 @@
+#include "analysis/model/call_sites.h"
+
+#include <cctype>
+#include <cstdio>
+
+namespace libprof::analysis {
+namespace {
+
+// File-name prefixes of CUDA's own libraries: toolkit, math libraries, communication, driver.
+constexpr std::string_view kCudaLibraryPrefixes[] = {
+    "libcuda.so",  "libcudart",   "libcublas", "libcudnn",   "libcufft",     "libcurand",
+    "libcusparse", "libcusolver", "libnccl",   "libnvrtc",   "libnvJitLink", "libnvidia-",
+    "libcupti",    "libcutensor", "libnvjpeg", "libnpp",     "libcufile",    "libnvblas",
+    "libcudla",    "libnvptxcompiler", "libprof.so",
+};
+
+// The CUDA runtime and driver themselves: a call through them is no library's doing.
+bool IsRuntimeOrDriver(std::string_view file_name) {
+  return file_name.rfind("libcudart", 0) == 0 || file_name.rfind("libcuda.so", 0) == 0;
+}
+
+std::string FileName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string Hex(uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+CallSite Resolve(const std::vector<FrameView>& frames) {
+  CallSite site;
+  site.known = true;
+  const FrameView* through = nullptr;
+  for (const FrameView& frame : frames) {
+    if (!frame.cuda) {
+      site.caller = frame.Label();
+      site.caller_module = frame.module;
+      break;
+    }
+    through = &frame;
+  }
+  if (through != nullptr && IsCudaLibrary(through->module) && !IsRuntimeOrDriver(through->module)) {
+    site.through = through->Label();
+    site.through_module = through->module;
+  }
+  return site;
+}
+
+const CallSite& Unknown() {
+  static const CallSite* unknown = new CallSite;
+  return *unknown;
+}
+
+const std::vector<FrameView>& NoFrames() {
+  static const auto* none = new std::vector<FrameView>;
+  return *none;
+}
+
+}  // namespace
+
+bool IsCudaLibrary(std::string_view file_name) {
+  for (std::string_view prefix : kCudaLibraryPrefixes) {
+    if (file_name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+bool IsCudaRuntimeFunction(std::string_view f) {
+  // nvcc's launch stubs (__device_stub__Z10SpinKernelm) are generated code around the runtime.
+  if (f.rfind("cudart::", 0) == 0 || f.rfind("__cudart", 0) == 0 ||
+      f.rfind("__device_stub__", 0) == 0) {
+    return true;
+  }
+  return f.size() > 4 && f.rfind("cuda", 0) == 0 && std::isupper(static_cast<unsigned char>(f[4]));
+}
+
+std::string ShortFunctionName(std::string_view f) {
+  std::string name(f);
+  // GCC's clones: "Foo(int) [clone .isra.0]".
+  if (size_t clone = name.find(" [clone "); clone != std::string::npos) name.resize(clone);
+  for (std::string_view qualifier : {" const", " volatile", " &&", " &"}) {
+    if (name.size() > qualifier.size() && name.ends_with(qualifier)) {
+      name.resize(name.size() - qualifier.size());
+    }
+  }
+  // Parameters: from the '(' that matches the final ')'.
+  if (!name.empty() && name.back() == ')') {
+    int depth = 0;
+    for (size_t i = name.size(); i-- > 0;) {
+      if (name[i] == ')') ++depth;
+      if (name[i] == '(' && --depth == 0) {
+        if (i > 0) name.resize(i);
+        break;
+      }
+    }
+  }
+  constexpr std::string_view kAnonymous = "(anonymous namespace)::";
+  for (size_t at; (at = name.find(kAnonymous)) != std::string::npos;) {
+    name.erase(at, kAnonymous.size());
+  }
+  return name;
+}
+
+std::string FrameView::Label() const {
+  const std::string where = module.empty() ? "?" : module;
+  if (function.empty()) return Hex(module_path.empty() ? address : module_offset) + " (" + where + ")";
+  return ShortFunctionName(function) + " (" + where + ")";
+}
+
+std::string CallSite::Text() const {
+  if (!known) return "";
+  std::string text = through;
+  if (!caller.empty()) text += (text.empty() ? "" : " ← ") + caller;
+  return text.empty() ? "CUDA's own code" : text;
+}
+
+std::string CallSite::Chain(const std::string& api) const {
+  return known ? api + " ← " + Text() : "";
+}
+
+CallSites::CallSites(const ProcessTrace& trace) {
+  const TraceRecords& r = trace.records;
+  if (r.call_stacks.empty()) return;
+  std::unordered_map<uint32_t, const StackModule*> modules;
+  for (const StackModule& m : r.stack_modules) modules[m.id] = &m;
+  std::unordered_map<uint32_t, FrameView> frames;
+  for (const StackFrame& f : r.stack_frames) {
+    FrameView view;
+    view.function = trace.Str(f.function_id);
+    view.address = f.address;
+    view.module_offset = f.module_offset;
+    if (auto m = modules.find(f.module_id); m != modules.end()) {
+      view.module_path = trace.Str(m->second->path_id);
+      view.module = m->second->executable ? "app" : FileName(view.module_path);
+      view.build_id = m->second->build_id;
+    }
+    view.cuda = IsCudaLibrary(FileName(view.module_path)) || IsCudaRuntimeFunction(view.function);
+    frames[f.id] = std::move(view);
+  }
+  for (const CallStack& s : r.call_stacks) {
+    std::vector<FrameView>& list = stacks_[s.id];
+    for (uint32_t id : s.frame_ids) {
+      auto f = frames.find(id);
+      FrameView missing;
+      missing.module = "?";
+      list.push_back(f != frames.end() ? f->second : missing);
+    }
+    sites_[s.id] = Resolve(list);
+  }
+}
+
+const CallSite& CallSites::Of(uint32_t stack_id) const {
+  auto it = sites_.find(stack_id);
+  return it == sites_.end() ? Unknown() : it->second;
+}
+
+const std::vector<FrameView>& CallSites::Frames(uint32_t stack_id) const {
+  auto it = stacks_.find(stack_id);
+  return it == stacks_.end() ? NoFrames() : it->second;
+}
+
+}  // namespace libprof::analysis

@@ -1,0 +1,79 @@
+// Where API calls came from: the call stacks libprof recorded (LIBPROF_BACKTRACE), resolved into
+// readable frames and a call site, the first frame outside CUDA's own libraries and the
+// profiler, with the CUDA library the call came through:
+//   cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)
+//
+// Layer: analysis/model/. Built once per ProcessTrace; pure computation.
+//
+// Rules (also in USAGE.md):
+// - CUDA's own frames: frames in CUDA's libraries (IsCudaLibrary: libcuda, libcudart, libcublas*,
+//   libcudnn*, libcufft*, libcurand, libcusparse*, libcusolver*, libnccl, libnvrtc, libnvJitLink,
+//   libnvidia-*, libcupti, ...), and frames of the CUDA runtime linked statically into another
+//   module (functions named cuda[A-Z]..., cudart::..., __cudart..., and nvcc's launch stubs
+//   __device_stub__...). libprof's own frames count
+//   as CUDA's too (they never reach a trace, which starts below them).
+// - Call site: walking outwards from the innermost frame, the first frame that is not CUDA's.
+// - Through: the outermost CUDA frame before the call site, when it lies in a CUDA library
+//   other than the runtime and the driver (cuBLAS, cuDNN, NCCL...): the library entry point the
+//   application called.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/model/trace_loader.h"
+
+namespace libprof::analysis {
+
+struct FrameView {
+  std::string function;     // demangled; "" when unknown
+  std::string module_path;  // "" when no module contains the address
+  std::string module;       // "app" for the program, else the module's file name
+  std::string build_id;
+  uint64_t module_offset = 0;
+  uint64_t address = 0;
+  bool cuda = false;  // one of CUDA's own frames (see above)
+  // "cublasSnrm2_v2 (libcublas.so.13)": the function without its parameters and anonymous
+  // namespaces (or the offset when unnamed), and the module.
+  std::string Label() const;
+};
+
+struct CallSite {
+  bool known = false;  // the call has a recorded stack
+  std::string caller;   // Label() of the call-site frame; "" when every frame is CUDA's
+  std::string through;  // Label() of the CUDA library entry point; "" when none
+  std::string caller_module;
+  std::string through_module;
+  // "cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)"; "" when not known.
+  std::string Text() const;
+  // "cudaMemcpyAsync ← " + Text(); "" when not known.
+  std::string Chain(const std::string& api) const;
+};
+
+class CallSites {
+ public:
+  explicit CallSites(const ProcessTrace& trace);
+
+  bool empty() const { return stacks_.empty(); }
+  // The call site of stack `stack_id` (ApiCall::stack_id); not known for 0 or an undefined id.
+  const CallSite& Of(uint32_t stack_id) const;
+  // The frames of stack `stack_id`, innermost first; empty when not known.
+  const std::vector<FrameView>& Frames(uint32_t stack_id) const;
+
+ private:
+  std::unordered_map<uint32_t, std::vector<FrameView>> stacks_;
+  std::unordered_map<uint32_t, CallSite> sites_;
+};
+
+// True for the file name of one of CUDA's own libraries ("libcublas.so.13", "libcuda.so.1").
+bool IsCudaLibrary(std::string_view file_name);
+// True for a function of the CUDA runtime or driver API wherever it is linked
+// ("cudaMemcpyAsync", "cudart::cudaApiMemcpyAsync(...)", "__cudart812").
+bool IsCudaRuntimeFunction(std::string_view function);
+// "NormalizeLoop(float*, int)" -> "NormalizeLoop"; "(anonymous namespace)::" removed.
+std::string ShortFunctionName(std::string_view function);
+
+}  // namespace libprof::analysis

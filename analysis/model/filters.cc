@@ -1,0 +1,209 @@
+#include "analysis/model/filters.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analysis/model/intervals.h"
+
+namespace libprof::analysis {
+namespace {
+
+template <typename T, typename Pred>
+void KeepIf(std::vector<T>* list, Pred keep) {
+  std::erase_if(*list, [&](const T& x) { return !keep(x); });
+}
+
+bool Contains(const std::vector<uint32_t>& list, uint32_t value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+bool InWindows(const std::vector<Interval>& windows, uint64_t t) {
+  for (const Interval& w : windows) {
+    if (t >= w.start_ns && t < w.end_ns) return true;
+  }
+  return false;
+}
+
+// Keeps the API calls marked in `keep` and every record correlated with a kept call.
+void KeepCalls(ProcessTrace* trace, const std::vector<bool>& keep) {
+  TraceRecords& r = trace->records;
+  std::unordered_set<uint64_t> corrs;
+  for (size_t i = 0; i < r.api_calls.size(); ++i) {
+    if (keep[i] && r.api_calls[i].correlation_id != 0) corrs.insert(r.api_calls[i].correlation_id);
+  }
+  std::vector<ApiCall> calls;
+  for (size_t i = 0; i < r.api_calls.size(); ++i) {
+    if (keep[i]) calls.push_back(r.api_calls[i]);
+  }
+  r.api_calls = std::move(calls);
+  // Every other kind that a call issued: work, syncs, events, memory operations (definitions
+  // such as streams carry an id too, but describe rather than happen).
+  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasCorrelation<T> && !kIsDefinition<T> && !std::is_same_v<T, ApiCall>) {
+      KeepIf(&list, [&](const T& x) { return corrs.contains(x.correlation_id); });
+    }
+  });
+}
+
+void ApplyWindow(ProcessTrace* trace, uint64_t from, uint64_t to) {
+  const uint64_t base = trace->start_ns();
+  std::vector<Interval> window = {{base + from, to == UINT64_MAX ? UINT64_MAX : base + to}};
+  trace->windows = Intersect(trace->windows, window);
+  const std::vector<Interval>& w = trace->windows;
+  TraceRecords& r = trace->records;
+  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasTime<T>) KeepIf(&list, [&](const T& x) { return InWindows(w, StartNs(x)); });
+  });
+}
+
+void ApplyThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids) {
+  TraceRecords& r = trace->records;
+  std::vector<bool> keep(r.api_calls.size());
+  for (size_t i = 0; i < keep.size(); ++i) keep[i] = Contains(tids, r.api_calls[i].thread_id);
+  KeepCalls(trace, keep);
+  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasThread<T> && !std::is_same_v<T, ApiCall>) {
+      KeepIf(&list, [&](const T& x) { return Contains(tids, x.thread_id); });
+    }
+  });
+}
+
+// Returns false when no range of this process matches.
+bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
+  TraceRecords& r = trace->records;
+  std::unordered_map<uint32_t, std::string> domains;
+  for (const NvtxDomain& d : r.nvtx_domains) domains[d.id] = trace->Str(d.name_id);
+  struct Range {
+    uint64_t start, end;
+    uint32_t thread, end_thread;
+  };
+  std::vector<Range> ranges;
+  for (const NvtxEvent& e : r.nvtx_events) {
+    if (e.kind == NvtxKind::kMark) continue;
+    const std::string& domain = e.domain_id == 0 ? std::string() : domains[e.domain_id];
+    for (const std::string& name : names) {
+      if (NvtxNameMatches(name, domain, trace->Str(e.message_id))) {
+        const uint32_t end_thread = e.kind == NvtxKind::kStartEnd ? e.end_thread_id : e.thread_id;
+        ranges.push_back({e.start_ns, e.end_ns, e.thread_id, end_thread});
+        break;
+      }
+    }
+  }
+  if (ranges.empty()) return false;
+  auto inside = [&](uint32_t thread, uint64_t start, uint64_t end) {
+    for (const Range& g : ranges) {
+      if ((thread == g.thread || thread == g.end_thread) && start >= g.start && end <= g.end) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<bool> keep(r.api_calls.size());
+  for (size_t i = 0; i < keep.size(); ++i) {
+    const ApiCall& c = r.api_calls[i];
+    keep[i] = inside(c.thread_id, c.start_ns, c.start_ns);
+  }
+  KeepCalls(trace, keep);
+  // NVTX events nest in the range; other host records of a thread only start in it.
+  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (std::is_same_v<T, NvtxEvent>) {
+      KeepIf(&list, [&](const T& x) { return inside(x.thread_id, x.start_ns, x.end_ns); });
+    } else if constexpr (kHasThread<T> && kHasTime<T> && !std::is_same_v<T, ApiCall>) {
+      KeepIf(&list, [&](const T& x) { return inside(x.thread_id, StartNs(x), StartNs(x)); });
+    }
+  });
+  std::vector<Interval> spans;
+  for (const Range& g : ranges) spans.push_back({g.start, g.end});
+  trace->windows = Intersect(trace->windows, MergeIntervals(std::move(spans)));
+  return true;
+}
+
+}  // namespace
+
+bool NvtxNameMatches(const std::string& wanted, const std::string& domain,
+                     const std::string& message) {
+  if (wanted == message) return true;
+  if (domain.empty() || wanted.size() <= domain.size() + 1) return false;
+  if (wanted.compare(0, domain.size(), domain) != 0 || wanted[domain.size()] != ':') return false;
+  size_t rest = domain.size() + 1;
+  while (rest < wanted.size() && wanted[rest] == ' ') ++rest;
+  return wanted.compare(rest, std::string::npos, message) == 0;
+}
+
+std::expected<std::vector<ProcessTrace>, std::string> FilterProcesses(
+    std::vector<ProcessTrace> traces, const FilterOptions& options, FilterMatches* matches) {
+  auto note = [](std::vector<uint32_t>* seen, uint32_t id) {
+    if (!Contains(*seen, id)) seen->push_back(id);
+  };
+  if (!options.pids.empty()) {
+    for (const ProcessTrace& t : traces) {
+      if (Contains(options.pids, t.header.pid)) note(&matches->pids, t.header.pid);
+    }
+    std::erase_if(traces,
+                  [&](const ProcessTrace& t) { return !Contains(options.pids, t.header.pid); });
+  }
+  if (options.from_ns || options.to_ns) {
+    const uint64_t from = options.from_ns.value_or(0);
+    const uint64_t to = options.to_ns.value_or(UINT64_MAX);
+    if (from >= to) return std::unexpected("--from must be earlier than --to");
+    for (ProcessTrace& t : traces) ApplyWindow(&t, from, to);
+  }
+  if (!options.tids.empty()) {
+    for (uint32_t tid : options.tids) {
+      const bool found = std::any_of(traces.begin(), traces.end(), [&](const ProcessTrace& t) {
+        return std::any_of(t.records.api_calls.begin(), t.records.api_calls.end(),
+                           [&](const ApiCall& c) { return c.thread_id == tid; }) ||
+               std::any_of(t.records.nvtx_events.begin(), t.records.nvtx_events.end(),
+                           [&](const NvtxEvent& e) { return e.thread_id == tid; });
+      });
+      if (found) note(&matches->tids, tid);
+    }
+    for (ProcessTrace& t : traces) ApplyThreads(&t, options.tids);
+  }
+  if (!options.nvtx.empty()) {
+    std::vector<ProcessTrace> kept;
+    for (ProcessTrace& t : traces) {
+      if (ApplyNvtx(&t, options.nvtx)) {
+        matches->nvtx = true;
+        kept.push_back(std::move(t));
+      }
+    }
+    traces = std::move(kept);
+  }
+  return traces;
+}
+
+std::expected<void, std::string> CheckFilterMatches(const FilterOptions& options,
+                                                    const FilterMatches& matches) {
+  for (uint32_t pid : options.pids) {
+    if (!Contains(matches.pids, pid)) {
+      return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
+    }
+  }
+  for (uint32_t tid : options.tids) {
+    if (!Contains(matches.tids, tid)) {
+      return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
+    }
+  }
+  if (!options.nvtx.empty() && !matches.nvtx) {
+    std::string names;
+    for (const std::string& n : options.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
+    return std::unexpected("no NVTX range named " + names + " in the traces");
+  }
+  return {};
+}
+
+std::expected<std::vector<ProcessTrace>, std::string> ApplyFilters(std::vector<ProcessTrace> traces,
+                                                                   const FilterOptions& options) {
+  FilterMatches matches;
+  auto kept = FilterProcesses(std::move(traces), options, &matches);
+  if (!kept) return kept;
+  if (auto checked = CheckFilterMatches(options, matches); !checked) {
+    return std::unexpected(checked.error());
+  }
+  return kept;
+}
+
+}  // namespace libprof::analysis

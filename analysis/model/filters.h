@@ -1,0 +1,61 @@
+// The --pid, --from/--to, --tid and --nvtx filters: each narrows the records and the analysed
+// time window of every ProcessTrace, so that all analyses downstream see only the selection.
+//
+// Layer: analysis/model/. Pure in-memory transformation of ProcessTrace.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/model/trace_loader.h"
+
+namespace libprof::analysis {
+
+struct FilterOptions {
+  std::vector<uint32_t> pids;  // keep these processes (header pid); empty = all
+  std::vector<uint32_t> tids;  // keep host activity of these threads and the device work it issued
+  // Keep activity inside NVTX ranges with this name: either the message or "domain:message".
+  std::vector<std::string> nvtx;
+  std::optional<uint64_t> from_ns;  // relative to each process's recording start
+  std::optional<uint64_t> to_ns;
+  bool active() const {
+    return !pids.empty() || !tids.empty() || !nvtx.empty() || from_ns || to_ns;
+  }
+};
+
+// Applies `options` in the order pid, time window, thread, NVTX range:
+// - --from/--to keep records whose start lies in [start+from, start+to) and set the window to it;
+// - --tid keeps API calls, NVTX events and overheads of those threads, and the device work,
+//   synchronisations, CUDA events and memory operations whose correlation id belongs to a kept
+//   call;
+// - --nvtx keeps the API calls that start inside a matching range on the thread that opened it
+//   (or ended it, for start/end ranges), the device work they issued, the NVTX events nested in
+//   the range on that thread, and sets the window to the union of the matching ranges; a
+//   process without a matching range is left out.
+// Errors: a pid, thread or range name that matches nothing in any process; from >= to.
+std::expected<std::vector<ProcessTrace>, std::string> ApplyFilters(std::vector<ProcessTrace> traces,
+                                                                   const FilterOptions& options);
+
+// ApplyFilters in two halves, for a caller that filters the traces one file at a time and so
+// holds one file's processes, not all of them: FilterProcesses filters the processes given and
+// notes in *matches which pids, threads and ranges it found; CheckFilterMatches, once every file
+// was seen, returns ApplyFilters' "matches nothing in any process" errors. FilterProcesses fails
+// only for from >= to.
+struct FilterMatches {
+  std::vector<uint32_t> pids;  // of FilterOptions::pids, those seen
+  std::vector<uint32_t> tids;  // of FilterOptions::tids, those seen
+  bool nvtx = false;           // a matching range was seen
+};
+std::expected<std::vector<ProcessTrace>, std::string> FilterProcesses(
+    std::vector<ProcessTrace> traces, const FilterOptions& options, FilterMatches* matches);
+std::expected<void, std::string> CheckFilterMatches(const FilterOptions& options,
+                                                    const FilterMatches& matches);
+
+// True when NVTX range name `wanted` designates `domain`/`message` ("m" or "d:m" or "d: m").
+bool NvtxNameMatches(const std::string& wanted, const std::string& domain,
+                     const std::string& message);
+
+}  // namespace libprof::analysis

@@ -1,0 +1,71 @@
+#include "analysis/model/intervals.h"
+
+#include <algorithm>
+
+namespace libprof::analysis {
+
+std::vector<Interval> MergeIntervals(std::vector<Interval> intervals) {
+  std::erase_if(intervals, [](const Interval& i) { return i.end_ns <= i.start_ns; });
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  std::vector<Interval> merged;
+  for (const Interval& i : intervals) {
+    if (!merged.empty() && i.start_ns <= merged.back().end_ns) {
+      merged.back().end_ns = std::max(merged.back().end_ns, i.end_ns);
+    } else {
+      merged.push_back(i);
+    }
+  }
+  return merged;
+}
+
+uint64_t UnionLength(std::vector<Interval> intervals) {
+  uint64_t total = 0;
+  for (const Interval& i : MergeIntervals(std::move(intervals))) total += i.length();
+  return total;
+}
+
+uint64_t CoveredLength(const std::vector<Interval>& merged, uint64_t start_ns, uint64_t end_ns) {
+  if (end_ns <= start_ns) return 0;
+  // First interval that ends after `start_ns`.
+  auto it = std::upper_bound(merged.begin(), merged.end(), start_ns,
+                             [](uint64_t t, const Interval& i) { return t < i.end_ns; });
+  uint64_t total = 0;
+  for (; it != merged.end() && it->start_ns < end_ns; ++it) {
+    total += OverlapLength(it->start_ns, it->end_ns, start_ns, end_ns);
+  }
+  return total;
+}
+
+std::vector<Interval> Intersect(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const uint64_t start = std::max(a[i].start_ns, b[j].start_ns);
+    const uint64_t end = std::min(a[i].end_ns, b[j].end_ns);
+    if (end > start) out.push_back({start, end});
+    if (a[i].end_ns < b[j].end_ns)
+      ++i;
+    else
+      ++j;
+  }
+  return out;
+}
+
+std::vector<Interval> Gaps(const std::vector<Interval>& merged) {
+  std::vector<Interval> gaps;
+  for (size_t i = 1; i < merged.size(); ++i) {
+    if (merged[i].start_ns > merged[i - 1].end_ns) {
+      gaps.push_back({merged[i - 1].end_ns, merged[i].start_ns});
+    }
+  }
+  return gaps;
+}
+
+uint64_t OverlapLength(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
+  const uint64_t start = std::max(a_start, b_start);
+  const uint64_t end = std::min(a_end, b_end);
+  return end > start ? end - start : 0;
+}
+
+}  // namespace libprof::analysis

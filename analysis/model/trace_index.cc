@@ -1,0 +1,153 @@
+#include "analysis/model/trace_index.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "proto/api_nesting.h"
+#include "proto/correlation_join.h"
+#include "analysis/model/kernel_names.h"
+
+namespace libprof::analysis {
+namespace {
+
+// The readable name of each kind of device operation (TraceIndex::OpName), interned.
+class OpNamer {
+ public:
+  using Names = std::unordered_map<std::string, std::unique_ptr<std::string>>;
+  OpNamer(const ProcessTrace& trace, Names* names) : trace_(trace), names_(*names) {}
+
+  // Kernel names are demangled once per distinct (mangled, demangled) pair.
+  const std::string* operator()(const Kernel& k) {
+    const auto key = std::make_pair(k.shape.name_id, k.shape.demangled_name_id);
+    auto it = kernel_names_.find(key);
+    if (it == kernel_names_.end()) {
+      it = kernel_names_
+               .emplace(key, Intern(KernelDisplayName(trace_.Str(k.shape.name_id),
+                                                      trace_.Str(k.shape.demangled_name_id))))
+               .first;
+    }
+    return it->second;
+  }
+  const std::string* operator()(const Memcpy& m) {
+    return Intern(TraceIndex::CopyName(m.src_kind, m.dst_kind, m.copy_kind));
+  }
+  const std::string* operator()(const Memset& m) {
+    return Intern(TraceIndex::SetName(m.memory_kind));
+  }
+  const std::string* operator()(const GraphTrace& g) {
+    return Intern("[graph " + std::to_string(g.graph_id) + "]");
+  }
+
+ private:
+  const std::string* Intern(std::string name) {
+    auto [it, inserted] = names_.try_emplace(name, nullptr);
+    if (inserted) it->second = std::make_unique<std::string>(std::move(name));
+    return it->second.get();
+  }
+  const ProcessTrace& trace_;
+  Names& names_;
+  std::map<std::pair<uint32_t, uint32_t>, const std::string*> kernel_names_;
+};
+
+}  // namespace
+
+std::string TraceIndex::CopyName(MemoryKind src, MemoryKind dst, CopyKind kind) {
+  if (kind == CopyKind::kPtoP) return "[copy device to peer device memory]";
+  return std::string("[copy ") + ToString(src) + " to " + ToString(dst) + " memory]";
+}
+
+std::string TraceIndex::SetName(MemoryKind kind) {
+  return std::string("[set ") + ToString(kind) + " memory]";
+}
+
+TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
+  const TraceRecords& r = trace.records;
+  std::vector<std::pair<DeviceOp, const std::string*>> ops;
+  ops.reserve(DeviceOpCount(r));
+  OpNamer namer(trace, &names_);
+  ForEachDeviceOp(
+      r, [&](const DeviceOp& op, const auto& record) { ops.emplace_back(op, namer(record)); });
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+    return a.first.start_ns < b.first.start_ns;
+  });
+  ops_.reserve(ops.size());
+  op_names_.reserve(ops.size());
+  for (auto& [op, name] : ops) {
+    ops_.push_back(op);
+    op_names_.push_back(name);
+  }
+  ops_by_corr_.resize(ops_.size());
+  for (uint32_t i = 0; i < ops_.size(); ++i) ops_by_corr_[i] = i;
+  std::stable_sort(ops_by_corr_.begin(), ops_by_corr_.end(), [this](uint32_t a, uint32_t b) {
+    return ops_[a].correlation_id < ops_[b].correlation_id;
+  });
+  ops_corr_.reserve(ops_.size());
+  for (uint32_t i : ops_by_corr_) ops_corr_.push_back(ops_[i].correlation_id);
+
+  // Nesting per thread (proto/api_nesting.h): each thread's calls sorted, then judged in order.
+  nested_.assign(r.api_calls.size(), false);
+  outermost_.resize(r.api_calls.size());
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_thread;
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i)
+    by_thread[r.api_calls[i].thread_id].push_back(i);
+  for (auto& [tid, calls] : by_thread) {
+    std::sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
+      return NestingBefore(r.api_calls[a], a, r.api_calls[b], b);
+    });
+    ThreadNesting nesting(NestingRule::kAnyCall);
+    for (uint32_t i : calls) {
+      const NestingDecision d = nesting.Next(r.api_calls[i], i);
+      nested_[i] = d.nested;
+      outermost_[i] = static_cast<uint32_t>(d.outermost);
+    }
+  }
+
+  // The launching call of each id (proto/correlation_join.h); calls come in file order.
+  uint64_t lo = UINT64_MAX, hi = 0;
+  size_t with_id = 0;
+  for (const ApiCall& c : r.api_calls) {
+    if (c.correlation_id == 0) continue;
+    lo = std::min(lo, c.correlation_id);
+    hi = std::max(hi, c.correlation_id);
+    ++with_id;
+  }
+  call_by_corr_.Reset(lo, hi, with_id);
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+    const uint64_t corr = r.api_calls[i].correlation_id;
+    if (corr == 0) continue;
+    const int64_t holder = call_by_corr_.Find(corr);
+    if (holder < 0 || LaunchesRather(nested_[i], i, nested_[holder], holder)) {
+      call_by_corr_.Set(corr, i);
+    }
+  }
+  for (const NvtxDomain& d : r.nvtx_domains) domain_names_[d.id] = d.name_id;
+}
+
+int64_t TraceIndex::LaunchingCall(uint64_t corr) const {
+  return corr == 0 ? -1 : call_by_corr_.Find(corr);
+}
+
+const std::string& TraceIndex::OpName(const DeviceOp& op) const {
+  return *op_names_[&op - ops_.data()];
+}
+
+const std::string& TraceIndex::NvtxDomainName(uint32_t domain_id) const {
+  static const std::string* empty = new std::string;
+  if (domain_id == 0) return *empty;
+  auto it = domain_names_.find(domain_id);
+  return it == domain_names_.end() ? *empty : trace_->Str(it->second);
+}
+
+std::string TraceIndex::NvtxName(const NvtxEvent& event) const {
+  const std::string& domain = NvtxDomainName(event.domain_id);
+  const std::string& message = trace_->Str(event.message_id);
+  return domain.empty() ? message : domain + ": " + message;
+}
+
+std::span<const uint32_t> TraceIndex::OpsOf(uint64_t corr) const {
+  auto [first, last] = std::equal_range(ops_corr_.begin(), ops_corr_.end(), corr);
+  return {ops_by_corr_.data() + (first - ops_corr_.begin()), static_cast<size_t>(last - first)};
+}
+
+}  // namespace libprof::analysis

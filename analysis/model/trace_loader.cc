@@ -1,0 +1,126 @@
+#include "analysis/model/trace_loader.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "proto/trace_inputs.h"
+#include "proto/trace_reader.h"
+
+namespace libprof::analysis {
+namespace {
+
+// Widens [*lo, *hi) to cover a record's time, skipping records without timestamps.
+void Cover(uint64_t start, uint64_t end, uint64_t* lo, uint64_t* hi) {
+  if (start == 0 && end == 0) return;
+  *lo = std::min(*lo, start);
+  *hi = std::max(*hi, std::max(start, end));
+}
+
+}  // namespace
+
+const std::string& ProcessTrace::Str(uint32_t id) const {
+  static const std::string* empty = new std::string;
+  return id < strings.size() ? strings[id] : *empty;
+}
+
+uint64_t ProcessTrace::window_ns() const {
+  uint64_t total = 0;
+  for (const Interval& w : windows) total += w.length();  // kept disjoint by their producers
+  return total;
+}
+
+uint64_t DroppedRecords(const TraceRecords& records) {
+  uint64_t reported = 0;
+  for (const DropReport& d : records.drops) reported += d.count;
+  return std::max(reported, records.run_end ? records.run_end->records_dropped : 0);
+}
+
+void CoverRecords(const TraceRecords& r, uint64_t* lo, uint64_t* hi) {
+  // Every timed kind with a time of its own (a CUDA event's device time is not the host's).
+  ForEachList(r, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kIsTimed<T> && kHasTime<T>) {
+      for (const T& x : list) Cover(StartNs(x), EndNs(x), lo, hi);
+    }
+  });
+}
+
+Interval RecordingWindow(uint64_t header_start_ns, uint64_t lo, uint64_t hi,
+                         const std::optional<RunEnd>& run_end) {
+  uint64_t start = lo;
+  if (header_start_ns != 0 && header_start_ns <= lo) start = header_start_ns;
+  if (lo > hi) {  // no timed record
+    start = header_start_ns;
+    hi = header_start_ns;
+  }
+  uint64_t end = hi;
+  if (run_end && run_end->end_time_ns >= hi && run_end->end_time_ns >= start) {
+    end = run_end->end_time_ns;
+  }
+  return Interval{start, std::max(start, end)};
+}
+
+void SetDefaultWindow(ProcessTrace* trace) {
+  uint64_t lo = std::numeric_limits<uint64_t>::max();
+  uint64_t hi = 0;
+  CoverRecords(trace->records, &lo, &hi);
+  trace->windows = {RecordingWindow(trace->header.start_time_ns, lo, hi, trace->records.run_end)};
+  trace->origin_ns = trace->windows.front().start_ns;
+}
+
+std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
+    const std::string& path, std::vector<std::string>* warnings) {
+  auto opened = TraceReader::Open(path);
+  if (!opened) return std::unexpected(opened.error());
+  TraceReader& reader = **opened;
+  std::vector<ProcessTrace> processes(reader.headers().size());
+  for (size_t i = 0; i < processes.size(); ++i) {
+    processes[i].path = path;
+    processes[i].header = reader.headers()[i];
+  }
+  TraceRecords chunk;
+  while (reader.Next(&chunk)) {
+    if (chunk.process_index >= processes.size()) {
+      return std::unexpected(path + ": a chunk names process " +
+                             std::to_string(chunk.process_index) + " but the file has " +
+                             std::to_string(processes.size()) + " header(s)");
+    }
+    ProcessTrace& p = processes[chunk.process_index];
+    AppendRecords(chunk, &p.records);
+    ++p.chunks;
+  }
+  if (!reader.error().empty()) return std::unexpected(reader.error());
+  for (size_t i = 0; i < processes.size(); ++i) {
+    processes[i].strings = reader.strings(static_cast<uint32_t>(i));
+    processes[i].truncated = reader.truncated();
+    SetDefaultWindow(&processes[i]);
+  }
+  if (reader.truncated()) {
+    warnings->push_back(path +
+                        ": the file ends inside a chunk (the process did not finish "
+                        "writing it); analysing the " +
+                        std::to_string(reader.chunks_read()) + " complete chunk(s) before it");
+  }
+  for (const ProcessTrace& p : processes) {
+    if (const uint64_t dropped = DroppedRecords(p.records); dropped > 0) {
+      warnings->push_back(path + ": " + std::to_string(dropped) +
+                          " record(s) were dropped during capture (pid " +
+                          std::to_string(p.header.pid) + "); totals are lower bounds");
+    }
+  }
+  return processes;
+}
+
+std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
+    const std::vector<std::string>& paths, std::vector<std::string>* warnings) {
+  auto files = ExpandTraceInputs(paths);
+  if (!files) return std::unexpected(files.error());
+  std::vector<ProcessTrace> all;
+  for (const std::string& path : *files) {
+    auto loaded = LoadTraceFile(path, warnings);
+    if (!loaded) return std::unexpected(loaded.error());
+    for (ProcessTrace& p : *loaded) all.push_back(std::move(p));
+  }
+  return all;
+}
+
+}  // namespace libprof::analysis

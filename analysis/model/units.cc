@@ -1,0 +1,126 @@
+#include "analysis/model/units.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace libprof::analysis {
+
+TimeUnit UnitFor(double ns) {
+  const double a = std::fabs(ns);
+  if (a < 1e3) return TimeUnit::kNs;
+  if (a < 1e6) return TimeUnit::kUs;
+  if (a < 1e9) return TimeUnit::kMs;
+  return TimeUnit::kS;
+}
+
+const char* UnitName(TimeUnit unit) {
+  switch (unit) {
+    case TimeUnit::kNs:
+      return "ns";
+    case TimeUnit::kUs:
+      return "µs";
+    case TimeUnit::kMs:
+      return "ms";
+    case TimeUnit::kS:
+      return "s";
+  }
+  return "ns";
+}
+
+double InUnit(double ns, TimeUnit unit) {
+  switch (unit) {
+    case TimeUnit::kNs:
+      return ns;
+    case TimeUnit::kUs:
+      return ns / 1e3;
+    case TimeUnit::kMs:
+      return ns / 1e6;
+    case TimeUnit::kS:
+      return ns / 1e9;
+  }
+  return ns;
+}
+
+std::string FormatNumber(double value) {
+  const double rounded = std::round(value * 100.0) / 100.0;
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2f", rounded == 0.0 ? 0.0 : rounded);  // no "-0.00"
+  std::string text = buffer;
+  // Julia prints 5.0, 4.9, 4.94: keep one decimal at least.
+  while (text.size() > 1 && text.back() == '0' && text[text.size() - 2] != '.') text.pop_back();
+  return text;
+}
+
+std::string FormatDuration(double ns) {
+  // Rounding can carry into the next unit (999.999 µs -> "1000.0 µs"); re-pick the unit then.
+  TimeUnit unit = UnitFor(ns);
+  if (unit != TimeUnit::kS && std::fabs(std::round(InUnit(ns, unit) * 100.0) / 100.0) >= 1000.0) {
+    unit = static_cast<TimeUnit>(static_cast<int>(unit) + 1);
+  }
+  return FormatNumber(InUnit(ns, unit)) + " " + UnitName(unit);
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes) / 1024.0;
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2f %s", value, kUnits[unit]);
+  return buffer;
+}
+
+double GigabytesPerSecond(uint64_t bytes, uint64_t ns) {
+  return ns == 0 ? 0.0 : static_cast<double>(bytes) / static_cast<double>(ns);  // B/ns == GB/s
+}
+
+std::string FormatBandwidth(uint64_t bytes, uint64_t ns) {
+  if (ns == 0) return "";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2f GB/s", GigabytesPerSecond(bytes, ns));
+  return buffer;
+}
+
+std::string FormatPercent(double part, double total) {
+  const double percent = total > 0 ? 100.0 * part / total : 0.0;
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.2f%%", percent);
+  return buffer;
+}
+
+std::expected<uint64_t, std::string> ParseDuration(std::string_view text) {
+  const std::string original(text);
+  size_t digits = 0;
+  bool seen_dot = false;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
+                                  (text[digits] == '.' && !seen_dot))) {
+    seen_dot |= text[digits] == '.';
+    ++digits;
+  }
+  if (digits == 0 || (digits == 1 && text[0] == '.')) {
+    return std::unexpected("'" + original + "' is not a duration (e.g. 1500, 20us, 1.5ms, 2s)");
+  }
+  const double value = std::stod(std::string(text.substr(0, digits)));
+  const std::string_view suffix = text.substr(digits);
+  double scale = 0;
+  if (suffix.empty() || suffix == "ns")
+    scale = 1;
+  else if (suffix == "us" || suffix == "µs")
+    scale = 1e3;
+  else if (suffix == "ms")
+    scale = 1e6;
+  else if (suffix == "s")
+    scale = 1e9;
+  else
+    return std::unexpected("'" + original + "' has an unknown unit (use ns, us, ms or s)");
+  const double ns = value * scale;
+  if (ns > 1.8e19) return std::unexpected("'" + original + "' is too large");
+  return static_cast<uint64_t>(std::llround(ns));
+}
+
+}  // namespace libprof::analysis

@@ -1,0 +1,302 @@
+#include "analysis/reports/findings_report.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+#include <type_traits>
+
+#include "analysis/reports/formats.h"
+#include "analysis/model/kernel_names.h"
+#include "analysis/reports/table_renderer.h"
+#include "analysis/model/units.h"
+
+namespace libprof::analysis {
+namespace {
+
+std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
+
+RuleFamily FamilyOf(const Finding& f) { return Rule(f.rule).family; }
+
+std::string WaitingFor(const Finding& f) {
+  std::string text = DetailsWaitingFor(f.details, f.device_id);
+  if (!text.empty() || f.blamed.empty()) return text;
+  const Blamed& b = f.blamed.front();
+  text = b.kind == "kernel" ? ShortKernelName(b.name, 40) : b.name;
+  const uint64_t more = f.blamed.size() - 1 + f.blamed_omitted;
+  if (more > 0) text += " +" + std::to_string(more);
+  return text;
+}
+
+std::string NvtxPath(const Finding& f) {
+  std::string path;
+  for (const std::string& n : f.nvtx) path += (path.empty() ? "" : " › ") + n;
+  return path;
+}
+
+// `with_pid`: findings of several processes are listed together; say whose each one is.
+std::string ExplanationLine(size_t number, const Finding& f, uint64_t count, bool with_pid) {
+  std::string line = "[" + std::to_string(number) + "] " +
+                     (with_pid ? "pid " + std::to_string(f.pid) + " " : "") +
+                     std::string(RuleName(f.rule)) + ": " + f.explanation;
+  if (count > 1) line += " (the longest of " + std::to_string(count) + ")";
+  line += ".\n";
+  if (!f.nvtx.empty()) line += "    in NVTX " + NvtxPath(f) + "\n";
+  if (!f.call_site.empty()) line += "    called from " + f.call_site + "\n";
+  return line;
+}
+
+void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
+  j.BeginObject()
+      .Field("rule", RuleName(f.rule))
+      .Field("api", f.api)
+      .Field("pid", f.pid)
+      .Field("thread_id", f.thread_id)
+      .Field("correlation_id", f.correlation_id)
+      .Field("host_start_ns", f.host_start_ns)
+      .Field("host_duration_ns", f.host_duration_ns)
+      .Field("blocked_ns", f.blocked_ns);
+  if (f.stream_id) j.Field("stream_id", *f.stream_id);
+  // The rule's own fields (rule_details.h): the memory ones here, its measures after device_id.
+  auto details = [&](bool memory) {
+    DetailFields(f.details, [&](std::string_view key, const auto& value, FieldUse use) {
+      if ((use == FieldUse::kMemory) == memory) j.Field(key, value);
+    });
+  };
+  details(true);
+  j.Key("blamed").BeginArray();
+  for (const Blamed& b : f.blamed) {
+    j.BeginObject()
+        .Field("kind", b.kind)
+        .Field("name", b.name)
+        .Field("correlation_id", b.correlation_id)
+        .Field("stream_id", b.stream_id)
+        .Field("overlap_ns", b.overlap_ns)
+        .Field("launched_before_ns", b.launched_before_ns)
+        .Field("via", b.via)
+        .EndObject();
+  }
+  j.EndArray();
+  if (f.blamed_omitted > 0) j.Field("blamed_omitted", f.blamed_omitted);
+  j.Key("nvtx").BeginArray();
+  for (const std::string& n : f.nvtx) j.String(n);
+  j.EndArray();
+  j.Field("explanation", f.explanation);
+  if (!f.call_site.empty()) {
+    j.Field("call_site", f.call_site);
+    j.Key("stack").BeginArray();
+    for (const FindingFrame& frame : f.stack) {
+      j.BeginObject()
+          .Field("function", frame.function)
+          .Field("module", frame.module)
+          .Field("module_offset", frame.module_offset)
+          .EndObject();
+    }
+    j.EndArray();
+  }
+  if (f.device_id) j.Field("device_id", *f.device_id);
+  details(false);
+  j.Field("file", f.file);
+  if (group != nullptr) {
+    j.Field("count", group->count)
+        .Field("total_blocked_ns", group->total_blocked_ns)
+        .Field("mean_blocked_ns", group->total_blocked_ns / group->count);
+  }
+  j.EndObject();
+}
+
+std::string Headline(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+  uint64_t host = 0, pattern = 0;
+  std::set<std::pair<uint32_t, uint32_t>> threads;
+  // Per (pid, device): the idle time of the breakdown, of the gaps and of the chunks. Each is a
+  // sum over disjoint intervals of one device, but they overlap each other: take the largest.
+  std::map<std::pair<uint32_t, uint32_t>, std::map<RuleId, uint64_t>> idle;
+  for (const Finding& f : findings) {
+    switch (FamilyOf(f)) {
+      case RuleFamily::kGpuIdle:
+        idle[{f.pid, f.device_id.value_or(0)}][f.rule] += f.blocked_ns;
+        break;
+      case RuleFamily::kPattern:
+        pattern += f.blocked_ns;
+        break;
+      case RuleFamily::kHostWait:
+      case RuleFamily::kHostCost:
+        host += f.blocked_ns;
+        threads.insert({f.pid, f.thread_id});
+        break;
+    }
+  }
+  uint64_t gpu = 0;
+  for (const auto& [device, sums] : idle) {
+    uint64_t largest = 0;
+    for (const auto& [rule, sum] : sums) largest = std::max(largest, sum);
+    gpu += largest;
+  }
+  std::string line = std::to_string(findings.size()) + " finding" +
+                     (findings.size() == 1 ? "" : "s") + ": API calls lost " + Dur(host);
+  // Several threads lose time at once: a share of the trace would exceed 100% then.
+  line += threads.size() > 1
+              ? " summed over " + std::to_string(threads.size()) + " threads"
+              : " (" + FormatPercent(static_cast<double>(host), static_cast<double>(c.trace_ns)) +
+                    " of the trace)";
+  line += " to waits and synchronous work";
+  if (gpu > 0) line += "; the GPU rules find " + Dur(gpu) + " of idle GPU time";
+  if (pattern > 0) {
+    line += "; the pattern rules (" + RuleNames(", ", RuleFamily::kPattern) + ") estimate " +
+            Dur(pattern) + " could be saved";
+  }
+  return line + ".\n";
+}
+
+}  // namespace
+
+std::string FindingsTable(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+  if (findings.empty()) {
+    return "No findings: no API call waited " + Dur(c.thresholds.min_wait_ns) +
+           " or more (--min-wait) for device work or synchronous copies, no GPU idle gap reached " +
+           Dur(c.thresholds.gap_threshold_ns) +
+           " (--gap-threshold) and no chunk of the trace "
+           "was under the utilization threshold.\n";
+  }
+  std::string out = Headline(findings, c) + "\n";
+  std::set<uint32_t> pids;
+  for (const Finding& f : findings) pids.insert(f.pid);
+  const bool with_pid = pids.size() > 1;
+  if (c.all) {
+    std::vector<TableColumn> columns = {
+        {"#", Align::kRight},         {"Start", Align::kRight},
+        {"Host time", Align::kRight}, {"Time lost", Align::kRight},
+        {"Rule", Align::kLeft},       {"API", Align::kLeft},
+        {"Corr", Align::kRight},      {"Waiting for", Align::kLeft, true, 12}};
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < findings.size(); ++i) {
+      const Finding& f = findings[i];
+      rows.push_back({std::to_string(i + 1), Dur(f.host_start_ns), Dur(f.host_duration_ns),
+                      Dur(f.blocked_ns), std::string(RuleName(f.rule)), f.api,
+                      f.correlation_id ? std::to_string(f.correlation_id) : "", WaitingFor(f)});
+    }
+    out += RenderTable(columns, rows, c.terminal_width) + "\n";
+    for (size_t i = 0; i < findings.size(); ++i)
+      out += ExplanationLine(i + 1, findings[i], 1, with_pid);
+    return out;
+  }
+  const std::vector<FindingGroup> groups = GroupFindings(findings);
+  std::vector<TableColumn> columns = {{"#", Align::kRight},
+                                      {"Time lost", Align::kRight},
+                                      {"Count", Align::kRight},
+                                      {"Mean", Align::kRight},
+                                      {"Rule", Align::kLeft},
+                                      {"API", Align::kLeft},
+                                      {"Waiting for", Align::kLeft, true, 12}};
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const FindingGroup& g = groups[i];
+    rows.push_back({std::to_string(i + 1), Dur(g.total_blocked_ns), std::to_string(g.count),
+                    Dur(g.total_blocked_ns / g.count), std::string(RuleName(g.worst.rule)),
+                    g.worst.api, WaitingFor(g.worst)});
+  }
+  out += RenderTable(columns, rows, c.terminal_width) + "\n";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    out += ExplanationLine(i + 1, groups[i].worst, groups[i].count, with_pid);
+  }
+  bool with_call_sites = false;
+  for (const Finding& f : findings) with_call_sites |= !f.call_site.empty();
+  out += with_call_sites ? "\n(Grouped by rule, API, what was waited for and call site; --all lists "
+                           "every finding.)\n"
+                         : "\n(Grouped by rule, API and what was waited for; --all lists every "
+                           "finding.)\n";
+  return out;
+}
+
+std::string FindingsJson(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Key("findings").BeginArray();
+  if (c.all) {
+    for (const Finding& f : findings) FindingJson(j, f, nullptr);
+  } else {
+    for (const FindingGroup& g : GroupFindings(findings)) FindingJson(j, g.worst, &g);
+  }
+  j.EndArray();
+  j.Key("thresholds")
+      .BeginObject()
+      .Field("min_wait_ns", c.thresholds.min_wait_ns)
+      .Field("gap_threshold_ns", c.thresholds.gap_threshold_ns)
+      .Field("util_chunks", c.thresholds.util_chunks)
+      .Field("util_threshold", c.thresholds.util_threshold)
+      .Field("sync_memcpy_min_h2d_bytes", c.thresholds.sync_memcpy_min_h2d_bytes)
+      .Field("idle_share", c.thresholds.idle_share)
+      .Field("churn_min_pairs", c.thresholds.churn_min_pairs)
+      .EndObject();
+  j.EndObject();
+  return j.str();
+}
+
+std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+  std::string out = CsvLine({"rule",
+                             "api",
+                             "pid",
+                             "thread_id",
+                             "correlation_id",
+                             "host_start_ns",
+                             "host_duration_ns",
+                             "blocked_ns",
+                             "count",
+                             "total_blocked_ns",
+                             "stream_id",
+                             "bytes",
+                             "copy_kind",
+                             "src_kind",
+                             "dst_kind",
+                             "blamed_kind",
+                             "blamed_name",
+                             "blamed_correlation_id",
+                             "blamed_overlap_ns",
+                             "nvtx",
+                             "explanation",
+                             "call_site"});
+  auto line = [&](const Finding& f, uint64_t count, uint64_t total) {
+    const Blamed* b = f.blamed.empty() ? nullptr : &f.blamed.front();
+    // The details' memory fields fill the columns of the same names; others stay empty.
+    std::string bytes, copy_kind, src_kind, dst_kind;
+    DetailFields(f.details, [&](std::string_view key, const auto& value, FieldUse use) {
+      if (use != FieldUse::kMemory) return;
+      if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>) {
+        (key == "copy_kind" ? copy_kind : key == "src_kind" ? src_kind : dst_kind) = value;
+      } else {
+        bytes = std::to_string(value);
+      }
+    });
+    out += CsvLine({std::string(RuleName(f.rule)),
+                    f.api,
+                    std::to_string(f.pid),
+                    std::to_string(f.thread_id),
+                    std::to_string(f.correlation_id),
+                    std::to_string(f.host_start_ns),
+                    std::to_string(f.host_duration_ns),
+                    std::to_string(f.blocked_ns),
+                    std::to_string(count),
+                    std::to_string(total),
+                    f.stream_id ? std::to_string(*f.stream_id) : "",
+                    bytes,
+                    copy_kind,
+                    src_kind,
+                    dst_kind,
+                    b ? b->kind : "",
+                    b ? b->name : "",
+                    b ? std::to_string(b->correlation_id) : "",
+                    b ? std::to_string(b->overlap_ns) : "",
+                    NvtxPath(f),
+                    f.explanation,
+                    f.call_site});
+  };
+  if (c.all) {
+    for (const Finding& f : findings) line(f, 1, f.blocked_ns);
+  } else {
+    for (const FindingGroup& g : GroupFindings(findings))
+      line(g.worst, g.count, g.total_blocked_ns);
+  }
+  return out;
+}
+
+}  // namespace libprof::analysis

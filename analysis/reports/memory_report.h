@@ -1,0 +1,22 @@
+// Formats `profview memory` reports (analysis/metrics/memory.h) as box tables, CSV or JSON.
+//
+// Layer: analysis/reports/. Pure string formatting of MemoryReport values.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics/memory.h"
+
+namespace libprof::analysis {
+
+// One block per process (headed by its pid and file when there are several): the per-API table,
+// the device memory peaks and the churn groups.
+std::string MemoryTable(const std::vector<MemoryReport>& reports, size_t max_width);
+// Long format: section,pid,api,memory_kind,device_id,bytes,what,value.
+std::string MemoryCsv(const std::vector<MemoryReport>& reports);
+// {"processes": [{"pid", "file", "apis": [...], "devices": [...], "churn": [...]}]}.
+std::string MemoryJson(const std::vector<MemoryReport>& reports);
+
+}  // namespace libprof::analysis

@@ -1,0 +1,53 @@
+#include "analysis/reports/output_file.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace libprof::analysis {
+
+std::expected<std::unique_ptr<OutputFile>, std::string> OutputFile::Create(
+    const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return std::unexpected(path + ": is a directory");
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = mkstemp(temp.data());
+  if (fd < 0) return std::unexpected(path + ": cannot create: " + std::strerror(errno));
+  // mkstemp creates the file 0600; an export is an ordinary file, readable as umask allows.
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  close(fd);
+  std::unique_ptr<OutputFile> file(new OutputFile(path, temp));
+  file->stream_.open(temp, std::ios::binary | std::ios::trunc);
+  if (!file->stream_) return std::unexpected(path + ": cannot open " + temp + " for writing");
+  return file;
+}
+
+OutputFile::OutputFile(std::string path, std::string temp_path)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)) {}
+
+OutputFile::~OutputFile() {
+  if (!committed_) std::remove(temp_path_.c_str());
+}
+
+std::expected<void, std::string> OutputFile::Commit() {
+  stream_.close();
+  if (!stream_) return std::unexpected(path_ + ": write failed");
+  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    return std::unexpected(path_ + ": cannot write: " + std::strerror(errno));
+  }
+  committed_ = true;
+  return {};
+}
+
+}  // namespace libprof::analysis

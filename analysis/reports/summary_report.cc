@@ -1,0 +1,300 @@
+#include "analysis/reports/summary_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/reports/formats.h"
+#include "analysis/model/kernel_names.h"
+#include "analysis/reports/table_renderer.h"
+#include "analysis/model/units.h"
+
+namespace libprof::analysis {
+namespace {
+
+std::string PadLeft(const std::string& s, size_t w) {
+  const size_t n = DisplayWidth(s);
+  return n >= w ? s : std::string(w - n, ' ') + s;
+}
+std::string PadRight(const std::string& s, size_t w) {
+  const size_t n = DisplayWidth(s);
+  return n >= w ? s : s + std::string(w - n, ' ');
+}
+
+// The name column of a row: kernels shortened, NVTX ranges prefixed with their domain.
+std::string DisplayName(const SummaryRow& row) {
+  if (row.kind == "kernel") return ShortKernelName(row.name);
+  if (row.kind == "nvtx" && !row.domain.empty()) return row.domain + ": " + row.name;
+  return row.name;
+}
+
+bool AnyRepeated(const std::vector<SummaryRow>& rows) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const SummaryRow& r) { return r.stats.count() > 1; });
+}
+
+// The table of host, device or NVTX rows, CUDA.jl's columns plus bytes/bandwidth for copies and
+// GPU time for NVTX ranges.
+std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx,
+                     size_t width) {
+  const bool distribution = AnyRepeated(rows);
+  const bool bytes =
+      std::any_of(rows.begin(), rows.end(), [](const SummaryRow& r) { return r.has_bytes; });
+  std::vector<TableColumn> columns = {
+      {"Time (%)", Align::kRight}, {"Total time", Align::kRight}, {"Calls", Align::kRight}};
+  if (distribution) columns.push_back({"Time distribution", Align::kLeft});
+  if (bytes) {
+    columns.push_back({"Bytes", Align::kRight});
+    columns.push_back({"Bandwidth", Align::kRight});
+  }
+  if (nvtx) columns.push_back({"GPU time", Align::kRight});
+  columns.push_back({"Name", Align::kLeft, /*shrinkable=*/true, 16});
+
+  std::vector<const Stats*> stats;
+  for (const SummaryRow& r : rows) stats.push_back(&r.stats);
+  const std::vector<std::string> cells = DistributionCells(stats);
+  std::vector<std::vector<std::string>> table;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const SummaryRow& r = rows[i];
+    std::vector<std::string> line = {
+        FormatPercent(static_cast<double>(r.stats.total()), static_cast<double>(trace_ns)),
+        FormatDuration(static_cast<double>(r.stats.total())), std::to_string(r.stats.count())};
+    if (distribution) line.push_back(cells[i]);
+    if (bytes) {
+      line.push_back(r.has_bytes ? FormatBytes(r.bytes) : "");
+      line.push_back(r.has_bytes ? FormatBandwidth(r.bytes, r.stats.total()) : "");
+    }
+    if (nvtx) line.push_back(FormatDuration(static_cast<double>(r.gpu_ns)));
+    line.push_back(DisplayName(r));
+    table.push_back(std::move(line));
+  }
+  return RenderTable(columns, table, width);
+}
+
+std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
+  std::vector<TableColumn> columns = {{"Copy", Align::kLeft},        {"Memory", Align::kLeft},
+                                      {"Count", Align::kRight},      {"Bytes", Align::kRight},
+                                      {"Total time", Align::kRight}, {"Bandwidth", Align::kRight}};
+  std::vector<std::vector<std::string>> table;
+  for (const CopyRow& c : copies) {
+    table.push_back(
+        {ToString(c.copy_kind), std::string(ToString(c.src_kind)) + " → " + ToString(c.dst_kind),
+         std::to_string(c.count), FormatBytes(c.bytes),
+         FormatDuration(static_cast<double>(c.total_ns)), FormatBandwidth(c.bytes, c.total_ns)});
+  }
+  return RenderTable(columns, table, width);
+}
+
+std::string Section(const Summary& s, size_t width) {
+  const double trace = static_cast<double>(s.trace_ns);
+  std::string out = "Profiler ran for " + FormatDuration(trace) + ", capturing " +
+                    std::to_string(s.events) + " events.\n";
+  if (s.dropped_records > 0) {
+    out += "(" + std::to_string(s.dropped_records) +
+           " records were dropped during capture: totals are lower bounds.)\n";
+  }
+  out += "\n";
+  if (s.host.empty()) {
+    out += "No host-side activity was recorded.\n";
+  } else {
+    out += "Host-side activity: calling CUDA APIs took " +
+           FormatDuration(static_cast<double>(s.host_api_ns)) + " (" +
+           FormatPercent(static_cast<double>(s.host_api_ns), trace) + " of the trace)\n";
+    out += RowTable(s.host, s.trace_ns, false, width);
+  }
+  if (s.hidden_calls > 0) {
+    const bool one = s.hidden_calls == 1;
+    out += "(" + std::to_string(s.hidden_calls) + (one ? " call" : " calls") +
+           " to noisy or internal APIs, " + FormatDuration(static_cast<double>(s.hidden_ns)) +
+           (one ? ", is" : ", are") + " hidden; --raw shows " + (one ? "it" : "them") + ".)\n";
+  }
+  out += "\n";
+  if (s.device.empty()) {
+    out += "No device-side activity was recorded.\n";
+  } else {
+    out += "Device-side activity: GPU was busy for " +
+           FormatDuration(static_cast<double>(s.gpu_busy_ns)) + " (" +
+           FormatPercent(static_cast<double>(s.gpu_busy_ns), trace) + " of the trace)\n";
+    out += RowTable(s.device, s.trace_ns, false, width);
+  }
+  if (!s.copies.empty()) {
+    uint64_t bytes = 0, ns = 0, count = 0;
+    for (const CopyRow& c : s.copies) {
+      bytes += c.bytes;
+      ns += c.total_ns;
+      count += c.count;
+    }
+    out += "\nMemory copies: " + std::to_string(count) + " copies, " + FormatBytes(bytes) + " in " +
+           FormatDuration(static_cast<double>(ns)) + "\n";
+    out += CopyTable(s.copies, width);
+  }
+  if (!s.nvtx.empty()) {
+    out += "\nNVTX ranges (GPU time: device time of the work launched inside the range)\n";
+    out += RowTable(s.nvtx, s.trace_ns, true, width);
+  }
+  return out;
+}
+
+std::string ProcessTitle(const Summary& s) {
+  std::string title = "Process " + std::to_string(s.pid);
+  if (!s.hostname.empty()) title += " on " + s.hostname;
+  if (s.rank) title += ", rank " + std::to_string(*s.rank);
+  if (!s.path.empty()) title += " (" + s.path + ")";
+  return title;
+}
+
+void RowJson(JsonWriter& j, const SummaryRow& r) {
+  j.BeginObject().Field("name", r.name);
+  if (r.kind == "nvtx") j.Field("domain", r.domain);
+  if (r.kind != "api" && r.kind != "nvtx") j.Field("kind", r.kind);
+  j.Field("calls", r.stats.count())
+      .Field("total_ns", r.stats.total())
+      .Field("mean_ns", static_cast<uint64_t>(std::llround(r.stats.mean())))
+      .Field("std_ns", static_cast<uint64_t>(std::llround(r.stats.std())))
+      .Field("min_ns", r.stats.min())
+      .Field("max_ns", r.stats.max());
+  if (r.has_bytes) j.Field("bytes", r.bytes);
+  if (r.kind == "nvtx") j.Field("gpu_ns", r.gpu_ns);
+  j.EndObject();
+}
+
+void SummaryFields(JsonWriter& j, const Summary& s) {
+  j.Field("trace_ns", s.trace_ns)
+      .Field("events", s.events)
+      .Field("host_api_ns", s.host_api_ns)
+      .Field("gpu_busy_ns", s.gpu_busy_ns)
+      .Field("dropped_records", s.dropped_records)
+      .Field("hidden_calls", s.hidden_calls)
+      .Field("hidden_ns", s.hidden_ns);
+  j.Key("host").BeginArray();
+  for (const SummaryRow& r : s.host) RowJson(j, r);
+  j.EndArray();
+  j.Key("device").BeginArray();
+  for (const SummaryRow& r : s.device) RowJson(j, r);
+  j.EndArray();
+  j.Key("copies").BeginArray();
+  for (const CopyRow& c : s.copies) {
+    j.BeginObject()
+        .Field("copy_kind", ToString(c.copy_kind))
+        .Field("src_kind", ToString(c.src_kind))
+        .Field("dst_kind", ToString(c.dst_kind))
+        .Field("count", c.count)
+        .Field("bytes", c.bytes)
+        .Field("total_ns", c.total_ns)
+        .Field("gb_per_s", GigabytesPerSecond(c.bytes, c.total_ns))
+        .EndObject();
+  }
+  j.EndArray();
+  j.Key("nvtx").BeginArray();
+  for (const SummaryRow& r : s.nvtx) RowJson(j, r);
+  j.EndArray();
+}
+
+void RowsCsv(std::string* out, const std::string& pid, const std::string& section,
+             const std::vector<SummaryRow>& rows) {
+  for (const SummaryRow& r : rows) {
+    *out += CsvLine({section, pid, r.name, r.kind == "nvtx" ? r.domain : "",
+                     std::to_string(r.stats.count()), std::to_string(r.stats.total()),
+                     std::to_string(std::llround(r.stats.mean())),
+                     std::to_string(std::llround(r.stats.std())), std::to_string(r.stats.min()),
+                     std::to_string(r.stats.max()), r.has_bytes ? std::to_string(r.bytes) : "",
+                     r.kind == "nvtx" ? std::to_string(r.gpu_ns) : "", "", "", ""});
+  }
+}
+
+void SummaryCsvRows(std::string* out, const std::string& pid, const Summary& s) {
+  const std::pair<const char*, uint64_t> metrics[] = {{"trace_ns", s.trace_ns},
+                                                      {"events", s.events},
+                                                      {"host_api_ns", s.host_api_ns},
+                                                      {"gpu_busy_ns", s.gpu_busy_ns},
+                                                      {"dropped_records", s.dropped_records}};
+  for (auto [name, value] : metrics) {
+    *out += CsvLine(
+        {"trace", pid, name, "", "", std::to_string(value), "", "", "", "", "", "", "", "", ""});
+  }
+  RowsCsv(out, pid, "host", s.host);
+  RowsCsv(out, pid, "device", s.device);
+  for (const CopyRow& c : s.copies) {
+    *out += CsvLine({"copies", pid,
+                     std::string(ToString(c.copy_kind)) + " " + ToString(c.src_kind) + "->" +
+                         ToString(c.dst_kind),
+                     "", std::to_string(c.count), std::to_string(c.total_ns), "", "", "", "",
+                     std::to_string(c.bytes), "", ToString(c.copy_kind), ToString(c.src_kind),
+                     ToString(c.dst_kind)});
+  }
+  RowsCsv(out, pid, "nvtx", s.nvtx);
+}
+
+}  // namespace
+
+std::vector<std::string> DistributionCells(const std::vector<const Stats*>& stats) {
+  struct Parts {
+    std::string mean, std, min, max;
+  };
+  std::vector<Parts> parts(stats.size());
+  size_t w_mean = 0, w_std = 0, w_min = 0;
+  for (size_t i = 0; i < stats.size(); ++i) {
+    const Stats& s = *stats[i];
+    if (s.count() < 2) continue;
+    const TimeUnit unit = UnitFor(s.mean());
+    parts[i] = {FormatDuration(s.mean()), FormatNumber(InUnit(s.std(), unit)),
+                FormatNumber(InUnit(static_cast<double>(s.min()), unit)),
+                FormatNumber(InUnit(static_cast<double>(s.max()), unit))};
+    // FormatDuration may round up into the next unit ("1000.0 µs" -> "1.0 ms"): follow it.
+    if (parts[i].mean.ends_with(UnitName(unit)) == false) {
+      const TimeUnit next = static_cast<TimeUnit>(static_cast<int>(unit) + 1);
+      parts[i].std = FormatNumber(InUnit(s.std(), next));
+      parts[i].min = FormatNumber(InUnit(static_cast<double>(s.min()), next));
+      parts[i].max = FormatNumber(InUnit(static_cast<double>(s.max()), next));
+    }
+    w_mean = std::max(w_mean, DisplayWidth(parts[i].mean));
+    w_std = std::max(w_std, DisplayWidth(parts[i].std));
+    w_min = std::max(w_min, DisplayWidth(parts[i].min));
+  }
+  std::vector<std::string> cells(stats.size());
+  for (size_t i = 0; i < stats.size(); ++i) {
+    if (stats[i]->count() < 2) continue;
+    cells[i] = PadLeft(parts[i].mean, w_mean) + " ± " + PadRight(parts[i].std, w_std) + " (" +
+               PadLeft(parts[i].min, w_min) + " ‥ " + parts[i].max + ")";
+  }
+  return cells;
+}
+
+std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total,
+                         size_t terminal_width) {
+  if (parts.size() == 1) return Section(parts.front(), terminal_width);
+  std::string out;
+  for (const Summary& p : parts) {
+    out += ProcessTitle(p) + "\n" + Section(p, terminal_width) + "\n";
+  }
+  out += "Total over " + std::to_string(parts.size()) + " processes\n" +
+         Section(total, terminal_width);
+  return out;
+}
+
+std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total) {
+  JsonWriter j;
+  j.BeginObject();
+  SummaryFields(j, total);
+  j.Key("processes").BeginArray();
+  for (const Summary& p : parts) {
+    j.BeginObject().Field("pid", p.pid);
+    if (p.rank) j.Field("rank", *p.rank);
+    j.Field("hostname", p.hostname).Field("file", p.path);
+    SummaryFields(j, p);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.EndObject();
+  return j.str();
+}
+
+std::string SummaryCsv(const std::vector<Summary>& parts, const Summary& total) {
+  std::string out =
+      CsvLine({"section", "pid", "name", "domain", "calls", "total_ns", "mean_ns", "std_ns",
+               "min_ns", "max_ns", "bytes", "gpu_ns", "copy_kind", "src_kind", "dst_kind"});
+  for (const Summary& p : parts) SummaryCsvRows(&out, std::to_string(p.pid), p);
+  if (parts.size() > 1) SummaryCsvRows(&out, "all", total);
+  return out;
+}
+
+}  // namespace libprof::analysis

@@ -1,0 +1,36 @@
+// Formats Summary results as CUDA.jl-style tables, CSV or JSON.
+//
+// Layer: analysis/reports/. Pure formatting of summary.h's structs.
+//
+// JSON shape (stable; fields may be added): the total over all processes at the top level, and
+// the same object per process under "processes":
+//   {"trace_ns", "events", "host_api_ns", "gpu_busy_ns", "dropped_records", "hidden_calls",
+//    "hidden_ns", "host": [row], "device": [row], "copies": [copy], "nvtx": [row],
+//    "processes": [{"pid", "hostname", "file", ...the same fields...}]}
+//   row:  {"name", "calls", "total_ns", "mean_ns", "std_ns", "min_ns", "max_ns"} plus "kind"
+//         (device), "bytes" (copies and memsets), "domain" and "gpu_ns" (nvtx)
+//   copy: {"copy_kind", "src_kind", "dst_kind", "count", "bytes", "total_ns", "gb_per_s"}
+// CSV: one header line, then rows of sections "trace" (name = the metric, value in total_ns),
+// "host", "device", "copies" and "nvtx", per process (pid) and for the total (pid "all").
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics/summary.h"
+
+namespace libprof::analysis {
+
+// `parts` are the per-process summaries, `total` their combination (CombineSummaries). With one
+// process only that process is printed.
+std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total,
+                         size_t terminal_width);
+std::string SummaryCsv(const std::vector<Summary>& parts, const Summary& total);
+std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total);
+
+// "mean ± std (min ‥ max)" cells for rows of durations, aligned across rows ("" for a single
+// value). Exposed for tests.
+std::vector<std::string> DistributionCells(const std::vector<const Stats*>& stats);
+
+}  // namespace libprof::analysis

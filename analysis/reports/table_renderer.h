@@ -1,0 +1,36 @@
+// Box-drawn tables like CUDA.jl's (┌─┬┐ │ ├┼┤ └┴┘), fitted to a terminal width.
+//
+// Layer: analysis/reports/. Pure string formatting.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace libprof::analysis {
+
+enum class Align { kLeft, kRight };
+
+struct TableColumn {
+  std::string header;
+  Align align = Align::kLeft;
+  // A column that may be narrowed (cells cut with "…") when the table is wider than the
+  // terminal; the last such column gives way first. Never below `min_width` characters.
+  bool shrinkable = false;
+  size_t min_width = 12;
+};
+
+// Renders rows (each with one cell per column) under a header row. Headers are left-aligned;
+// widths are measured in characters (UTF-8 code points). If the table is wider than
+// `max_width`, shrinkable columns are narrowed down to their min_width.
+std::string RenderTable(const std::vector<TableColumn>& columns,
+                        const std::vector<std::vector<std::string>>& rows, size_t max_width);
+
+// Cuts `text` to at most `width` characters, ending in "…" when cut.
+std::string Truncate(const std::string& text, size_t width);
+
+// The terminal width: $COLUMNS when it is a positive number, else the width of the terminal on
+// stdout (ioctl TIOCGWINSZ), else 120.
+size_t TerminalWidth();
+
+}  // namespace libprof::analysis

@@ -1,0 +1,466 @@
+#include "analysis/rules/findings.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "analysis/model/api_names.h"
+#include "analysis/model/call_sites.h"
+#include "analysis/model/intervals.h"
+#include "analysis/model/kernel_names.h"
+#include "analysis/model/stream_deps.h"
+#include "analysis/model/trace_index.h"
+#include "analysis/model/units.h"
+
+namespace libprof::analysis {
+namespace {
+
+// CUPTI puts host and device timestamps on one clock; they agree to a few microseconds. Device
+// work that ends up to this long after a call returned still counts as waited for.
+constexpr uint64_t kSkewNs = 2'000;
+
+std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
+
+uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+// The result of resolving what a call waited for.
+struct Wait {
+  uint64_t blocked_ns = 0;
+  uint64_t end_ns = 0;  // when the wait ended
+  std::vector<Dependency> deps;
+};
+
+class Analyzer {
+ public:
+  Analyzer(const RuleInput& input, std::vector<Finding>* out)
+      : trace_(input.trace),
+        index_(input.index),
+        model_(input.model),
+        options_(input.options),
+        records_(input.trace.records),
+        call_sites_(input.trace),
+        out_(*out) {}
+
+  void Run() {
+    Prepare();
+    for (uint32_t i = 0; i < records_.api_calls.size(); ++i) {
+      if (index_.Outermost(i) == i) AnalyzeCall(i);
+    }
+  }
+
+ private:
+  void Prepare() {
+    const auto& units = model_.units();
+    own_units_.reserve(units.size());  // at most one call per unit; no rehashing as it grows
+    for (uint32_t u = 0; u < units.size(); ++u) {
+      const int64_t call = index_.LaunchingCall(units[u].correlation_id);
+      if (call >= 0) own_units_[index_.Outermost(call)].push_back(u);
+    }
+    for (const Synchronization& s : records_.synchronizations) {
+      if (s.type == SyncType::kStreamWaitEvent) continue;
+      const int64_t call = index_.LaunchingCall(s.correlation_id);
+      if (call >= 0) syncs_[index_.Outermost(call)] = &s;
+    }
+    for (const NvtxEvent& e : records_.nvtx_events) {
+      if (e.kind == NvtxKind::kMark) continue;
+      ranges_[e.thread_id].push_back(&e);
+      if (e.kind == NvtxKind::kStartEnd && e.end_thread_id != 0 && e.end_thread_id != e.thread_id) {
+        ranges_[e.end_thread_id].push_back(&e);
+      }
+    }
+    for (auto& [tid, list] : ranges_) {
+      std::sort(list.begin(), list.end(), [](const NvtxEvent* a, const NvtxEvent* b) {
+        if (a->start_ns != b->start_ns) return a->start_ns < b->start_ns;
+        return a->end_ns > b->end_ns;  // the enclosing range first
+      });
+      std::vector<uint64_t>& max_end = range_max_end_[tid];
+      max_end.reserve(list.size());
+      for (const NvtxEvent* e : list) {
+        max_end.push_back(std::max(max_end.empty() ? 0 : max_end.back(), e->end_ns));
+      }
+    }
+  }
+
+  std::vector<std::string> NvtxStack(uint32_t tid, uint64_t t) const {
+    std::vector<std::string> stack;
+    auto it = ranges_.find(tid);
+    if (it == ranges_.end()) return stack;
+    const std::vector<const NvtxEvent*>& list = it->second;
+    const std::vector<uint64_t>& max_end = range_max_end_.at(tid);
+    // Walk back from the last range started at or before t, and stop where no earlier range
+    // reaches t (max_end is the running maximum of end times): a scan of the ranges that are
+    // open at t and their earlier siblings only, not of the whole thread's history.
+    auto first_after = std::upper_bound(list.begin(), list.end(), t,
+                                        [](uint64_t time, const NvtxEvent* e) {
+                                          return time < e->start_ns;
+                                        });
+    for (size_t i = first_after - list.begin(); i-- > 0 && max_end[i] >= t;) {
+      if (t <= list[i]->end_ns) stack.push_back(index_.NvtxName(*list[i]));
+    }
+    std::reverse(stack.begin(), stack.end());  // outermost first
+    return stack;
+  }
+
+  // What `deps` made call `call` wait. `tolerant` (synchronising calls): deps that ended well
+  // after the call returned are dropped as not waited for. Otherwise (copies, memsets) such a
+  // dep means the call returned before its predecessors finished: it did not block on them.
+  Wait Resolve(const ApiCall& call, std::vector<Dependency> deps, bool tolerant) const {
+    const auto& units = model_.units();
+    Wait wait;
+    const uint64_t limit = call.end_ns + kSkewNs;
+    if (tolerant) {
+      std::erase_if(deps, [&](const Dependency& d) { return units[d.unit].end_ns > limit; });
+    } else if (std::any_of(deps.begin(), deps.end(),
+                           [&](const Dependency& d) { return units[d.unit].end_ns > limit; })) {
+      return wait;
+    }
+    if (deps.empty()) return wait;
+    uint64_t last = 0;
+    for (const Dependency& d : deps) last = std::max(last, units[d.unit].end_ns);
+    wait.end_ns = std::min(last, call.end_ns);
+    wait.blocked_ns = Duration(call.start_ns, wait.end_ns);
+    wait.deps = std::move(deps);
+    return wait;
+  }
+
+  Blamed MakeBlamed(uint32_t u, const std::string& via, uint64_t from, uint64_t to,
+                    uint64_t call_start) const {
+    const WorkUnit& unit = model_.units()[u];
+    const auto& ops = index_.device_ops();
+    const DeviceOp& first = ops[unit.ops.front()];
+    Blamed b;
+    if (unit.ops.size() > 1 || (first.graph_id != 0 && first.kind == DeviceOpKind::kKernel)) {
+      b.kind = "graph";
+      b.name = first.graph_id != 0 ? "[graph " + std::to_string(first.graph_id) + "]"
+                                   : "[" + std::to_string(unit.ops.size()) + " operations]";
+    } else {
+      b.kind = ToString(first.kind);
+      b.name = index_.OpName(first);
+    }
+    b.correlation_id = unit.correlation_id;
+    b.stream_id = first.stream_id;
+    std::vector<Interval> pieces;
+    for (uint32_t o : unit.ops) {
+      pieces.push_back({std::max(ops[o].start_ns, from), std::min(ops[o].end_ns, to)});
+    }
+    b.overlap_ns = UnionLength(std::move(pieces));
+    b.launched_before_ns = Duration(unit.issue_ns, call_start);
+    b.via = via;
+    return b;
+  }
+
+  void SetBlamed(Finding* f, const Wait& wait, const ApiCall& call) const {
+    std::vector<Blamed> blamed;
+    for (const Dependency& d : wait.deps) {
+      Blamed b = MakeBlamed(d.unit, ToString(d.via), call.start_ns, wait.end_ns, call.start_ns);
+      if (b.overlap_ns > 0) blamed.push_back(std::move(b));
+    }
+    std::sort(blamed.begin(), blamed.end(), [](const Blamed& a, const Blamed& b) {
+      return std::tie(b.overlap_ns, a.correlation_id, a.stream_id) <
+             std::tie(a.overlap_ns, b.correlation_id, b.stream_id);
+    });
+    if (blamed.size() > kMaxBlamed) {
+      f->blamed_omitted = blamed.size() - kMaxBlamed;
+      blamed.resize(kMaxBlamed);
+    }
+    f->blamed = std::move(blamed);
+  }
+
+  static std::string BlameText(const Finding& f) {
+    if (f.blamed.empty()) return "earlier device work";
+    const Blamed& b = f.blamed.front();
+    const std::string name = b.kind == "kernel" ? ShortKernelName(b.name, 40) : b.name;
+    std::string text = name + " (corr " + std::to_string(b.correlation_id) + ", launched " +
+                       Dur(b.launched_before_ns) + " earlier";
+    if (b.via == "legacy-default-stream") {
+      text += ", on stream " + std::to_string(b.stream_id) + " via the legacy default stream";
+    } else if (b.via == "event") {
+      text += ", on stream " + std::to_string(b.stream_id) + " via an event wait";
+    } else if (b.via == "device" && f.stream_id != b.stream_id) {
+      text += ", on stream " + std::to_string(b.stream_id);
+    }
+    text += ")";
+    const uint64_t more = f.blamed.size() - 1 + f.blamed_omitted;
+    if (more > 0) text += " and " + std::to_string(more) + " more";
+    return text;
+  }
+
+  Finding Base(RuleId rule, uint32_t i) const {
+    const ApiCall& c = records_.api_calls[i];
+    Finding f;
+    f.rule = rule;
+    f.api = index_.ApiName(c);
+    f.file = trace_.path;
+    f.pid = trace_.header.pid;
+    f.thread_id = c.thread_id;
+    f.correlation_id = c.correlation_id;
+    f.host_start_ns = Duration(trace_.origin_ns, c.start_ns);
+    f.host_duration_ns = Duration(c.start_ns, c.end_ns);
+    f.nvtx = NvtxStack(c.thread_id, c.start_ns);
+    if (c.stack_id != 0) {
+      f.call_site = call_sites_.Of(c.stack_id).Chain(f.api);
+      for (const FrameView& frame : call_sites_.Frames(c.stack_id)) {
+        f.stack.push_back({frame.function, frame.module, frame.module_offset});
+      }
+    }
+    return f;
+  }
+
+  void AnalyzeCall(uint32_t i) {
+    const ApiCall& call = records_.api_calls[i];
+    if (call.end_ns <= call.start_ns) return;
+    const std::string& name = index_.ApiName(call);
+    const auto& ops = index_.device_ops();
+
+    // The call's own device work and its first copy or memset.
+    const DeviceOp* copy = nullptr;
+    const DeviceOp* set = nullptr;
+    uint64_t own_bytes = 0, own_device_ns = 0;
+    std::vector<Interval> own_pieces;
+    auto own = own_units_.find(i);
+    if (own != own_units_.end()) {
+      for (uint32_t u : own->second) {
+        for (uint32_t o : model_.units()[u].ops) {
+          const DeviceOp& op = ops[o];
+          if (op.kind == DeviceOpKind::kMemcpy && copy == nullptr) copy = &op;
+          if (op.kind == DeviceOpKind::kMemset && set == nullptr) set = &op;
+          if (op.kind == DeviceOpKind::kMemcpy || op.kind == DeviceOpKind::kMemset) {
+            own_bytes += op.bytes;
+            own_pieces.push_back({op.start_ns, op.end_ns});
+          }
+        }
+      }
+    }
+    own_device_ns = UnionLength(own_pieces);
+    const Memcpy* m = copy ? &records_.memcpys[copy->record] : nullptr;
+    const Memset* s = set ? &records_.memsets[set->record] : nullptr;
+
+    auto sync = syncs_.find(i);
+    const Synchronization* sync_record = sync == syncs_.end() ? nullptr : sync->second;
+    SyncScope scope = ExplicitSyncScope(name);
+    if (sync_record != nullptr) {
+      switch (sync_record->type) {
+        case SyncType::kStreamSynchronize:
+          scope = SyncScope::kStream;
+          break;
+        case SyncType::kEventSynchronize:
+          scope = SyncScope::kEvent;
+          break;
+        case SyncType::kContextSynchronize:
+          if (scope != SyncScope::kDevice) scope = SyncScope::kContext;
+          break;
+        default:
+          break;
+      }
+    }
+
+    // Stream, bytes and memory kinds of the call's copy or memset, for its findings.
+    auto fill_copy = [&](Finding* f) {
+      const DeviceOp& first = copy ? *copy : *set;
+      f->stream_id = first.stream_id;
+      CopyDetails d;
+      d.bytes = own_bytes;
+      if (m) {
+        d.copy_kind = ToString(m->copy_kind);
+        d.src_kind = ToString(m->src_kind);
+        d.dst_kind = ToString(m->dst_kind);
+      } else {
+        d.dst_kind = ToString(s->memory_kind);
+      }
+      f->details = std::move(d);
+    };
+    Wait wait;
+    std::string details;  // shown in parentheses after the API name
+    if (m != nullptr) {
+      details = FormatBytes(own_bytes) + " " + ToString(m->src_kind) + "→" + ToString(m->dst_kind);
+    } else if (s != nullptr) {
+      details = FormatBytes(own_bytes) + " " + ToString(s->memory_kind) + " memory";
+    }
+
+    if (scope != SyncScope::kNone) {
+      std::optional<uint32_t> stream;
+      std::vector<Dependency> deps;
+      bool resolved = false;
+      if (scope == SyncScope::kStream && sync_record && sync_record->stream_id != kNoStream) {
+        stream = sync_record->stream_id;
+        deps = model_.PendingOnStream(*stream, call.start_ns, call.correlation_id, call.start_ns);
+        details = "stream " + std::to_string(*stream);
+        resolved = true;
+      } else if (scope == SyncScope::kEvent && sync_record) {
+        if (auto ev = model_.FindEvent(sync_record->event_sync_id, sync_record->event_id,
+                                       call.start_ns)) {
+          stream = ev->stream_id;
+          deps = model_.PendingOnStream(ev->stream_id, ev->issue_ns, ev->correlation_id,
+                                        call.start_ns);
+          details = "event recorded on stream " + std::to_string(ev->stream_id);
+          resolved = true;
+        }
+      }
+      if (!resolved) {
+        // Device or context synchronisation, or a stream/event we cannot identify: everything
+        // that was running.
+        deps = model_.PendingOnDevice(call.start_ns, call.correlation_id, call.start_ns);
+      }
+      wait = Resolve(call, std::move(deps), /*tolerant=*/true);
+      if (wait.blocked_ns >= options_.min_wait_ns) {
+        Finding f = Base(RuleId::kSyncApi, i);
+        f.stream_id = stream;
+        f.blocked_ns = wait.blocked_ns;
+        SetBlamed(&f, wait, call);
+        f.explanation = name + (details.empty() ? "" : " (" + details + ")") + " took " +
+                        Dur(f.host_duration_ns) + " on the host: " + Dur(f.blocked_ns) +
+                        " waiting for " + BlameText(f);
+        out_.push_back(std::move(f));
+      } else {
+        wait = {};
+      }
+    } else if (IsImplicitSyncApi(name)) {
+      wait =
+          Resolve(call, model_.PendingOnDevice(call.start_ns, call.correlation_id, call.start_ns),
+                  /*tolerant=*/true);
+      if (wait.blocked_ns >= options_.min_wait_ns) {
+        Finding f = Base(RuleId::kImplicitSync, i);
+        f.blocked_ns = wait.blocked_ns;
+        SetBlamed(&f, wait, call);
+        f.explanation = name + " took " + Dur(f.host_duration_ns) +
+                        " on the host: " + Dur(f.blocked_ns) + " waiting for " + BlameText(f) +
+                        "; " + name + " synchronises the device";
+        out_.push_back(std::move(f));
+      } else {
+        wait = {};
+      }
+    } else if (copy != nullptr || set != nullptr) {
+      const DeviceOp& first = copy ? *copy : *set;
+      const bool may_block =
+          m ? (!m->async || m->src_kind == MemoryKind::kPageable ||
+               m->dst_kind == MemoryKind::kPageable || m->src_kind == MemoryKind::kManaged ||
+               m->dst_kind == MemoryKind::kManaged)
+            : !s->async;
+      if (may_block) {
+        wait = Resolve(call,
+                       model_.PendingOnStream(first.stream_id, call.start_ns, call.correlation_id,
+                                              call.start_ns),
+                       /*tolerant=*/false);
+      }
+      if (wait.blocked_ns >= options_.min_wait_ns) {
+        Finding f = Base(RuleId::kBlockedOnPriorWork, i);
+        fill_copy(&f);
+        f.blocked_ns = wait.blocked_ns;
+        SetBlamed(&f, wait, call);
+        f.explanation = name + (details.empty() ? "" : " (" + details + ")") + " took " +
+                        Dur(f.host_duration_ns) + " on the host: " + Dur(f.blocked_ns) +
+                        " waiting for " + BlameText(f) + " + " + Dur(own_device_ns) +
+                        (copy ? " copying" : " setting memory");
+        out_.push_back(std::move(f));
+      } else {
+        wait = {};
+      }
+    }
+
+    // The call's own cost: its host time not spent waiting for earlier work.
+    const uint64_t own_cost = Duration(call.start_ns + wait.blocked_ns, call.end_ns);
+    auto own_finding = [&](RuleId rule) {
+      Finding f = Base(rule, i);
+      fill_copy(&f);
+      f.blocked_ns = own_cost;
+      for (uint32_t u : own->second) {
+        Blamed b =
+            MakeBlamed(u, "own", call.start_ns + wait.blocked_ns, call.end_ns, call.start_ns);
+        b.launched_before_ns = 0;
+        if (b.kind == "memcpy" || b.kind == "memset") f.blamed.push_back(std::move(b));
+      }
+      return f;
+    };
+    const std::string after_wait =
+        wait.blocked_ns > 0 ? ", after " + Dur(wait.blocked_ns) + " waiting for earlier work" : "";
+    if (m != nullptr) {
+      const bool async = m->async || IsAsyncApi(name);
+      const bool pageable =
+          m->src_kind == MemoryKind::kPageable || m->dst_kind == MemoryKind::kPageable;
+      if (async && pageable) {
+        Finding f = own_finding(RuleId::kPageableAsyncMemcpy);
+        f.explanation = name + " (" + details +
+                        ") is synchronous because the host memory is "
+                        "pageable: " +
+                        Dur(own_cost) + " of its " + Dur(f.host_duration_ns) +
+                        " on the host went to the copy itself" + after_wait +
+                        "; pinned memory (cudaMallocHost, cudaHostRegister) lets it run "
+                        "asynchronously";
+        out_.push_back(std::move(f));
+      } else if (!async && own_cost >= options_.min_wait_ns &&
+                 !(m->copy_kind == CopyKind::kHtoD &&
+                   own_bytes <= options_.sync_memcpy_min_h2d_bytes)) {
+        Finding f = own_finding(RuleId::kSyncMemcpy);
+        f.explanation = name + " (" + details + ") is a synchronous copy: it held the host for " +
+                        Dur(own_cost) + after_wait +
+                        "; cudaMemcpyAsync on a stream (with pinned host memory) lets the host "
+                        "continue";
+        out_.push_back(std::move(f));
+      }
+    } else if (s != nullptr && !s->async && !IsAsyncApi(name) && own_cost >= options_.min_wait_ns) {
+      Finding f = own_finding(RuleId::kSyncMemset);
+      f.explanation = name + " (" + details + ") is a synchronous memset: it held the host for " +
+                      Dur(own_cost) + after_wait + "; cudaMemsetAsync would not";
+      out_.push_back(std::move(f));
+    }
+  }
+
+  const ProcessTrace& trace_;
+  const TraceIndex& index_;
+  const StreamModel& model_;
+  const FindingsOptions& options_;
+  const TraceRecords& records_;
+  CallSites call_sites_;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> own_units_;       // outermost call -> units
+  std::unordered_map<uint32_t, const Synchronization*> syncs_;          // outermost call -> record
+  std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
+  // thread -> running maximum of ranges_[thread][0..i]'s end times, to stop NvtxStack's scan.
+  std::unordered_map<uint32_t, std::vector<uint64_t>> range_max_end_;
+  std::vector<Finding>& out_;
+};
+
+}  // namespace
+
+void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
+  Analyzer(input, out).Run();
+}
+
+std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options) {
+  const TraceIndex index(trace);
+  const StreamModel model(index);
+  std::vector<Finding> out;
+  RunRulePasses({trace, index, model, options}, &out);
+  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
+    return std::tie(a.host_start_ns, a.correlation_id) <
+           std::tie(b.host_start_ns, b.correlation_id);
+  });
+  return out;
+}
+
+std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings) {
+  // Views into `findings`, which outlive the map. The rule by its name: groups of equal time
+  // keep the name order.
+  using Key = std::tuple<std::string_view, std::string_view, std::string_view, std::string_view,
+                         std::string_view>;
+  std::map<Key, FindingGroup> groups;
+  for (const Finding& f : findings) {
+    FindingGroup& g =
+        groups[{RuleName(f.rule), f.api,
+                f.blamed.empty() ? std::string_view() : std::string_view(f.blamed.front().name),
+                DetailsGroupKey(f.details), f.call_site}];
+    if (g.count == 0 || f.blocked_ns > g.worst.blocked_ns) g.worst = f;
+    ++g.count;
+    g.total_blocked_ns += f.blocked_ns;
+    g.total_host_ns += f.host_duration_ns;
+  }
+  std::vector<FindingGroup> out;
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  std::stable_sort(out.begin(), out.end(), [](const FindingGroup& a, const FindingGroup& b) {
+    return a.total_blocked_ns > b.total_blocked_ns;
+  });
+  return out;
+}
+
+}  // namespace libprof::analysis

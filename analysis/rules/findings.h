@@ -1,0 +1,112 @@
+// `profview findings`: why host time was spent waiting, and on what. The rules, with their
+// stable ids, families and help, are registered in rule_registry.{h,cc}; each finding carries
+// the fields below, common to every rule, and its rule's own details (rule_details.h).
+// The pattern rules (family kPattern) sum many calls (which may also have findings of their
+// own), so their time is an estimate of what a change would save, not added to the rest.
+//
+// Layer: analysis/rules/, rules. Pure computation over a ProcessTrace. This file
+// holds the engine (FindFindings runs the registered passes) and the pass of the six host rules.
+//
+// Accounting: per API call, the wait on earlier work (blocked-on-prior-work, sync-api or
+// implicit-sync: at most one of them) and the call's own cost (pageable-async-memcpy,
+// sync-memcpy or sync-memset: host time minus that wait) never add up to more than its host
+// time. GPU rules report idle device time instead of host time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/rules/rule_details.h"
+#include "analysis/rules/rule_registry.h"
+#include "analysis/model/trace_loader.h"
+
+namespace libprof::analysis {
+
+struct FindingsOptions {
+  // A wait (or synchronous cost) shorter than this is not reported. 20 µs: the threshold of the
+  // blocking-copy algorithm in shared/notes/cupti-facts.md section 5; below it a wait is within
+  // the noise of a CUDA call's own overhead.
+  uint64_t min_wait_ns = 20'000;
+  // gpu-idle-gaps: Nsight Systems' gpu_gaps default, 500 ms.
+  uint64_t gap_threshold_ns = 500'000'000;
+  // gpu-low-utilization: Nsight Systems' gpu_time_util defaults, 30 chunks, under 50% busy.
+  uint32_t util_chunks = 30;
+  double util_threshold = 0.5;
+  // sync-memcpy: host-to-device copies up to this size are excluded (they return once the data
+  // is staged; Nsight Systems' cuda_memcpy_sync rule does the same).
+  uint64_t sync_memcpy_min_h2d_bytes = 64 * 1024;
+  // gpu-idle-breakdown: reported when the device was idle at least this share of its active
+  // span; 0.5 is the bar gpu-low-utilization applies per chunk (Nsight Systems' gpu_time_util).
+  double idle_share = 0.5;
+  // alloc-churn: groups with at least this many pairs. 5: a judgement, a loop rather than a few
+  // buffers reallocated once; not from a measurement.
+  uint64_t churn_min_pairs = 5;
+};
+
+struct Blamed {
+  std::string kind;  // "kernel", "memcpy", "memset", "graph"
+  std::string name;
+  uint64_t correlation_id = 0;
+  uint32_t stream_id = 0;
+  uint64_t overlap_ns = 0;          // of its execution with the host wait
+  uint64_t launched_before_ns = 0;  // how long before the waiting call it was issued
+  std::string via;                  // "stream", "legacy-default-stream", "event", "device", "own"
+};
+
+// One frame of a finding's call stack, innermost first.
+struct FindingFrame {
+  std::string function;  // demangled; "" when unknown
+  std::string module;    // "app" for the program, else the module's file name; "" when unknown
+  uint64_t module_offset = 0;
+};
+
+// The fields every rule's findings have (some only where they apply), then the rule's own.
+struct Finding {
+  RuleId rule = RuleId::kBlockedOnPriorWork;
+  // The API call (alloc-churn: the allocating API); "" for the device rules.
+  std::string api;
+  std::string file;
+  uint32_t pid = 0;
+  uint32_t thread_id = 0;
+  uint64_t correlation_id = 0;
+  uint64_t host_start_ns = 0;  // relative to the recording start (ProcessTrace::origin_ns)
+  uint64_t host_duration_ns = 0;
+  uint64_t blocked_ns = 0;  // the time lost (RuleFamily says what it is); <= host_duration_ns
+  std::optional<uint32_t> stream_id;  // the stream of the call's work or the one it waited for
+  std::optional<uint32_t> device_id;  // device rules
+  std::vector<Blamed> blamed;         // largest overlap first, at most kMaxBlamed
+  uint64_t blamed_omitted = 0;
+  std::vector<std::string> nvtx;  // enclosing NVTX ranges on the thread, outermost first
+  // Where the call came from, when its stack was recorded (analysis/model/call_sites.h):
+  // "cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)"; "" when not.
+  std::string call_site;
+  std::vector<FindingFrame> stack;
+  std::string explanation;
+  FindingDetails details;  // the alternative Rule(rule).details names
+};
+
+inline constexpr size_t kMaxBlamed = 16;
+
+// Every finding of one process, ordered by time: the registered passes (rule_registry.h), run
+// over one TraceIndex and StreamModel.
+std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options);
+
+// The pass of the host rules blocked-on-prior-work, sync-api, implicit-sync,
+// pageable-async-memcpy, sync-memcpy and sync-memset: one pass, because a call's own cost is its
+// host time minus its wait. Registered in rule_registry.cc.
+void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out);
+
+// Findings with the same rule, API, first blamed name, call site and details' group key
+// (rule_details.h), worst (largest blocked_ns) first.
+struct FindingGroup {
+  Finding worst;
+  uint64_t count = 0;
+  uint64_t total_blocked_ns = 0;
+  uint64_t total_host_ns = 0;
+};
+// Groups sorted by total_blocked_ns (the time lost), largest first.
+std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings);
+
+}  // namespace libprof::analysis

@@ -1,0 +1,31 @@
+// The findings rule alloc-churn: synchronous allocation calls (cudaMalloc/cudaFree, cuMemAlloc,
+// cudaMallocHost, ... but not the stream-ordered *Async ones) allocating and freeing the same
+// size again and again, with their host time, the implicit synchronisations they caused, and
+// what a caching allocator or cudaMallocAsync would save.
+//
+// Layer: analysis/rules/, rules; run from the rule registry, built on memory.h.
+// Pure computation.
+#pragma once
+
+#include <vector>
+
+#include "analysis/rules/findings.h"
+#include "analysis/model/stream_deps.h"
+#include "analysis/model/trace_index.h"
+
+namespace libprof::analysis {
+
+// Appends one alloc-churn finding per churn group of `trace` (memory.h) whose allocating API is
+// not stream-ordered, with at least options.churn_min_pairs pairs and min_wait_ns of host time.
+// Savings (blocked_ns is the first):
+//   caching_saving_ns  the host time of every pair but the first: a caching allocator keeps the
+//                      first pair's memory and hands it out again, so later pairs cost nothing
+//                      on the device API (PyTorch's allocator works this way);
+//   async_saving_ns    only when the trace has stream-ordered pairs (cudaMallocAsync/
+//                      cudaFreeAsync, 2+ pairs) to measure them: the later pairs' host time
+//                      minus as many stream-ordered pairs at their mean cost after their own
+//                      first pair (the first one creates the pool), never below 0.
+// The rule's pass, registered in rule_registry.cc.
+void FindMemoryFindings(const RuleInput& input, std::vector<Finding>* out);
+
+}  // namespace libprof::analysis

@@ -1,0 +1,19 @@
+#include "analysis/rules/rule_details.h"
+
+#include "analysis/model/units.h"
+
+namespace libprof::analysis {
+
+std::string GpuDetailsBase::WaitingFor(std::optional<uint32_t> device_id) const {
+  return "GPU " + std::to_string(device_id.value_or(0));
+}
+
+std::string AllocChurnDetails::WaitingFor(std::optional<uint32_t> /*device_id*/) const {
+  return FormatBytes(bytes) + " × " + std::to_string(pairs);
+}
+
+std::string OverlapDetails::WaitingFor(std::optional<uint32_t> device_id) const {
+  return "GPU " + std::to_string(device_id.value_or(0)) + ", " + serialised_by;
+}
+
+}  // namespace libprof::analysis

@@ -1,0 +1,193 @@
+// What a finding carries beyond the fields every finding has (Finding in findings.h): one
+// struct per kind of rule, held in Finding::details (a std::variant), each rendering itself.
+// Fields(out) calls out(key, value, use) for every field it has, in the order of the JSON
+// output; the reports (findings_report.cc, timeline_export.cc) pick fields by `use`, so a rule's
+// fields are named and ordered here and nowhere else.
+//
+// Why a std::variant rather than a polymorphic object: the set of rules is closed and compiled
+// in, a Finding stays a copyable value (GroupFindings copies the worst one) without a heap
+// allocation or a Clone(), and std::visit stops the build when a details struct lacks a method a
+// report calls. The hooks with defaults live in DetailsBase; a struct hides the ones it renders
+// differently.
+//
+// Layer: analysis/rules/, rules. Plain data; must not depend on the reports
+// (formats.h, chrome_trace_writer.h): the sinks passed to Fields() come from them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+#include "analysis/metrics/idle_breakdown.h"
+
+namespace libprof::analysis {
+
+// Where a details field is shown, besides the JSON.
+enum class FieldUse : uint8_t {
+  kMemory,    // the memory the finding is about: in the JSON beside stream_id, and a CSV column
+  kMeasure,   // the rule's own measures: in the JSON after device_id
+  kTimeline,  // a measure also shown in the args of the finding's slice on the timeline
+};
+
+// The defaults of the hooks below; also the details of rules with nothing of their own.
+struct DetailsBase {
+  template <class Out>
+  void Fields(Out&& /*out*/) const {}
+  // The table's "Waiting for" cell when it names something other than the blamed work ("": the
+  // blamed work). `device_id` is the finding's.
+  std::string WaitingFor(std::optional<uint32_t> /*device_id*/) const { return ""; }
+  // Added to the key that groups findings (rule, API, first blamed work, call site).
+  std::string_view GroupKey() const { return {}; }
+  // The busy share the timeline names a device finding's slice by (else its idle time).
+  std::optional<double> Utilization() const { return std::nullopt; }
+};
+
+// sync-api, implicit-sync: the common fields say it all (stream_id names a synchronised stream).
+struct NoDetails : DetailsBase {};
+
+// blocked-on-prior-work, pageable-async-memcpy, sync-memcpy, sync-memset: the call's own copy or
+// memset. copy_kind and src_kind are "" for a memset, whose memory kind is dst_kind.
+struct CopyDetails : DetailsBase {
+  uint64_t bytes = 0;
+  std::string copy_kind, src_kind, dst_kind;
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("bytes", bytes, FieldUse::kMemory);
+    if (!copy_kind.empty()) out("copy_kind", copy_kind, FieldUse::kMemory);
+    if (!src_kind.empty()) out("src_kind", src_kind, FieldUse::kMemory);
+    if (!dst_kind.empty()) out("dst_kind", dst_kind, FieldUse::kMemory);
+  }
+};
+
+// The idle time of the GPU rules by cause (idle_breakdown.h); it adds up to blocked_ns.
+template <class Out>
+void IdleFields(const IdleTotals& idle, Out&& out) {
+  out("idle_launch_ns", idle.launch_ns, FieldUse::kMeasure);
+  out("idle_sync_ns", idle.sync_ns, FieldUse::kMeasure);
+  out("idle_other_ns", idle.other_ns, FieldUse::kMeasure);
+}
+
+// The device rules' "Waiting for": the device.
+struct GpuDetailsBase : DetailsBase {
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;
+};
+
+// gpu-idle-gaps.
+struct IdleGapDetails : GpuDetailsBase {
+  std::string host_activity;  // what the host did in CUDA meanwhile
+  IdleTotals idle;
+  template <class Out>
+  void Fields(Out&& out) const {
+    if (!host_activity.empty()) out("host_activity", host_activity, FieldUse::kTimeline);
+    IdleFields(idle, out);
+  }
+};
+
+// gpu-low-utilization: one chunk of the device's active span.
+struct LowUtilizationDetails : GpuDetailsBase {
+  double utilization = 0;             // busy share of the chunk
+  uint64_t launch_bound_idle_ns = 0;  // = idle.launch_ns
+  uint64_t kernels = 0;               // that ran in the chunk
+  IdleTotals idle;
+  std::optional<double> Utilization() const { return utilization; }
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("utilization", utilization, FieldUse::kTimeline);
+    out("launch_bound_idle_ns", launch_bound_idle_ns, FieldUse::kTimeline);
+    out("kernels", kernels, FieldUse::kTimeline);
+    IdleFields(idle, out);
+  }
+};
+
+// gpu-idle-breakdown: the device's whole active span.
+struct IdleBreakdownDetails : GpuDetailsBase {
+  double utilization = 0;  // busy share of the span
+  uint64_t kernels = 0;
+  IdleTotals idle;
+  // Mean kernel duration (when a kernel ran) and mean host time of the calls that launched them
+  // (when one is in the trace).
+  std::optional<uint64_t> mean_kernel_ns, launches, mean_launch_ns;
+  std::optional<double> Utilization() const { return utilization; }
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("utilization", utilization, FieldUse::kTimeline);
+    out("kernels", kernels, FieldUse::kTimeline);
+    IdleFields(idle, out);
+    if (mean_kernel_ns) out("mean_kernel_ns", *mean_kernel_ns, FieldUse::kMeasure);
+    if (launches) out("launches", *launches, FieldUse::kMeasure);
+    if (mean_launch_ns) out("mean_launch_ns", *mean_launch_ns, FieldUse::kMeasure);
+  }
+};
+
+// alloc-churn (the finding's api is the allocating API). Savings: memory_rules.h.
+struct AllocChurnDetails : DetailsBase {
+  uint64_t bytes = 0;  // the size allocated
+  std::string free_api;
+  uint64_t pairs = 0, pairs_host_ns = 0, implicit_syncs = 0, sync_wait_ns = 0;
+  uint64_t caching_saving_ns = 0;
+  std::optional<uint64_t> async_saving_ns;  // when the trace has stream-ordered pairs to price
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "16.00 MiB × 51"
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("bytes", bytes, FieldUse::kMemory);
+    if (!free_api.empty()) out("free_api", free_api, FieldUse::kMeasure);
+    out("pairs", pairs, FieldUse::kMeasure);
+    out("pairs_host_ns", pairs_host_ns, FieldUse::kMeasure);
+    out("implicit_syncs", implicit_syncs, FieldUse::kMeasure);
+    out("sync_wait_ns", sync_wait_ns, FieldUse::kMeasure);
+    out("caching_saving_ns", caching_saving_ns, FieldUse::kMeasure);
+    if (async_saving_ns) out("async_saving_ns", *async_saving_ns, FieldUse::kMeasure);
+  }
+};
+
+// no-overlap-default-stream: the copies and kernels of one device serialised by one cause.
+struct OverlapDetails : DetailsBase {
+  std::string serialised_by;  // "legacy-default-stream" or "pageable-memory"
+  uint64_t kernels = 0, copies = 0, copy_ns = 0, kernel_ns = 0;
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "GPU 0, pageable-memory"
+  // The two causes need different fixes: never one group.
+  std::string_view GroupKey() const { return serialised_by; }
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("kernels", kernels, FieldUse::kTimeline);
+    out("serialised_by", serialised_by, FieldUse::kMeasure);
+    out("copies", copies, FieldUse::kMeasure);
+    out("copy_ns", copy_ns, FieldUse::kMeasure);
+    out("kernel_ns", kernel_ns, FieldUse::kMeasure);
+  }
+};
+
+using FindingDetails = std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
+                                    IdleBreakdownDetails, AllocChurnDetails, OverlapDetails>;
+
+// The position of T in FindingDetails, for the registry (RuleInfo::details).
+template <class T, size_t I = 0>
+constexpr size_t DetailsIndex() {
+  if constexpr (std::is_same_v<std::variant_alternative_t<I, FindingDetails>, T>) {
+    return I;
+  } else {
+    return DetailsIndex<T, I + 1>();
+  }
+}
+
+// The hooks above, on whichever details a finding holds.
+template <class Out>
+void DetailFields(const FindingDetails& details, Out&& out) {
+  std::visit([&](const auto& d) { d.Fields(out); }, details);
+}
+inline std::string DetailsWaitingFor(const FindingDetails& details,
+                                     std::optional<uint32_t> device_id) {
+  return std::visit([&](const auto& d) { return d.WaitingFor(device_id); }, details);
+}
+inline std::string_view DetailsGroupKey(const FindingDetails& details) {
+  return std::visit([](const auto& d) { return d.GroupKey(); }, details);
+}
+inline std::optional<double> DetailsUtilization(const FindingDetails& details) {
+  return std::visit([](const auto& d) { return d.Utilization(); }, details);
+}
+
+}  // namespace libprof::analysis

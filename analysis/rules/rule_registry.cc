@@ -1,0 +1,173 @@
+#include "analysis/rules/rule_registry.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+
+#include "analysis/rules/findings.h"
+#include "analysis/rules/gpu_rules.h"
+#include "analysis/rules/memory_rules.h"
+#include "analysis/rules/overlap_rules.h"
+#include "analysis/rules/rule_details.h"
+
+namespace libprof::analysis {
+namespace {
+
+constexpr std::string_view kCopyFields[] = {"bytes", "copy_kind", "src_kind", "dst_kind"};
+constexpr std::string_view kMemsetFields[] = {"bytes", "dst_kind"};
+constexpr std::string_view kGapFields[] = {"host_activity", "idle_launch_ns", "idle_sync_ns",
+                                           "idle_other_ns"};
+constexpr std::string_view kLowUtilizationFields[] = {"utilization",  "launch_bound_idle_ns",
+                                                      "kernels",      "idle_launch_ns",
+                                                      "idle_sync_ns", "idle_other_ns"};
+constexpr std::string_view kBreakdownFields[] = {"utilization",  "kernels",       "idle_launch_ns",
+                                                 "idle_sync_ns", "idle_other_ns", "mean_kernel_ns",
+                                                 "launches",     "mean_launch_ns"};
+constexpr std::string_view kChurnFields[] = {
+    "bytes",        "free_api",          "pairs",          "pairs_host_ns", "implicit_syncs",
+    "sync_wait_ns", "caching_saving_ns", "async_saving_ns"};
+constexpr std::string_view kOverlapFields[] = {"kernels", "serialised_by", "copies", "copy_ns",
+                                               "kernel_ns"};
+
+// The help lines are `profview findings --help`'s (a golden test pins them) and begin the
+// "reports" cell of USAGE.md's rules table (rule_registry_test checks it).
+constexpr RuleInfo kRules[] = {
+    {RuleId::kBlockedOnPriorWork, "blocked-on-prior-work", RuleFamily::kHostWait,
+     "a copy/memset call waited >= --min-wait for earlier device work it had to follow",
+     DetailsIndex<CopyDetails>(), kCopyFields, FindHostCallFindings},
+    {RuleId::kSyncApi,
+     "sync-api",
+     RuleFamily::kHostWait,
+     "cudaDeviceSynchronize/StreamSynchronize/EventSynchronize, cuCtxSynchronize...: the wait "
+     "and what it waited for",
+     DetailsIndex<NoDetails>(),
+     {},
+     FindHostCallFindings},
+    {RuleId::kImplicitSync,
+     "implicit-sync",
+     RuleFamily::kHostWait,
+     "cudaFree, cudaFreeHost, cudaMalloc, cudaHostRegister...: the wait",
+     DetailsIndex<NoDetails>(),
+     {},
+     FindHostCallFindings},
+    {RuleId::kPageableAsyncMemcpy, "pageable-async-memcpy", RuleFamily::kHostCost,
+     "an *Async copy with pageable host memory (always reported)", DetailsIndex<CopyDetails>(),
+     kCopyFields, FindHostCallFindings},
+    {RuleId::kSyncMemcpy, "sync-memcpy", RuleFamily::kHostCost,
+     "a synchronous copy costing >= --min-wait (H2D <= 64 KiB excluded)",
+     DetailsIndex<CopyDetails>(), kCopyFields, FindHostCallFindings},
+    {RuleId::kSyncMemset, "sync-memset", RuleFamily::kHostCost,
+     "a synchronous memset costing >= --min-wait", DetailsIndex<CopyDetails>(), kMemsetFields,
+     FindHostCallFindings},
+    {RuleId::kGpuIdleGaps, "gpu-idle-gaps", RuleFamily::kGpuIdle,
+     "GPU idle >= --gap-threshold between two operations", DetailsIndex<IdleGapDetails>(),
+     kGapFields, FindGpuFindings},
+    {RuleId::kGpuLowUtilization, "gpu-low-utilization", RuleFamily::kGpuIdle,
+     "a chunk of the GPU's active span busy < --util-threshold",
+     DetailsIndex<LowUtilizationDetails>(), kLowUtilizationFields, FindGpuFindings},
+    {RuleId::kGpuIdleBreakdown, "gpu-idle-breakdown", RuleFamily::kGpuIdle,
+     "the GPU idle >= --idle-share of its active span (first to last operation)",
+     DetailsIndex<IdleBreakdownDetails>(), kBreakdownFields, FindGpuFindings},
+    {RuleId::kAllocChurn, "alloc-churn", RuleFamily::kPattern,
+     ">= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous allocation) pairs of one "
+     "size: host time, implicit synchronisations, and the saving of a caching allocator (every "
+     "pair after the first) or of cudaMallocAsync (priced by the trace's own stream-ordered "
+     "pairs, when it has some)",
+     DetailsIndex<AllocChurnDetails>(), kChurnFields, FindMemoryFindings},
+    {RuleId::kNoOverlapDefaultStream, "no-overlap-default-stream", RuleFamily::kPattern,
+     "host copies and kernels serialised by the legacy default stream (could overlap: min(copy, "
+     "kernel time) minus what already overlapped) or by pageable memory (a copy that held the "
+     "host, then a kernel on another stream: min of the two per pair)",
+     DetailsIndex<OverlapDetails>(), kOverlapFields, FindOverlapFindings},
+};
+
+constexpr bool InRuleIdOrder() {
+  for (size_t i = 0; i < std::size(kRules); ++i) {
+    if (static_cast<size_t>(kRules[i].rule) != i) return false;
+  }
+  return true;
+}
+static_assert(InRuleIdOrder(), "kRules must list the rules in RuleId order");
+static_assert(std::size(kRules) == static_cast<size_t>(RuleId::kNoOverlapDefaultStream) + 1,
+              "every RuleId needs its entry in kRules");
+
+// The ids of --help's rule list are padded to this width (the longest but one), so that the
+// help lines start in one column.
+constexpr size_t kHelpIdWidth = 21;
+
+}  // namespace
+
+const char* ToString(RuleFamily family) {
+  switch (family) {
+    case RuleFamily::kHostWait:
+      return "host-wait";
+    case RuleFamily::kHostCost:
+      return "host-cost";
+    case RuleFamily::kGpuIdle:
+      return "gpu-idle";
+    case RuleFamily::kPattern:
+      return "pattern";
+  }
+  return "?";
+}
+
+std::span<const RuleInfo> Rules() { return kRules; }
+
+const RuleInfo& Rule(RuleId rule) { return kRules[static_cast<size_t>(rule)]; }
+
+namespace {
+
+std::string Join(std::string_view separator, std::optional<RuleFamily> family) {
+  std::string out;
+  for (const RuleInfo& r : kRules) {
+    if (family && r.family != *family) continue;
+    if (!out.empty()) out += separator;
+    out += r.id;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RuleNames(std::string_view separator) { return Join(separator, std::nullopt); }
+
+std::string RuleNames(std::string_view separator, RuleFamily family) {
+  return Join(separator, family);
+}
+
+std::string RulesHelp() {
+  std::string out = "Rules:\n";
+  for (const RuleInfo& r : kRules) {
+    out += "  " + std::string(r.id) +
+           std::string(r.id.size() < kHelpIdWidth ? kHelpIdWidth - r.id.size() + 2 : 2, ' ') +
+           std::string(r.help) + "\n";
+  }
+  // The pattern rules: by position while they are the last two (as --help always said), else
+  // by name.
+  const size_t patterns = std::count_if(std::begin(kRules), std::end(kRules), [](const auto& r) {
+    return r.family == RuleFamily::kPattern;
+  });
+  if (patterns == 0) return out;
+  size_t trailing = 0;
+  while (trailing < std::size(kRules) &&
+         kRules[std::size(kRules) - 1 - trailing].family == RuleFamily::kPattern) {
+    ++trailing;
+  }
+  const std::string which =
+      patterns == 2 && trailing == 2
+          ? "The last two"
+          : "The pattern rules (" + RuleNames(", ", RuleFamily::kPattern) + ")";
+  return out + which +
+         " sum many calls: their time is an estimate of a saving, kept out of the host total.\n";
+}
+
+void RunRulePasses(const RuleInput& input, std::vector<Finding>* out) {
+  std::vector<RulePass> done;
+  for (const RuleInfo& r : kRules) {
+    if (std::find(done.begin(), done.end(), r.pass) != done.end()) continue;
+    done.push_back(r.pass);
+    r.pass(input, out);
+  }
+}
+
+}  // namespace libprof::analysis

@@ -1,0 +1,88 @@
+// Tests of analysis/model/call_sites.h: which frames are CUDA's own, the call site and the library a
+// call came through, on the stacks of CallSitesScenario and on hand-made ones.
+#include "analysis/model/call_sites.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/analysis/scenarios.h"
+
+namespace libprof::analysis {
+namespace {
+
+using testing::CallSitesScenario;
+
+// Proves the three shapes of call site: through a CUDA library (cuBLAS with its own static
+// cudart, past an unnamed internal frame), from the program's own static cudart (no library in
+// between), and through the shared cudart from another library (PyTorch's), where the runtime
+// itself is not named as the library.
+TEST(CallSitesTest, ScenarioStacks) {
+  const ProcessTrace trace = CallSitesScenario().Build();
+  const CallSites sites(trace);
+  ASSERT_FALSE(sites.empty());
+  const CallSite& nrm2 = sites.Of(1);
+  EXPECT_TRUE(nrm2.known);
+  EXPECT_EQ(nrm2.through, "cublasSnrm2_v2 (libcublas.so.13)");
+  EXPECT_EQ(nrm2.caller, "NormalizeLoop (app)");
+  EXPECT_EQ(nrm2.Chain("cudaMemcpyAsync"),
+            "cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)");
+  const CallSite& copy_back = sites.Of(2);
+  EXPECT_EQ(copy_back.through, "");
+  EXPECT_EQ(copy_back.Text(), "CopyBack (app)");
+  const CallSite& torch = sites.Of(3);
+  EXPECT_EQ(torch.through, "");
+  EXPECT_EQ(torch.caller, "c10::cuda::CUDAStream::synchronize (libtorch_cuda.so)");
+  EXPECT_EQ(torch.caller_module, "libtorch_cuda.so");
+  // Frames: innermost first, CUDA's marked.
+  const std::vector<FrameView>& frames = sites.Frames(1);
+  ASSERT_EQ(frames.size(), 6u);
+  EXPECT_TRUE(frames[0].cuda && frames[1].cuda && frames[2].cuda);
+  EXPECT_FALSE(frames[3].cuda);
+  EXPECT_EQ(frames[1].Label(), "0x5b0044 (libcublas.so.13)");
+  EXPECT_EQ(sites.Frames(3)[2].Label(), "0x7f3a2c001000 (?)");
+  // No stack, or an id the trace does not define: not known, no text.
+  EXPECT_FALSE(sites.Of(0).known);
+  EXPECT_FALSE(sites.Of(99).known);
+  EXPECT_EQ(sites.Of(0).Chain("cudaMemcpy"), "");
+  EXPECT_TRUE(sites.Frames(99).empty());
+}
+
+// Proves a trace without stacks gives an empty table, and a stack made only of CUDA's frames
+// says so instead of naming a caller.
+TEST(CallSitesTest, NoStacksAndOnlyCudaFrames) {
+  testing::TraceBuilder b;
+  EXPECT_TRUE(CallSites(b.Build()).empty());
+  TraceRecords& r = b.records();
+  r.stack_modules.push_back(
+      {.id = 1, .path_id = b.Intern("/usr/lib/libcuda.so.1"), .build_id = "", .executable = false});
+  r.stack_frames.push_back({.id = 1, .address = 0x10, .module_id = 1, .module_offset = 0x10});
+  r.call_stacks.push_back({.id = 1, .frame_ids = {1}});
+  const CallSites sites(b.Build());
+  EXPECT_EQ(sites.Of(1).caller, "");
+  EXPECT_EQ(sites.Of(1).Text(), "CUDA's own code");
+}
+
+// Proves the library and function classification on names seen in real processes.
+TEST(CallSitesTest, Classification) {
+  for (const char* name : {"libcuda.so.1", "libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13",
+                           "libcudnn_ops.so.9", "libnccl.so.2", "libcupti.so.13", "libprof.so",
+                           "libnvidia-ptxjitcompiler.so.1", "libcufft.so.12"}) {
+    EXPECT_TRUE(IsCudaLibrary(name)) << name;
+  }
+  for (const char* name : {"app", "libtorch_cuda.so", "libc.so.6", "python3.12", "libcuda_ext.so"}) {
+    EXPECT_FALSE(IsCudaLibrary(name)) << name;
+  }
+  for (const char* name : {"cudaMemcpyAsync", "cudart::cudaApiMemcpy(void*)", "__cudart812"}) {
+    EXPECT_TRUE(IsCudaRuntimeFunction(name)) << name;
+  }
+  for (const char* name : {"cuda", "cudaish_helper", "NormalizeLoop", "at::cuda::getCurrentStream"}) {
+    EXPECT_FALSE(IsCudaRuntimeFunction(name)) << name;
+  }
+  EXPECT_EQ(ShortFunctionName("(anonymous namespace)::NormalizeLoop(float*, int)"), "NormalizeLoop");
+  EXPECT_EQ(ShortFunctionName("std::function<void (int)>::operator()(int) const"),
+            "std::function<void (int)>::operator()");
+  EXPECT_EQ(ShortFunctionName("Foo(int) [clone .isra.0]"), "Foo");
+  EXPECT_EQ(ShortFunctionName("main"), "main");
+}
+
+}  // namespace
+}  // namespace libprof::analysis

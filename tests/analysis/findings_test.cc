@@ -1,0 +1,538 @@
+// Proves each findings rule on synthetic traces, including the tricky cases of the issue: two
+// streams where only one had to wait; legacy default vs non-blocking vs per-thread default
+// streams; four threads each blocked on its own stream's kernel; a blocked call with no device
+// work of its own (cudaFree); graph launches; event waits; and that no finding's blocked time
+// exceeds its host time.
+#include "analysis/rules/findings.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/analysis/scenarios.h"
+#include "analysis/reports/findings_report.h"
+#include "analysis/model/stream_deps.h"
+#include "analysis/model/trace_index.h"
+
+namespace libprof::analysis::testing {
+namespace {
+
+std::vector<Finding> Of(const std::vector<Finding>& all, const std::string& rule) {
+  std::vector<Finding> out;
+  for (const Finding& f : all) {
+    if (RuleName(f.rule) == rule) out.push_back(f);
+  }
+  return out;
+}
+
+const Finding* ByCorr(const std::vector<Finding>& all, const std::string& rule, uint64_t corr) {
+  for (const Finding& f : all) {
+    if (RuleName(f.rule) == rule && f.correlation_id == corr) return &f;
+  }
+  return nullptr;
+}
+
+// The correlation id of the n-th (0-based) call named `api`.
+uint64_t CorrOf(const ProcessTrace& t, const std::string& api, int n = 0) {
+  for (const ApiCall& c : t.records.api_calls) {
+    if (t.Str(c.name_id) == api && n-- == 0) return c.correlation_id;
+  }
+  ADD_FAILURE() << "no call " << api;
+  return 0;
+}
+
+FindingsOptions MinWait(uint64_t ns) {
+  FindingsOptions o;
+  o.min_wait_ns = ns;
+  return o;
+}
+
+class FindingsTest : public ::testing::Test {
+ protected:
+  ProcessTrace Load(const TraceBuilder& b) { return b.RoundTrip(dir_.Path("t.pb")); }
+  TempDir dir_;
+};
+
+TEST_F(FindingsTest, Nrm2CopyBlamesBothKernelsWithOverlaps) {
+  const ProcessTrace t = Load(Nrm2Scenario());
+  const std::vector<Finding> all = FindFindings(t, {});
+  const auto blocked = Of(all, "blocked-on-prior-work");
+  ASSERT_EQ(blocked.size(), 1u);
+  const Finding& f = blocked[0];
+  EXPECT_EQ(f.api, "cudaMemcpyAsync");
+  EXPECT_EQ(f.pid, 4242u);
+  EXPECT_EQ(f.thread_id, 1u);
+  EXPECT_EQ(f.host_start_ns, 90'000u);
+  EXPECT_EQ(f.host_duration_ns, 4'940'000u);
+  EXPECT_EQ(f.blocked_ns, 5'020'000u - 90'000u);  // until the second kernel ended
+  EXPECT_EQ(f.stream_id, 7u);
+  const auto& copy = std::get<CopyDetails>(f.details);
+  EXPECT_EQ(copy.bytes, 4u);
+  EXPECT_EQ(copy.copy_kind, "DtoH");
+  EXPECT_EQ(copy.src_kind, "device");
+  EXPECT_EQ(copy.dst_kind, "pageable");
+  ASSERT_EQ(f.blamed.size(), 2u);
+  EXPECT_EQ(f.blamed[0].kind, "kernel");
+  EXPECT_EQ(f.blamed[0].name,
+            "nrm2_kernel<float, float, float, 1, 0, 128>(cublasNrm2Params<int, float, float>)");
+  EXPECT_EQ(f.blamed[0].overlap_ns, 5'010'000u - 90'000u);
+  EXPECT_EQ(f.blamed[0].launched_before_ns, 30'000u);
+  EXPECT_EQ(f.blamed[0].via, "stream");
+  EXPECT_EQ(f.blamed[1].overlap_ns, 9'000u);
+  EXPECT_EQ(f.explanation,
+            "cudaMemcpyAsync (4 B device→pageable) took 4.94 ms on the host: 4.93 ms waiting for "
+            "nrm2_kernel<…>(…) (corr 9, launched 30.0 µs earlier) and 1 more + 1.91 µs copying");
+  // The same copy is also a pageable async copy: its own cost is what is left (10 µs).
+  const Finding* pageable = ByCorr(all, "pageable-async-memcpy", f.correlation_id);
+  ASSERT_NE(pageable, nullptr);
+  EXPECT_EQ(pageable->blocked_ns, 10'000u);
+  EXPECT_EQ(pageable->blocked_ns + f.blocked_ns, f.host_duration_ns);
+  // The upload (pageable H→D, staged at once) is not blocked but still flagged as pageable.
+  const Finding* up = ByCorr(all, "pageable-async-memcpy", CorrOf(t, "cudaMemcpyAsync", 0));
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(ByCorr(all, "blocked-on-prior-work", up->correlation_id), nullptr);
+  // cudaStreamSynchronize returned at once (nothing pending): below the threshold.
+  EXPECT_TRUE(Of(all, "sync-api").empty());
+}
+
+TEST_F(FindingsTest, BlockedTimeNeverExceedsHostTime) {
+  for (const TraceBuilder& b :
+       {Nrm2Scenario(), StreamsScenario(), ThreadsScenario(), IdleScenario()}) {
+    const ProcessTrace t = Load(b);
+    const std::vector<Finding> all = FindFindings(t, {});
+    EXPECT_FALSE(all.empty());
+    std::map<std::pair<uint32_t, uint64_t>, uint64_t> per_call;
+    for (const Finding& f : all) {
+      EXPECT_LE(f.blocked_ns, f.host_duration_ns) << f.explanation;
+      for (const Blamed& bl : f.blamed) EXPECT_LE(bl.overlap_ns, f.blocked_ns) << f.explanation;
+      if (!f.api.empty()) per_call[{f.thread_id, f.correlation_id}] += f.blocked_ns;
+    }
+    // All findings of one call together stay within its host time.
+    for (const Finding& f : all) {
+      const std::pair<uint32_t, uint64_t> key(f.thread_id, f.correlation_id);
+      if (!f.api.empty()) {
+        EXPECT_LE(per_call[key], f.host_duration_ns);
+      }
+    }
+  }
+}
+
+TEST_F(FindingsTest, TwoStreamsOnlyTheCopysStreamIsBlamed) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", CorrOf(t, "cudaMemcpyAsync", 0));
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->blocked_ns, 990'000u);  // the stream-13 kernel ends at 1010 µs; the copy began at 20
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].name, "spin(float*, int, long)");
+  EXPECT_EQ(f->blamed[0].stream_id, 13u);
+}
+
+TEST_F(FindingsTest, LegacyDefaultStreamWaitsForBlockingStreamsOnly) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", CorrOf(t, "cudaMemcpy", 0));
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].name, "blocking_work(float*)");  // stream 14, not the non-blocking 15
+  EXPECT_EQ(f->blamed[0].via, "legacy-default-stream");
+  EXPECT_EQ(f->blocked_ns, 5012'000u - 4020'000u);
+  // The synchronous copy's own part is a sync-memcpy finding.
+  const Finding* sync = ByCorr(all, "sync-memcpy", f->correlation_id);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->blocked_ns, 5100'000u - 5012'000u);
+}
+
+TEST_F(FindingsTest, PerThreadDefaultStreamDoesNotWaitForOtherStreams) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const uint64_t memset = CorrOf(t, "cudaMemset_ptds");
+  EXPECT_EQ(ByCorr(all, "blocked-on-prior-work", memset), nullptr);
+  const Finding* own = ByCorr(all, "sync-memset", memset);
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->blocked_ns, 80'000u);
+  EXPECT_EQ(std::get<CopyDetails>(own->details).dst_kind, "device");
+}
+
+TEST_F(FindingsTest, PerThreadDefaultStreamStillSynchronisesWithTheLegacyStream) {
+  // CUDA: the per-thread default stream "is not a non-blocking stream and will synchronize with
+  // the legacy default stream". A legacy-stream copy waits for per-thread work; a copy on a
+  // non-blocking stream does not.
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(20, StreamType::kNull);  // per-thread: not the context's null stream
+  b.AddStream(15, StreamType::kNonBlocking);
+  b.Launch("_Z2ptPf", 0, 5, 10, 1010, 20, 1, "cudaLaunchKernel_ptsz");
+  const uint64_t legacy = b.Api("cudaMemcpy", 20, 1100, 2);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, 8, 1012, 1013, legacy, 7,
+              false);
+  b.Launch("_Z2ptPf", 2000, 2005, 2010, 3010, 20, 1, "cudaLaunchKernel_ptsz");
+  const uint64_t nb = b.Api("cudaMemcpyAsync", 2020, 2100, 2);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 8, 2030, 2031, nb, 15,
+              true);
+  b.SetEnd(4000);
+  const ProcessTrace t = Load(b);
+  const TraceIndex index(t);
+  const StreamModel model(index);
+  EXPECT_EQ(model.ClassOf(7), StreamClass::kLegacyNull);
+  EXPECT_EQ(model.ClassOf(20), StreamClass::kPerThread);
+  EXPECT_EQ(model.ClassOf(15), StreamClass::kNonBlocking);
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", legacy);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].stream_id, 20u);
+  EXPECT_EQ(f->blamed[0].via, "legacy-default-stream");
+  EXPECT_EQ(ByCorr(all, "blocked-on-prior-work", nb), nullptr);
+}
+
+TEST_F(FindingsTest, StreamClassesWithoutStreamRecords) {
+  // No STREAM records: the context's null stream is legacy, a stream fed by _ptsz calls is
+  // per-thread, any other is assumed blocking.
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.Launch("_Z1aPf", 0, 1, 2, 3, 7);
+  b.Launch("_Z1aPf", 4, 5, 6, 7, 21, 1, "cudaLaunchKernel_ptsz");
+  b.Launch("_Z1aPf", 8, 9, 10, 11, 22);
+  b.SetEnd(20);
+  const ProcessTrace t = Load(b);
+  const TraceIndex index(t);
+  const StreamModel model(index);
+  EXPECT_EQ(model.ClassOf(7), StreamClass::kLegacyNull);
+  EXPECT_EQ(model.ClassOf(21), StreamClass::kPerThread);
+  EXPECT_EQ(model.ClassOf(22), StreamClass::kBlocking);
+}
+
+TEST_F(FindingsTest, FourThreadsEachBlockedOnItsOwnStream) {
+  const ProcessTrace t = Load(ThreadsScenario());
+  const auto blocked = Of(FindFindings(t, {}), "blocked-on-prior-work");
+  ASSERT_EQ(blocked.size(), 4u);
+  for (const Finding& f : blocked) {
+    const uint32_t i = f.thread_id - 100;
+    ASSERT_LT(i, 4u);
+    EXPECT_EQ(f.stream_id, 30 + i);
+    ASSERT_EQ(f.blamed.size(), 1u) << f.explanation;  // only its own stream's kernel
+    EXPECT_EQ(f.blamed[0].stream_id, 30 + i);
+    // Kernel [base+10, base+1010+200i], copy call from base+6: blocked until the kernel ended.
+    EXPECT_EQ(f.blocked_ns, (1004u + 200u * i) * 1000u);
+    EXPECT_EQ(f.blamed[0].overlap_ns, (1000u + 200u * i) * 1000u);
+    EXPECT_EQ(f.nvtx, (std::vector<std::string>{"step", "copy"}));
+  }
+  // Grouped: one row, four findings, total = the sum.
+  const auto groups = GroupFindings(blocked);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].count, 4u);
+  EXPECT_EQ(groups[0].total_blocked_ns, (1004u + 1204u + 1404u + 1604u) * 1000u);
+  EXPECT_EQ(groups[0].worst.thread_id, 103u);
+}
+
+TEST_F(FindingsTest, SyncApisBlameWhatTheyWaitedFor) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  // cudaDeviceSynchronize at 1040: only the stream-14 kernel was still running.
+  const Finding* device = ByCorr(all, "sync-api", CorrOf(t, "cudaDeviceSynchronize"));
+  ASSERT_NE(device, nullptr);
+  ASSERT_EQ(device->blamed.size(), 1u);
+  EXPECT_EQ(device->blamed[0].name, "long_spin(float*, int, long)");
+  EXPECT_EQ(device->blocked_ns, 3012'000u - 1040'000u);
+  // cudaStreamSynchronize(14): not the non-blocking kernel on 15 that ran longer.
+  const Finding* stream = ByCorr(all, "sync-api", CorrOf(t, "cudaStreamSynchronize"));
+  ASSERT_NE(stream, nullptr);
+  EXPECT_EQ(stream->stream_id, 14u);
+  ASSERT_EQ(stream->blamed.size(), 1u);
+  EXPECT_EQ(stream->blamed[0].stream_id, 14u);
+  EXPECT_EQ(stream->blocked_ns, 11010'000u - 9020'000u);
+  // cudaEventSynchronize: the kernel before the record, not the one after it.
+  const Finding* event = ByCorr(all, "sync-api", CorrOf(t, "cudaEventSynchronize"));
+  ASSERT_NE(event, nullptr);
+  ASSERT_EQ(event->blamed.size(), 1u);
+  EXPECT_EQ(event->blamed[0].name, "spin(float*, int, long)");
+  EXPECT_EQ(event->blocked_ns, 14010'000u - 13020'000u);
+  EXPECT_NE(event->explanation.find("event recorded on stream 13"), std::string::npos);
+}
+
+TEST_F(FindingsTest, CudaFreeWithoutDeviceWorkIsAnImplicitSync) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "implicit-sync", CorrOf(t, "cudaFree"));
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->blocked_ns, 18010'000u - 17020'000u);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].via, "device");
+  EXPECT_FALSE(f->stream_id.has_value());
+  EXPECT_EQ(
+      f->explanation,
+      "cudaFree took 1.01 ms on the host: 990.0 µs waiting for spin(float*, int, long) (corr 17, "
+      "launched 20.0 µs earlier, on stream 13); cudaFree synchronises the device");
+}
+
+TEST_F(FindingsTest, GraphLaunchIsBlamedAsOneItem) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", CorrOf(t, "cudaMemcpyAsync", 1));
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].kind, "graph");
+  EXPECT_EQ(f->blamed[0].name, "[graph 5]");
+  EXPECT_EQ(f->blamed[0].correlation_id, CorrOf(t, "cudaGraphLaunch"));
+  EXPECT_EQ(f->blamed[0].overlap_ns, 3 * 280'000u);  // three nodes, the gaps between them excluded
+  EXPECT_EQ(f->blocked_ns, 19900'000u - 19015'000u);
+}
+
+TEST_F(FindingsTest, EventWaitLinksStreams) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* f = ByCorr(all, "blocked-on-prior-work", CorrOf(t, "cudaMemcpyAsync", 2));
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->blamed.size(), 1u);
+  EXPECT_EQ(f->blamed[0].name, "producer_work(float*)");
+  EXPECT_EQ(f->blamed[0].stream_id, 14u);
+  EXPECT_EQ(f->blamed[0].via, "event");
+}
+
+TEST_F(FindingsTest, SyncMemcpyExcludesSmallHostToDevice) {
+  const ProcessTrace t = Load(StreamsScenario());
+  const auto all = FindFindings(t, {});
+  const Finding* big = ByCorr(all, "sync-memcpy", CorrOf(t, "cudaMemcpy", 1));
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(std::get<CopyDetails>(big->details).bytes, 64u << 20);
+  EXPECT_EQ(big->blocked_ns, 2'000'000u);
+  EXPECT_EQ(ByCorr(all, "sync-memcpy", CorrOf(t, "cudaMemcpy", 2)), nullptr);  // 64 KiB H→D
+  // With the exclusion lowered, it is reported.
+  FindingsOptions options;
+  options.sync_memcpy_min_h2d_bytes = 1024;
+  EXPECT_NE(ByCorr(FindFindings(t, options), "sync-memcpy", CorrOf(t, "cudaMemcpy", 2)), nullptr);
+}
+
+TEST_F(FindingsTest, AsyncPinnedCopyThatReturnsEarlyIsNotBlocked) {
+  TraceBuilder b;
+  b.Launch("_Z4spinPfil", 0, 5, 10, 2010, 13);
+  const uint64_t pinned = b.Api("cudaMemcpyAsync", 20, 30, 1);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, 1 << 20, 2011, 2100,
+              pinned, 13, true);
+  // A small pageable H→D copy is staged at once: returns before the kernel ends, not blocked.
+  const uint64_t staged = b.Api("cudaMemcpyAsync", 40, 43, 1);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 4, 2101, 2102, staged,
+              13, true);
+  b.SetEnd(3000);
+  const auto all = FindFindings(Load(b), {});
+  EXPECT_TRUE(Of(all, "blocked-on-prior-work").empty());
+  EXPECT_EQ(ByCorr(all, "pageable-async-memcpy", pinned), nullptr);
+  EXPECT_NE(ByCorr(all, "pageable-async-memcpy", staged), nullptr);
+}
+
+TEST_F(FindingsTest, ShortWaitsAreBelowTheThreshold) {
+  const ProcessTrace t = Load(ThreadsScenario());
+  EXPECT_EQ(Of(FindFindings(t, MinWait(2'000'000)), "blocked-on-prior-work").size(), 0u);
+  EXPECT_EQ(Of(FindFindings(t, MinWait(1'300'000)), "blocked-on-prior-work").size(), 2u);
+}
+
+TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
+  const ProcessTrace t = Load(IdleScenario());
+  const auto all = FindFindings(t, {});
+  const auto gaps = Of(all, "gpu-idle-gaps");
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].blocked_ns, 610'100'000u - 10'100'500u);
+  EXPECT_EQ(gaps[0].device_id, 0u);
+  const auto& gap = std::get<IdleGapDetails>(gaps[0].details);
+  EXPECT_NE(gap.host_activity.find("most in cudaMalloc, 500.0 µs"), std::string::npos);
+  // The gap [10.1005 ms, 610.1 ms): the spin kernel's launch call starts at 610.0 ms (100 µs of
+  // launch time), cudaMalloc synchronises for 500 µs, the rest is host work outside CUDA.
+  EXPECT_EQ(gap.idle.launch_ns, 100'000u);
+  EXPECT_EQ(gap.idle.sync_ns, 500'000u);
+  EXPECT_EQ(gap.idle.other_ns, 599'999'500u - 600'000u);
+  // The active span [108.5 µs, 699.9 ms] in 30 chunks; the first holds the launch loop.
+  const auto low = Of(all, "gpu-low-utilization");
+  ASSERT_FALSE(low.empty());
+  const Finding& first = low.front();
+  EXPECT_EQ(first.host_start_ns, 108'500u);
+  const auto& chunk = std::get<LowUtilizationDetails>(first.details);
+  EXPECT_EQ(chunk.kernels, 1000u);
+  EXPECT_LT(chunk.utilization, 0.5);
+  // 999 gaps of 8 µs each between the tiny kernels; each opens while the next cudaLaunchKernel
+  // is already running (it starts 0.5 µs before the kernel ends), so all 8 µs are launch time.
+  EXPECT_EQ(chunk.launch_bound_idle_ns, 999u * 8'000u);
+  EXPECT_EQ(chunk.idle.launch_ns, 999u * 8'000u);
+  EXPECT_EQ(chunk.idle.sync_ns, 0u);
+  EXPECT_EQ(chunk.idle.launch_ns + chunk.idle.other_ns, first.blocked_ns);
+  // The long kernel's chunks are busy: not reported.
+  for (const Finding& f : low) EXPECT_LT(f.host_start_ns, 610'000'000u);
+  // A higher gap threshold hides the gap.
+  FindingsOptions high;
+  high.gap_threshold_ns = 700'000'000;
+  EXPECT_TRUE(Of(FindFindings(t, high), "gpu-idle-gaps").empty());
+}
+
+TEST_F(FindingsTest, IdleBreakdownOfTheWholeActiveSpan) {
+  const ProcessTrace t = Load(IdleScenario());
+  const auto breakdown = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const Finding& f = breakdown[0];
+  // Active span [108.5 µs, 699.9 ms); busy: 1000 kernels of 2 µs and the spin kernel
+  // [610.1, 699.9) ms.
+  EXPECT_EQ(f.host_start_ns, 108'500u);
+  EXPECT_EQ(f.host_duration_ns, 699'791'500u);
+  const uint64_t busy = 1000 * 2'000 + 89'800'000;
+  EXPECT_EQ(f.blocked_ns, 699'791'500u - busy);
+  // Launch: 999 gaps of 8 µs and the 100 µs before the spin kernel; sync: cudaMalloc's 500 µs.
+  const auto& d = std::get<IdleBreakdownDetails>(f.details);
+  EXPECT_EQ(d.idle.launch_ns, 999u * 8'000u + 100'000u);
+  EXPECT_EQ(d.idle.sync_ns, 500'000u);
+  EXPECT_EQ(d.idle.total(), f.blocked_ns);
+  EXPECT_EQ(d.kernels, 1001u);
+  EXPECT_EQ(d.mean_kernel_ns, busy / 1001);
+  // 1000 launch calls of 8 µs and one of 5 µs.
+  EXPECT_EQ(d.launches, 1001u);
+  EXPECT_EQ(d.mean_launch_ns, (1000u * 8'000u + 5'000u) / 1001u);
+  // Mostly host work outside CUDA: no launch-bound verdict.
+  EXPECT_EQ(f.explanation.find("Launch-bound"), std::string::npos);
+  EXPECT_NE(f.explanation.find("outside CUDA calls (host computation"), std::string::npos);
+  // Above --idle-share it is not reported.
+  FindingsOptions strict;
+  strict.idle_share = 0.9;
+  EXPECT_TRUE(Of(FindFindings(t, strict), "gpu-idle-breakdown").empty());
+}
+
+TEST_F(FindingsTest, LaunchBoundSentence) {
+  const ProcessTrace t = Load(LaunchBoundScenario());
+  const auto breakdown = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const Finding& f = breakdown[0];
+  // Active span [8.5, 1140) µs; busy 100 kernels of 2 µs and the 10 µs copy.
+  EXPECT_EQ(f.host_duration_ns, 1'131'500u);
+  EXPECT_EQ(f.blocked_ns, 1'131'500u - 210'000u);
+  const auto& d = std::get<IdleBreakdownDetails>(f.details);
+  EXPECT_EQ(d.idle.launch_ns, 99u * 8'000u);
+  // [1000.5, 1020) in cudaStreamSynchronize and [1100, 1130) in the blocking cudaMemcpy.
+  EXPECT_EQ(d.idle.sync_ns, 19'500u + 30'000u);
+  EXPECT_EQ(d.idle.other_ns, 80'000u);
+  EXPECT_EQ(d.mean_kernel_ns, 2'000u);
+  EXPECT_EQ(d.launches, 100u);
+  EXPECT_EQ(d.mean_launch_ns, 8'000u);
+  // idle 921.5 of 1131.5 µs = 81.44%.
+  EXPECT_NE(f.explanation.find("Launch-bound: GPU 0 was idle 81.44% of the time because kernels "
+                               "averaged 2.0 µs while launches cost 8.0 µs"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.explanation.find("CUDA graph"), std::string::npos);
+  EXPECT_NE(f.explanation.find("fuse the kernels"), std::string::npos);
+  EXPECT_NE(f.explanation.find("most in cudaMemcpy, 30.0 µs"), std::string::npos);
+}
+
+TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
+  const ProcessTrace t = Load(OverlapScenario());
+  const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");
+  ASSERT_EQ(all.size(), 2u);
+  const Finding& legacy = all[0];
+  const auto& on_legacy = std::get<OverlapDetails>(legacy.details);
+  EXPECT_EQ(on_legacy.serialised_by, "legacy-default-stream");
+  EXPECT_EQ(legacy.stream_id, 7u);
+  EXPECT_EQ(on_legacy.copies, 8u);
+  EXPECT_EQ(on_legacy.copy_ns, 8u * 100'000u);
+  EXPECT_EQ(on_legacy.kernels, 4u);
+  EXPECT_EQ(on_legacy.kernel_ns, 4u * 50'000u);
+  // min(800, 200) µs, nothing overlapped already.
+  EXPECT_EQ(legacy.blocked_ns, 200'000u);
+  EXPECT_EQ(legacy.host_start_ns, 10'000u);
+  EXPECT_EQ(legacy.host_duration_ns, 1'150'000u);
+  const Finding& pageable = all[1];
+  const auto& by_pageable = std::get<OverlapDetails>(pageable.details);
+  EXPECT_EQ(by_pageable.serialised_by, "pageable-memory");
+  // Only the first pageable copy pairs with a kernel: min(290, 200) µs.
+  EXPECT_EQ(by_pageable.copies, 1u);
+  EXPECT_EQ(by_pageable.copy_ns, 290'000u);
+  EXPECT_EQ(by_pageable.kernels, 1u);
+  EXPECT_EQ(pageable.blocked_ns, 200'000u);
+  EXPECT_NE(pageable.explanation.find("pinned host memory"), std::string::npos);
+  EXPECT_NE(legacy.explanation.find("cudaStreamNonBlocking"), std::string::npos);
+  // Below --min-wait neither is reported.
+  EXPECT_TRUE(Of(FindFindings(t, MinWait(200'001)), "no-overlap-default-stream").empty());
+}
+
+TEST_F(FindingsTest, AllocChurnWithImplicitSyncsAndSavings) {
+  TraceBuilder b;
+  // Six cudaMalloc [100i, 100i+10) / kernel / cudaFree [100i+20, 100i+40) of 1 MiB at one
+  // address; each kernel runs [100i+15, 100i+30), so every cudaFree waits 10 µs for it.
+  // Then six cudaMallocAsync/cudaFreeAsync pairs: 50 µs for the first, 3 µs for the others.
+  auto memory_op = [&](uint64_t corr, MemoryOperation op, uint64_t address, double at) {
+    MemoryOp m;
+    m.operation = op;
+    m.memory_kind = MemoryKind::kDevice;
+    m.address = address;
+    m.bytes = 1 << 20;
+    m.time_ns = Us(at);
+    m.correlation_id = corr;
+    b.records().memory_ops.push_back(m);
+  };
+  for (int i = 0; i < 6; ++i) {
+    const double s = 100.0 * i;
+    memory_op(b.Api("cudaMalloc", s, s + 10), MemoryOperation::kAllocation, 0x1000, s);
+    b.Launch("_Z4fillPi", s + 11, s + 14, s + 15, s + 30, 7);
+    memory_op(b.Api("cudaFree", s + 20, s + 40), MemoryOperation::kRelease, 0x1000, s + 20);
+  }
+  for (int i = 0; i < 6; ++i) {
+    const double s = 1000.0 + 100.0 * i;
+    const double cost = i == 0 ? 48 : 1;
+    memory_op(b.Api("cudaMallocAsync", s, s + cost), MemoryOperation::kAllocation, 0x2000, s);
+    memory_op(b.Api("cudaFreeAsync", s + 50, s + 52), MemoryOperation::kRelease, 0x2000, s + 50);
+  }
+  b.SetEnd(2000);
+  const ProcessTrace t = Load(b);
+  const auto churn = Of(FindFindings(t, {}), "alloc-churn");
+  ASSERT_EQ(churn.size(), 1u);  // the stream-ordered pairs are not churn to fix
+  const Finding& f = churn[0];
+  EXPECT_EQ(f.api, "cudaMalloc");
+  const auto& d = std::get<AllocChurnDetails>(f.details);
+  EXPECT_EQ(d.free_api, "cudaFree");
+  EXPECT_EQ(d.bytes, 1u << 20);
+  EXPECT_EQ(d.pairs, 6u);
+  EXPECT_EQ(d.pairs_host_ns, 6u * 30'000u);
+  // Each cudaFree entered at s+20 while the kernel ran until s+30: 6 waits of 10 µs.
+  EXPECT_EQ(d.implicit_syncs, 6u);
+  EXPECT_EQ(d.sync_wait_ns, 6u * 10'000u);
+  // Caching: every pair after the first, 5 × 30 µs. cudaMallocAsync: their pairs cost 3 µs after
+  // the first, so 150 - 5 × 3 = 135 µs.
+  EXPECT_EQ(d.caching_saving_ns, 150'000u);
+  EXPECT_EQ(f.blocked_ns, 150'000u);
+  EXPECT_EQ(d.async_saving_ns, 135'000u);
+  EXPECT_EQ(f.host_start_ns, 0u);
+  EXPECT_EQ(f.host_duration_ns, 540'000u);
+  // Fewer pairs than --churn-min-pairs: nothing.
+  FindingsOptions strict;
+  strict.churn_min_pairs = 7;
+  EXPECT_TRUE(Of(FindFindings(t, strict), "alloc-churn").empty());
+}
+
+TEST_F(FindingsTest, EmptyAndHostOnlyTracesHaveNoFindings) {
+  TraceBuilder empty;
+  empty.SetEnd(10);
+  EXPECT_TRUE(FindFindings(Load(empty), {}).empty());
+  EXPECT_TRUE(FindFindings(Load(HostOnlyScenario()), {}).empty());
+  FindingsReportContext context;
+  EXPECT_NE(FindingsTable({}, context).find("No findings"), std::string::npos);
+  EXPECT_EQ(FindingsJson({}, context).rfind("{\n  \"findings\": []", 0), 0u);
+}
+
+TEST_F(FindingsTest, JsonHasTheIssueShape) {
+  const ProcessTrace t = Load(Nrm2Scenario());
+  const auto all = FindFindings(t, {});
+  FindingsReportContext context;
+  context.all = true;
+  const std::string json = FindingsJson(Of(all, "blocked-on-prior-work"), context);
+  for (const char* key :
+       {"\"rule\": \"blocked-on-prior-work\"", "\"api\": \"cudaMemcpyAsync\"", "\"pid\": 4242",
+        "\"thread_id\": 1", "\"correlation_id\": ", "\"host_start_ns\": 90000",
+        "\"host_duration_ns\": 4940000", "\"blocked_ns\": 4930000", "\"stream_id\": 7",
+        "\"bytes\": 4", "\"copy_kind\": \"DtoH\"", "\"src_kind\": \"device\"",
+        "\"dst_kind\": \"pageable\"", "\"blamed\": [", "\"kind\": \"kernel\"",
+        "\"overlap_ns\": 4920000", "\"nvtx\": []", "\"explanation\": \"cudaMemcpyAsync (4 B"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  }
+  EXPECT_EQ(json.find("\"count\""), std::string::npos);
+  context.all = false;
+  const std::string grouped = FindingsJson(all, context);
+  EXPECT_NE(grouped.find("\"count\": 1"), std::string::npos);
+  EXPECT_NE(grouped.find("\"total_blocked_ns\": 4930000"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace libprof::analysis::testing

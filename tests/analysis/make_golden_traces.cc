@@ -1,0 +1,46 @@
+// Writes the synthetic traces of scenarios.h (plus an empty, a truncated and a corrupt file)
+// into the directory given as argv[1], for the golden tests of the profview CLI.
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "tests/analysis/scenarios.h"
+
+namespace t = libprof::analysis::testing;
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: make_golden_traces DIR\n";
+    return 2;
+  }
+  const std::string dir = argv[1];
+  t::Nrm2Scenario().Write(dir + "/nrm2.pb");
+  t::StreamsScenario().Write(dir + "/streams.pb");
+  t::ThreadsScenario().Write(dir + "/threads.pb");
+  t::IdleScenario().Write(dir + "/idle.pb", 16 << 10);
+  t::HostOnlyScenario().Write(dir + "/hostonly.pb");
+  t::LaunchBoundScenario().Write(dir + "/launch_bound.pb");
+  t::OverlapScenario().Write(dir + "/overlap.pb");
+  t::CallSitesScenario().Write(dir + "/callsites.pb");
+  t::TraceBuilder empty(9191);
+  empty.SetEnd(100);
+  empty.Write(dir + "/empty.pb");
+  // A second process for multi-file summaries: nrm2 again under another pid.
+  t::TraceBuilder second = t::Nrm2Scenario();
+  second.header().pid = 4343;
+  second.header().rank = 1;  // as if launched by torchrun
+  second.header().rank_source = "RANK";
+  second.Write(dir + "/nrm2_b.pb");
+  // Cut short: the idle trace (several chunks) without its last 100 bytes.
+  {
+    std::ifstream in(dir + "/idle.pb", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(dir + "/truncated.pb", std::ios::binary).write(bytes.data(), bytes.size() - 100);
+    // Corrupt: a chunk whose bytes are garbage.
+    std::string corrupt = bytes;
+    for (size_t i = corrupt.size() / 2; i < corrupt.size() / 2 + 64; ++i) corrupt[i] = '\xff';
+    std::ofstream(dir + "/corrupt.pb", std::ios::binary).write(corrupt.data(), corrupt.size());
+  }
+  std::ofstream(dir + "/not_a_trace.pb") << "hello, this is not a trace\n";
+  return 0;
+}

@@ -1,0 +1,363 @@
+#include "tests/analysis/scenarios.h"
+
+#include <string>
+#include <vector>
+
+namespace libprof::analysis::testing {
+
+TraceBuilder Nrm2Scenario() {
+  TraceBuilder b(4242);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  const uint32_t t = 1;
+  // cuBLAS asks for the capture state before every operation: noise.
+  for (int i = 0; i < 5; ++i) b.Api("cudaStreamGetCaptureInfo_v2", 1 + i * 0.2, 1.1 + i * 0.2, t);
+  b.Api("cudaFuncGetAttributes", 3, 40.67, t);
+  // Upload of the 4-byte scalar: pageable H2D, staged at once (not blocked).
+  const uint64_t up = b.Api("cudaMemcpyAsync", 41, 58.64, t);
+  b.Api("cuMemcpyHtoDAsync_v2", 42, 57, t, 0, ApiDomain::kDriver, /*nested=*/true);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 4, 50, 50.715, up, 7,
+              true);
+  // The two nrm2 kernels (the first one long), with the demangled name CUPTI gives.
+  constexpr const char* kMangled = "_Z11nrm2_kernelIfffLi1ELi0ELi128EEv16cublasNrm2ParamsIiT_T1_E";
+  const uint32_t demangled = b.Intern(
+      "void nrm2_kernel<float, float, float, 1, 0, 128>(cublasNrm2Params<int, float, float>)");
+  const uint64_t k1 = b.Api("cudaLaunchKernel", 60, 77.64, t);
+  b.Api("cuLaunchKernel", 61, 76, t, 0, ApiDomain::kDriver, true);
+  b.AddKernel(kMangled, 80, 5010, k1, 7).shape.demangled_name_id = demangled;
+  const uint64_t k2 = b.Api("cudaLaunchKernel", 78, 83.01, t);
+  b.Api("cuLaunchKernel", 79, 82, t, 0, ApiDomain::kDriver, true);
+  b.AddKernel(kMangled, 5011, 5020, k2, 7).shape.demangled_name_id = demangled;
+  for (int i = 0; i < 4; ++i) b.Api("cudaGetLastError", 84 + i * 0.3, 84.06 + i * 0.3, t);
+  b.Api("cudaEventRecord", 86, 88.15, t);
+  // The download of the result: device→pageable, waits for both kernels, then copies.
+  const uint64_t down = b.Api("cudaMemcpyAsync", 90, 5030, t);
+  b.Api("cuMemcpyDtoHAsync_v2", 91, 5029, t, 0, ApiDomain::kDriver, true);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 4, 5022, 5023.91, down,
+              7, true);
+  const uint64_t sync = b.Api("cudaStreamSynchronize", 5030.5, 5031.45, t);
+  b.AddSync(SyncType::kStreamSynchronize, 5030.6, 5031.4, sync, 7);
+  b.SetEnd(5033);
+  return b;
+}
+
+TraceBuilder StreamsScenario() {
+  TraceBuilder b(5151);
+  // Context 1: legacy NULL stream 7; blocking streams 13 and 14; non-blocking stream 15; a
+  // per-thread default stream 20 (reported with flag NULL, but not the context's null stream).
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(13, StreamType::kDefault);
+  b.AddStream(14, StreamType::kDefault);
+  b.AddStream(15, StreamType::kNonBlocking);
+  b.AddStream(20, StreamType::kNull);
+  const uint32_t t = 1;
+
+  // [A] Two streams, only one waits: kernels on 13 (1 ms) and 14 (3 ms); a D→pageable copy on
+  // 13 waits for the 13 kernel only (and not for the longer one on 14).
+  b.Launch("_Z4spinPfil", 0, 5, 10, 1010, 13);
+  b.Launch("_Z9long_spinPfil", 6, 10, 12, 3012, 14);
+  const uint64_t a = b.Api("cudaMemcpyAsync", 20, 1030, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 4096, 1012, 1020, a, 13,
+              true);
+  // Let everything drain.
+  const uint64_t ds = b.Api("cudaDeviceSynchronize", 1040, 3020, t);
+  b.AddSync(SyncType::kContextSynchronize, 1041, 3019, ds);
+
+  // [B] Legacy default stream: a kernel on the non-blocking stream 15 (2 ms) and one on blocking
+  // stream 14 (1 ms); a synchronous cudaMemcpy D→H on the legacy stream 7 waits for the stream-14
+  // kernel (implicit synchronisation) but not for the non-blocking one.
+  b.Launch("_Z13nonblock_workPf", 4000, 4005, 4010, 6010, 15);
+  b.Launch("_Z13blocking_workPf", 4006, 4009, 4012, 5012, 14);
+  const uint64_t bcopy = b.Api("cudaMemcpy", 4020, 5100, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, 1 << 20, 5015, 5095, bcopy,
+              7, false);
+
+  // [C] Per-thread default stream: a kernel on blocking stream 13 (1 ms) is running while a
+  // synchronous memset on the per-thread stream 20 starts: it must not wait for stream 13.
+  b.Launch("_Z11other_workPf", 7000, 7004, 7010, 8010, 13);
+  const uint64_t c = b.Api("cudaMemset_ptds", 7020, 7100, t);
+  b.AddMemset(MemoryKind::kDevice, 1 << 20, 7030, 7090, c, 20, false);
+
+  // [D] cudaStreamSynchronize(14) while a 2 ms kernel runs on 14 (and another on 15).
+  b.Launch("_Z4spinPfil", 9000, 9004, 9010, 11010, 14);
+  b.Launch("_Z13nonblock_workPf", 9005, 9008, 9012, 12012, 15);
+  const uint64_t d = b.Api("cudaStreamSynchronize", 9020, 11015, t);
+  b.AddSync(SyncType::kStreamSynchronize, 9021, 11014, d, 14);
+
+  // [E] cudaEventSynchronize on an event recorded on stream 13 after a kernel; a later kernel on
+  // 13 (after the record) must not be blamed.
+  b.Launch("_Z4spinPfil", 13000, 13004, 13010, 14010, 13);
+  const uint64_t rec = b.Api("cudaEventRecord", 13005, 13007, t);
+  b.AddEvent(3, 77, rec, 13);
+  b.Launch("_Z9late_workPf", 13008, 13009, 14011, 16011, 13);
+  const uint64_t e = b.Api("cudaEventSynchronize", 13020, 14015, t);
+  b.AddSync(SyncType::kEventSynchronize, 13021, 14014, e, kNoStream, 77).event_id = 3;
+
+  // [F] cudaFree with no device work of its own waits for everything running (device-wide).
+  b.Launch("_Z4spinPfil", 17000, 17004, 17010, 18010, 13);
+  b.Api("cudaFree", 17020, 18030, t);
+
+  // [G] A graph launch (three kernel nodes on stream 14) followed by a pageable D→H copy that
+  // waits for the whole graph.
+  const uint64_t g = b.Api("cudaGraphLaunch", 19000, 19010, t);
+  for (int i = 0; i < 3; ++i) {
+    Kernel& k = b.AddKernel("_Z9graph_nodePf", 19020 + i * 300, 19300 + i * 300, g, 14);
+    k.graph_id = 5;
+    k.graph_node_id = 100 + i;
+  }
+  const uint64_t gcopy = b.Api("cudaMemcpyAsync", 19015, 19930, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 64, 19905, 19910, gcopy,
+              14, true);
+
+  // [H] An event wait: stream 15 (non-blocking) waits for an event recorded on 14 after a
+  // kernel; a pageable copy on 15 is therefore blocked by the stream-14 kernel.
+  b.Launch("_Z13producer_workPf", 21000, 21004, 21010, 22010, 14);
+  const uint64_t rec2 = b.Api("cudaEventRecord", 21005, 21006, t);
+  b.AddEvent(4, 78, rec2, 14);
+  const uint64_t wait = b.Api("cudaStreamWaitEvent", 21007, 21008, t);
+  b.AddSync(SyncType::kStreamWaitEvent, 21007.2, 21007.8, wait, 15, 78).event_id = 4;
+  const uint64_t h = b.Api("cudaMemcpyAsync", 21020, 22030, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 256, 22012, 22020, h, 15,
+              true);
+
+  // [I] A large synchronous H→D copy from pageable memory with nothing to wait for (sync-memcpy)
+  // and a small one (64 KiB, excluded by the H→D rule).
+  const uint64_t big = b.Api("cudaMemcpy", 23000, 25000, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 64 << 20, 23010, 24990,
+              big, 7, false);
+  const uint64_t small = b.Api("cudaMemcpy", 25010, 25060, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 64 << 10, 25020, 25050,
+              small, 7, false);
+  b.SetEnd(26000);
+  return b;
+}
+
+TraceBuilder ThreadsScenario() {
+  TraceBuilder b(6161);
+  b.AddContext(1, 7);
+  for (uint32_t i = 0; i < 4; ++i) {
+    const uint32_t tid = 100 + i;
+    const uint32_t stream = 30 + i;
+    b.AddStream(stream, StreamType::kNonBlocking);
+    const double base = 10 + 5 * i;  // threads start slightly apart; kernels overlap
+    b.AddRange("step", base - 2, base + 1200 + 200 * i, tid, NvtxKind::kPushPop, 0);
+    b.Launch("_Z6workerPfi", base, base + 4, base + 10, base + 1010 + 200 * i, stream, tid);
+    b.AddRange("copy", base + 5, base + 1100 + 200 * i, tid, NvtxKind::kPushPop, 1);
+    const uint64_t c = b.Api("cudaMemcpyAsync", base + 6, base + 1020 + 200 * i, tid);
+    b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 1024,
+                base + 1011 + 200 * i, base + 1015 + 200 * i, c, stream, true);
+  }
+  // A start/end range opened on thread 100 and closed on thread 101: the kernel launched inside
+  // it on thread 101 projects onto it; the one on thread 102 does not.
+  NvtxEvent& phase = b.AddRange("phase", 1800, 2600, 100, NvtxKind::kStartEnd);
+  phase.end_thread_id = 101;
+  b.Launch("_Z6workerPfi", 1900, 1904, 1910, 2010, 31, 101);
+  b.Launch("_Z6workerPfi", 1950, 1954, 2020, 2120, 32, 102);
+  b.SetEnd(3000);
+  return b;
+}
+
+TraceBuilder IdleScenario() {
+  TraceBuilder b(7171);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  const uint32_t t = 1;
+  // 0-10 ms: 1000 launches 10 µs apart, each kernel 2 µs: the GPU waits for the host.
+  for (int i = 0; i < 1000; ++i) {
+    const double s = 100 + i * 10.0;
+    b.Launch("_Z4tinyPf", s, s + 8, s + 8.5, s + 10.5, 7);
+  }
+  // 10-610 ms: host work without CUDA calls but a 0.5 ms cudaMalloc at 300 ms; the GPU idles.
+  b.Api("cudaMalloc", 300000, 300500, t);
+  // 610-700 ms: one long kernel keeps the GPU busy.
+  b.Launch("_Z4spinPfil", 610000, 610005, 610100, 699900, 7);
+  const uint64_t s = b.Api("cudaDeviceSynchronize", 610010, 699950, t);
+  b.AddSync(SyncType::kContextSynchronize, 610011, 699949, s);
+  b.SetEnd(700000);
+  return b;
+}
+
+TraceBuilder LaunchBoundScenario() {
+  TraceBuilder b(7272);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  const uint32_t t = 1;
+  // Call i runs [10i, 10i + 8) µs, its kernel [10i + 8.5, 10i + 10.5): the next call starts at
+  // 10i + 10, before the kernel ends, so each of the 99 gaps of 8 µs is launch time.
+  for (int i = 0; i < 100; ++i) {
+    const double s = 10.0 * i;
+    b.Launch("_Z4tinyPf", s, s + 8, s + 8.5, s + 10.5, 7);
+  }
+  // The last kernel ends at 1000.5. The host synchronises [1000, 1020) (19.5 µs of idle time
+  // blocked in it), computes [1020, 1100) (80 µs other), then a synchronous pageable copy
+  // [1100, 1150) whose transfer runs [1130, 1140) (30 µs of idle time issued by a blocking call).
+  const uint64_t sync = b.Api("cudaStreamSynchronize", 1000, 1020, t);
+  b.AddSync(SyncType::kStreamSynchronize, 1000.2, 1019.8, sync, 7);
+  const uint64_t copy = b.Api("cudaMemcpy", 1100, 1150, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 4096, 1130, 1140, copy,
+              7, false);
+  b.SetEnd(1200);
+  return b;
+}
+
+TraceBuilder OverlapScenario() {
+  TraceBuilder b(7373);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(15, StreamType::kNonBlocking);
+  b.AddStream(16, StreamType::kNonBlocking);
+  const uint32_t t = 1;
+  constexpr uint64_t kChunk = 8 << 20;
+  // [A] Legacy default stream: chunk c at 10 + 300c µs: HtoD [0, 100), kernel [100, 150), DtoH
+  // [150, 250) after it, all async from pinned memory on stream 7. Copies 800 µs, kernels
+  // 200 µs.
+  for (int c = 0; c < 4; ++c) {
+    const double base = 10 + 300.0 * c;
+    const uint64_t up = b.Api("cudaMemcpyAsync", base - 5, base - 3, t);
+    b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, kChunk, base, base + 100,
+                up, 7, true);
+    b.Launch("_Z9transformPj", base - 3, base - 1, base + 100, base + 150, 7);
+    const uint64_t down = b.Api("cudaMemcpyAsync", base - 1, base, t);
+    b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, kChunk, base + 150,
+                base + 250, down, 7, true);
+  }
+  // [B] A pageable HtoD copy on 15 that holds the host [2000, 2310) while it copies
+  // [2010, 2300), then a kernel launched on 16 [2330, 2530): a pair, min(290, 200) = 200 µs.
+  const uint64_t p1 = b.Api("cudaMemcpyAsync", 2000, 2310, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, kChunk, 2010, 2300, p1,
+              15, true);
+  b.Launch("_Z9transformPj", 2320, 2325, 2330, 2530, 16);
+  // Not pairs: the next kernel is on the copy's own stream; ...
+  const uint64_t p2 = b.Api("cudaMemcpyAsync", 3000, 3310, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, kChunk, 3010, 3300, p2,
+              15, true);
+  b.Launch("_Z9transformPj", 3320, 3325, 3330, 3430, 15);
+  // ... a cudaStreamSynchronize comes before the next launch; ...
+  const uint64_t p3 = b.Api("cudaMemcpyAsync", 4000, 4310, t);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, kChunk, 4010, 4300, p3,
+              15, true);
+  const uint64_t sync = b.Api("cudaStreamSynchronize", 4311, 4315, t);
+  b.AddSync(SyncType::kStreamSynchronize, 4311.5, 4314.5, sync, 15);
+  b.Launch("_Z9transformPj", 4320, 4325, 4330, 4530, 16);
+  // ... and pinned memory: the call returns before its copy ran, the kernel overlaps it.
+  const uint64_t p4 = b.Api("cudaMemcpyAsync", 5000, 5005, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, kChunk, 5010, 5300, p4, 15,
+              true);
+  b.Launch("_Z9transformPj", 5006, 5010, 5012, 5212, 16);
+  b.SetEnd(6000);
+  return b;
+}
+
+TraceBuilder HostOnlyScenario() {
+  TraceBuilder b(8181);
+  b.Api("cudaGetDeviceCount", 1, 3, 1);
+  b.Api("cudaMalloc", 5, 105, 1);
+  b.Api("cudaMalloc", 110, 130, 1);
+  b.Api("cudaFree", 140, 150, 1);
+  b.SetEnd(200);
+  return b;
+}
+
+namespace {
+
+struct FrameSpec {
+  const char* function;  // "" when unnamed
+  const char* module;    // path; "" when no module contains the address
+  uint64_t offset;
+};
+
+// Adds a call stack (innermost frame first) with its frames and modules; returns its id.
+uint32_t AddStack(TraceBuilder& b, const std::vector<FrameSpec>& frames) {
+  TraceRecords& r = b.records();
+  CallStack stack;
+  stack.id = static_cast<uint32_t>(r.call_stacks.size() + 1);
+  for (const FrameSpec& spec : frames) {
+    uint32_t module_id = 0;
+    if (*spec.module != '\0') {
+      const uint32_t path_id = b.Intern(spec.module);
+      for (const StackModule& m : r.stack_modules) {
+        if (m.path_id == path_id) module_id = m.id;
+      }
+      if (module_id == 0) {
+        module_id = static_cast<uint32_t>(r.stack_modules.size() + 1);
+        const std::string path = spec.module;
+        r.stack_modules.push_back({.id = module_id,
+                                   .path_id = path_id,
+                                   .build_id = "5eed" + std::to_string(module_id),
+                                   .executable = path.find(".so") == std::string::npos});
+      }
+    }
+    StackFrame frame{.id = static_cast<uint32_t>(r.stack_frames.size() + 1),
+                     .address = module_id != 0 ? 0x7f0000000000 + spec.offset : spec.offset,
+                     .module_id = module_id,
+                     .module_offset = spec.offset,
+                     .function_id = *spec.function ? b.Intern(spec.function) : 0,
+                     .function_offset = 0x10};
+    r.stack_frames.push_back(frame);
+    stack.frame_ids.push_back(frame.id);
+  }
+  r.call_stacks.push_back(stack);
+  return stack.id;
+}
+
+}  // namespace
+
+TraceBuilder CallSitesScenario() {
+  TraceBuilder b(6262);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  constexpr const char* kApp = "/home/user/normalize_nrm2";
+  constexpr const char* kCublas = "/usr/local/cuda/lib64/libcublas.so.13";
+  constexpr const char* kLibc = "/lib/x86_64-linux-gnu/libc.so.6";
+  constexpr const char* kCudart = "/opt/torch/lib/libcudart.so.13";
+  constexpr const char* kTorch = "/opt/torch/lib/libtorch_cuda.so";
+  // cuBLAS's copy of the result: the static cudart inside libcublas, an unnamed internal
+  // function, the exported entry point, then the program.
+  const uint32_t nrm2 = AddStack(b, {{"cudaMemcpyAsync", kCublas, 0x9a1230},
+                                     {"", kCublas, 0x5b0044},
+                                     {"cublasSnrm2_v2", kCublas, 0x1c2f10},
+                                     {"(anonymous namespace)::NormalizeLoop(float*, int, long)", kApp, 0x4a10},
+                                     {"main", kApp, 0x4c02},
+                                     {"__libc_start_call_main", kLibc, 0x2724a}});
+  // The program's own copy through the cudart it links statically.
+  const uint32_t copy_back = AddStack(b, {{"cudart::cudaApiMemcpy(void*, void const*, unsigned long, cudaMemcpyKind)", kApp, 0x61000},
+                                          {"cudaMemcpy", kApp, 0x60a00},
+                                          {"CopyBack(float*, float*)", kApp, 0x4b80},
+                                          {"main", kApp, 0x4c40},
+                                          {"__libc_start_call_main", kLibc, 0x2724a}});
+  // A synchronisation through the shared cudart from PyTorch's library; the outer frame lies
+  // in JIT code (no module).
+  const uint32_t torch = AddStack(b, {{"cudaStreamSynchronize", kCudart, 0x51a20},
+                                      {"c10::cuda::CUDAStream::synchronize() const", kTorch, 0x7d2a40},
+                                      {"", "", 0x7f3a2c001000}});
+  const uint32_t t = 1;
+  double now = 10;
+  for (int i = 0; i < 3; ++i) {
+    b.Launch("_Z10SpinKernelm", now, now + 5, now + 8, now + 1008, 7);
+    const uint64_t k = b.Api("cudaLaunchKernel", now + 6, now + 9, t);
+    b.AddKernel("_Z11nrm2_kernelIfffLi1ELi0ELi128EEv16cublasNrm2ParamsIiT_T1_E", now + 1008,
+                now + 1020, k, 7);
+    const uint64_t down = b.Api("cudaMemcpyAsync", now + 10, now + 1025, t);
+    b.records().api_calls.back().stack_id = nrm2;
+    b.Api("cuMemcpyDtoHAsync_v2", now + 11, now + 1024, t, 0, ApiDomain::kDriver, true);
+    b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 4, now + 1021,
+                now + 1022.5, down, 7, true);
+    now += 1100;
+  }
+  const uint64_t spin = b.Api("cudaLaunchKernel", now, now + 4, t);
+  b.AddKernel("_Z10SpinKernelm", now + 6, now + 506, spin, 7);
+  const uint64_t copy = b.Api("cudaMemcpy", now + 5, now + 600, t);
+  b.records().api_calls.back().stack_id = copy_back;
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 1 << 20, now + 506,
+              now + 590, copy, 7, false);
+  const uint64_t launch = b.Api("cudaLaunchKernel", now + 610, now + 614, t);
+  b.AddKernel("_Z10SpinKernelm", now + 616, now + 916, launch, 7);
+  const uint64_t sync = b.Api("cudaStreamSynchronize", now + 615, now + 920, t);
+  b.records().api_calls.back().stack_id = torch;
+  b.AddSync(SyncType::kStreamSynchronize, now + 616, now + 919, sync, 7);
+  b.SetEnd(now + 1000);
+  return b;
+}
+
+}  // namespace libprof::analysis::testing

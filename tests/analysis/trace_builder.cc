@@ -1,0 +1,211 @@
+#include "tests/analysis/trace_builder.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace libprof::analysis::testing {
+
+TraceBuilder::TraceBuilder(uint32_t pid) {
+  header_.pid = pid;
+  header_.hostname = "testhost";
+  header_.libprof_version = "test";
+  header_.timebase = Timebase::kClockMonotonic;
+  header_.start_time_ns = kT0;
+  header_.command_line = {"./synthetic"};
+}
+
+uint64_t TraceBuilder::Api(std::string_view name, double start_us, double end_us, uint32_t tid,
+                           uint64_t corr, ApiDomain domain, bool nested) {
+  if (corr == 0) corr = next_corr_;
+  next_corr_ = std::max(next_corr_, corr + 1);
+  // The wire format names calls by (domain, callback id): give each name its own id.
+  auto [it, inserted] = callback_ids_.try_emplace({domain, std::string(name)},
+                                                  static_cast<uint32_t>(callback_ids_.size() + 1));
+  records_.api_calls.push_back(ApiCall{.domain = domain,
+                                       .callback_id = it->second,
+                                       .name_id = Intern(name),
+                                       .start_ns = Us(start_us),
+                                       .end_ns = Us(end_us),
+                                       .correlation_id = corr,
+                                       .thread_id = tid,
+                                       .nested = nested});
+  return corr;
+}
+
+Kernel& TraceBuilder::AddKernel(std::string_view name, double start_us, double end_us,
+                                uint64_t corr, uint32_t stream, uint32_t context) {
+  Kernel k;
+  k.shape.name_id = Intern(name);
+  k.shape.demangled_name_id = k.shape.name_id;
+  k.shape.grid = {64, 1, 1};
+  k.shape.block = {128, 1, 1};
+  k.shape.registers_per_thread = 32;
+  k.shape.static_shared_memory_bytes = 1024;
+  k.shape.context_id = context;
+  k.start_ns = Us(start_us);
+  k.end_ns = Us(end_us);
+  k.correlation_id = corr;
+  k.stream_id = stream;
+  records_.kernels.push_back(k);
+  return records_.kernels.back();
+}
+
+Memcpy& TraceBuilder::AddMemcpy(CopyKind kind, MemoryKind src, MemoryKind dst, uint64_t bytes,
+                                double start_us, double end_us, uint64_t corr, uint32_t stream,
+                                bool async) {
+  records_.memcpys.push_back(Memcpy{.copy_kind = kind,
+                                    .src_kind = src,
+                                    .dst_kind = dst,
+                                    .bytes = bytes,
+                                    .async = async,
+                                    .start_ns = Us(start_us),
+                                    .end_ns = Us(end_us),
+                                    .correlation_id = corr,
+                                    .context_id = 1,
+                                    .stream_id = stream});
+  return records_.memcpys.back();
+}
+
+Memset& TraceBuilder::AddMemset(MemoryKind kind, uint64_t bytes, double start_us, double end_us,
+                                uint64_t corr, uint32_t stream, bool async) {
+  records_.memsets.push_back(Memset{.memory_kind = kind,
+                                    .bytes = bytes,
+                                    .async = async,
+                                    .start_ns = Us(start_us),
+                                    .end_ns = Us(end_us),
+                                    .correlation_id = corr,
+                                    .context_id = 1,
+                                    .stream_id = stream});
+  return records_.memsets.back();
+}
+
+GraphTrace& TraceBuilder::AddGraph(uint32_t graph_id, double start_us, double end_us, uint64_t corr,
+                                   uint32_t stream) {
+  records_.graph_traces.push_back(GraphTrace{.graph_id = graph_id,
+                                             .start_ns = Us(start_us),
+                                             .end_ns = Us(end_us),
+                                             .correlation_id = corr,
+                                             .stream_id = stream});
+  return records_.graph_traces.back();
+}
+
+void TraceBuilder::AddStream(uint32_t stream, StreamType type, uint32_t context) {
+  records_.streams.push_back(StreamInfo{.stream_id = stream, .context_id = context, .type = type});
+}
+
+void TraceBuilder::AddContext(uint32_t context, uint32_t null_stream) {
+  records_.contexts.push_back(ContextInfo{.context_id = context, .null_stream_id = null_stream});
+}
+
+Synchronization& TraceBuilder::AddSync(SyncType type, double start_us, double end_us, uint64_t corr,
+                                       uint32_t stream, uint64_t event_sync_id) {
+  records_.synchronizations.push_back(Synchronization{.type = type,
+                                                      .start_ns = Us(start_us),
+                                                      .end_ns = Us(end_us),
+                                                      .correlation_id = corr,
+                                                      .context_id = 1,
+                                                      .stream_id = stream,
+                                                      .event_sync_id = event_sync_id});
+  return records_.synchronizations.back();
+}
+
+CudaEvent& TraceBuilder::AddEvent(uint32_t event_id, uint64_t sync_id, uint64_t corr,
+                                  uint32_t stream) {
+  records_.cuda_events.push_back(CudaEvent{.event_id = event_id,
+                                           .sync_id = sync_id,
+                                           .correlation_id = corr,
+                                           .context_id = 1,
+                                           .stream_id = stream});
+  return records_.cuda_events.back();
+}
+
+NvtxEvent& TraceBuilder::AddRange(std::string_view message, double start_us, double end_us,
+                                  uint32_t tid, NvtxKind kind, uint32_t depth,
+                                  std::string_view domain) {
+  NvtxEvent e;
+  e.kind = kind;
+  e.start_ns = Us(start_us);
+  e.end_ns = Us(end_us);
+  e.thread_id = tid;
+  e.end_thread_id = kind == NvtxKind::kStartEnd ? tid : 0;
+  e.message_id = Intern(message);
+  e.depth = depth;
+  if (!domain.empty()) {
+    const uint32_t name_id = Intern(domain);
+    uint32_t id = 0;
+    for (const NvtxDomain& d : records_.nvtx_domains) {
+      if (d.name_id == name_id) id = d.id;
+    }
+    if (id == 0) {
+      id = static_cast<uint32_t>(records_.nvtx_domains.size() + 1);
+      records_.nvtx_domains.push_back({.id = id, .name_id = name_id});
+    }
+    e.domain_id = id;
+  }
+  records_.nvtx_events.push_back(e);
+  return records_.nvtx_events.back();
+}
+
+uint64_t TraceBuilder::Launch(std::string_view kernel, double api_start, double api_end,
+                              double k_start, double k_end, uint32_t stream, uint32_t tid,
+                              std::string_view api) {
+  const uint64_t corr = Api(api, api_start, api_end, tid);
+  AddKernel(kernel, k_start, k_end, corr, stream);
+  return corr;
+}
+
+ProcessTrace TraceBuilder::Build() const {
+  ProcessTrace trace;
+  trace.path = "memory";
+  trace.header = header_;
+  trace.records = records_;
+  if (end_us_ > 0) trace.records.run_end = RunEnd{.end_time_ns = Us(end_us_), .reason = "exit"};
+  std::vector<std::pair<uint32_t, std::string>> pairs;
+  strings_->CollectFrom(0, &pairs);
+  trace.strings.resize(strings_->size());
+  for (auto& [id, value] : pairs) trace.strings[id] = value;
+  SetDefaultWindow(&trace);
+  return trace;
+}
+
+void TraceBuilder::Write(const std::string& path, size_t chunk_bytes) const {
+  std::string error;
+  auto sink = FileSink::Create(path, /*overwrite=*/true, &error);
+  ASSERT_NE(sink, nullptr) << error;
+  TraceWriter writer(sink.get(), TraceWriter::Options{.chunk_bytes = chunk_bytes}, strings_.get());
+  ASSERT_TRUE(writer.WriteHeader(header_));
+  writer.AddAll(records_);
+  if (end_us_ > 0) {
+    ASSERT_TRUE(writer.Finish(RunEnd{.end_time_ns = Us(end_us_), .reason = "exit"}));
+  } else {
+    ASSERT_TRUE(writer.Flush());
+  }
+}
+
+ProcessTrace TraceBuilder::RoundTrip(const std::string& path) const {
+  Write(path);
+  std::vector<std::string> warnings;
+  auto loaded = LoadTraceFile(path, &warnings);
+  if (!loaded) {
+    ADD_FAILURE() << loaded.error();
+    return Build();
+  }
+  EXPECT_EQ(loaded->size(), 1u);
+  return std::move(loaded->front());
+}
+
+TempDir::TempDir() {
+  static std::atomic<int> counter{0};
+  path_ = std::filesystem::temp_directory_path() /
+          ("profview_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+}  // namespace libprof::analysis::testing
