@@ -7,11 +7,11 @@
 #include <type_traits>
 
 #include "proto/record_decoders.h"
+#include "proto/trace_wire.h"
 
 namespace libprof {
 namespace {
 
-using decoding::ApiNameKey;
 using decoding::DecodeDevice;
 using decoding::ListContext;
 using decoding::Threads;
@@ -33,7 +33,7 @@ bool AddDefinitions(const trace::Chunk& chunk, ProcessTables* state, std::string
   state->thread_ids.insert(state->thread_ids.end(), chunk.threads().begin(), chunk.threads().end());
   for (const trace::ApiName& name : chunk.api_names()) {
     const ApiDomain domain = ToEnum(name.domain(), ApiDomain::kInternalLaunch);
-    state->api_names[ApiNameKey(domain, name.callback_id())] = name.name_id();
+    state->api_names[wire::ApiNameKey(domain, name.callback_id())] = name.name_id();
   }
   const size_t shape_limit = state->shapes.size() + chunk.kernel_shapes_size();
   for (const trace::KernelShape& s : chunk.kernel_shapes()) {
@@ -140,9 +140,11 @@ bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* 
 
 bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords* out,
                      std::string* problem) {
-  // Chunk field numbers of proto/trace.proto.
-  constexpr uint32_t kProcessIndex = 1, kBaseTime = 3, kStrings = 4, kThreads = 5,
-                     kNvtxEvents = RecordKind<NvtxEvent>::kChunkField,
+  // Chunk field numbers of proto/trace.proto (trace_wire_test checks them against it).
+  using wire::chunk::kBaseTimeNs, wire::chunk::kProcessIndex, wire::chunk::kStrings,
+      wire::chunk::kThreads;
+  namespace interned = wire::interned_string;
+  constexpr uint32_t kNvtxEvents = RecordKind<NvtxEvent>::kChunkField,
                      kNvtxDomains = RecordKind<NvtxDomain>::kChunkField;
   std::vector<std::string_view> events;
   std::vector<std::pair<uint32_t, std::string_view>> strings;
@@ -158,7 +160,7 @@ bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords*
       const bool message = type == pbf_wire_type::length_delimited;
       if (chunk.tag() == kProcessIndex && varint) {
         out->process_index = chunk.get_uint32();
-      } else if (chunk.tag() == kBaseTime && varint) {
+      } else if (chunk.tag() == kBaseTimeNs && varint) {
         base_time_ns = chunk.get_uint64();
       } else if (chunk.tag() == kThreads && (varint || message)) {
         // proto3 packs repeated scalars, but parsers accept both forms; so do we.
@@ -171,9 +173,10 @@ bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords*
         protozero::pbf_reader string = chunk.get_message();
         std::pair<uint32_t, std::string_view> entry;
         while (string.next()) {
-          if (string.tag() == 1 && string.wire_type() == pbf_wire_type::varint) {
+          if (string.tag() == interned::kId && string.wire_type() == pbf_wire_type::varint) {
             entry.first = string.get_uint32();
-          } else if (string.tag() == 2 && string.wire_type() == pbf_wire_type::length_delimited) {
+          } else if (string.tag() == interned::kValue &&
+                     string.wire_type() == pbf_wire_type::length_delimited) {
             const protozero::data_view value = string.get_view();
             entry.second = std::string_view(value.data(), value.size());
           } else {
@@ -185,7 +188,7 @@ bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords*
         const protozero::data_view view = chunk.get_view();
         events.emplace_back(view.data(), view.size());
       } else if (chunk.tag() == kNvtxDomains && message) {
-        protozero::pbf_reader d = chunk.get_message();
+        protozero::pbf_reader d = chunk.get_message();  // NvtxDomain {1: id, 2: name_id}
         NvtxDomain& domain = out->nvtx_domains.emplace_back();
         while (d.next()) {
           if (d.tag() == 1 && d.wire_type() == pbf_wire_type::varint) {

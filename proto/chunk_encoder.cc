@@ -14,10 +14,6 @@
 namespace libprof {
 namespace {
 
-uint64_t ApiNameKey(ApiDomain domain, uint32_t callback_id) {
-  return uint64_t{static_cast<uint8_t>(domain)} << 32 | callback_id;
-}
-
 void EncodeShape(uint32_t id, const KernelShape& shape, std::string* out) {
   namespace f = wire::kernel_shape;
   Proto3Writer w(out);
@@ -97,7 +93,7 @@ uint32_t TraceWriter::ChunkEncoder::ShapeId(const KernelShape& shape) {
 void TraceWriter::ChunkEncoder::NoteApiName(ApiDomain domain, uint32_t callback_id,
                                             uint32_t name_id) {
   // The name is a function of (domain, callback id); the first one seen is the one written.
-  const uint64_t key = ApiNameKey(domain, callback_id);
+  const uint64_t key = wire::ApiNameKey(domain, callback_id);
   if (api_names_.try_emplace(key, name_id).second) new_api_names_.emplace_back(key, name_id);
 }
 

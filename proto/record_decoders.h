@@ -17,6 +17,7 @@
 #include "proto/chunk_decoder.h"
 #include "proto/trace.pb.h"
 #include "proto/trace_model.h"
+#include "proto/trace_wire.h"
 
 namespace libprof::decoding {
 
@@ -24,10 +25,6 @@ namespace libprof::decoding {
 template <typename Enum>
 inline Enum ToEnum(int value, Enum last) {
   return value >= 0 && value <= static_cast<int>(last) ? static_cast<Enum>(value) : Enum{};
-}
-
-inline uint64_t ApiNameKey(ApiDomain domain, uint32_t callback_id) {
-  return uint64_t{static_cast<uint8_t>(domain)} << 32 | callback_id;
 }
 
 // ApiCall.domain: 0 means RUNTIME there (see chunk_encoder.cc); 1 is RUNTIME too.
@@ -119,7 +116,7 @@ inline void Decode(const trace::ApiCall& c, ListContext& ctx, ApiCall* call) {
   call->domain = ApiCallDomain(c.domain());
   call->callback_id = c.callback_id();
   // A call without an ApiName entry keeps name id 0 (""): the name is unknown, not wrong.
-  auto name = ctx.state.api_names.find(ApiNameKey(call->domain, c.callback_id()));
+  auto name = ctx.state.api_names.find(wire::ApiNameKey(call->domain, c.callback_id()));
   if (name != ctx.state.api_names.end()) call->name_id = name->second;
   call->start_ns = ctx.deltas.Start(c.start_delta_ns());
   call->end_ns = call->start_ns + c.duration_ns();

@@ -41,6 +41,13 @@ namespace api_name {
 inline constexpr uint32_t kDomain = 1, kCallbackId = 2, kNameId = 3;
 }
 
+// The key under which the writer and the reader keep an ApiName: (domain << 32 | callback id).
+// `Domain` is ApiDomain (proto/trace_model.h), a template so that this header needs nothing.
+template <typename Domain>
+constexpr uint64_t ApiNameKey(Domain domain, uint32_t callback_id) {
+  return uint64_t{static_cast<uint8_t>(domain)} << 32 | callback_id;
+}
+
 namespace kernel_shape {
 inline constexpr uint32_t kId = 1, kNameId = 2, kDemangledNameId = 3, kGrid = 4, kBlock = 5,
                           kRegistersPerThread = 6, kStaticSharedMemoryBytes = 7,
