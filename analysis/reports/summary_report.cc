@@ -185,7 +185,10 @@ void RowJson(JsonWriter& j, const SummaryRow& r) {
       .Field("mean_ns", static_cast<uint64_t>(std::llround(r.stats.mean())))
       .Field("std_ns", static_cast<uint64_t>(std::llround(r.stats.std())))
       .Field("min_ns", r.stats.min())
-      .Field("max_ns", r.stats.max());
+      .Field("max_ns", r.stats.max())
+      .Field("p50_ns", r.stats.Quantile(0.5))
+      .Field("p90_ns", r.stats.Quantile(0.9))
+      .Field("p99_ns", r.stats.Quantile(0.99));
   if (r.has_bytes) j.Field("bytes", r.bytes);
   if (r.kind == "nvtx") j.Field("gpu_ns", r.gpu_ns);
   j.EndObject();
@@ -302,7 +305,49 @@ std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total
   }
   out += "Total over " + std::to_string(parts.size()) + " processes\n" +
          Section(total, terminal_width);
+  out += "\n" + RankTable(parts, terminal_width);
   return out;
+}
+
+uint64_t SyncCallNs(const Summary& s) {
+  uint64_t ns = 0;
+  for (const SummaryRow& r : s.host) {
+    if (r.name.find("Synchronize") != std::string::npos) ns += r.stats.total();
+  }
+  return ns;
+}
+
+std::string RankTable(const std::vector<Summary>& parts, size_t terminal_width) {
+  std::vector<const Summary*> order;
+  for (const Summary& p : parts) order.push_back(&p);
+  std::vector<uint64_t> sync(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) sync[i] = SyncCallNs(parts[i]);
+  auto sync_of = [&](const Summary* s) { return sync[static_cast<size_t>(s - parts.data())]; };
+  std::stable_sort(order.begin(), order.end(), [&](const Summary* a, const Summary* b) {
+    if (a->gpu_busy_ns != b->gpu_busy_ns) return a->gpu_busy_ns > b->gpu_busy_ns;
+    return sync_of(a) < sync_of(b);
+  });
+  const std::vector<TableColumn> columns = {{"Rank", Align::kRight},
+                                            {"PID", Align::kRight},
+                                            {"Host", Align::kLeft, true, 8},
+                                            {"GPU busy", Align::kRight},
+                                            {"Busy (%)", Align::kRight},
+                                            {"In CUDA APIs", Align::kRight},
+                                            {"In sync calls", Align::kRight},
+                                            {"Top API (host time)", Align::kLeft, true, 16}};
+  std::vector<std::vector<std::string>> rows;
+  for (const Summary* s : order) {
+    const double trace = static_cast<double>(s->trace_ns);
+    rows.push_back({s->rank ? std::to_string(*s->rank) : "-", std::to_string(s->pid), s->hostname,
+                    FormatDuration(static_cast<double>(s->gpu_busy_ns)),
+                    FormatPercent(static_cast<double>(s->gpu_busy_ns), trace),
+                    FormatDuration(static_cast<double>(s->host_api_ns)),
+                    FormatDuration(static_cast<double>(sync_of(s))),
+                    s->host.empty() ? "" : s->host.front().name});
+  }
+  return "Per process, slowest first (longest GPU busy time; a rank that computes longest holds "
+         "the others back in their sync calls)\n" +
+         RenderTable(columns, rows, terminal_width);
 }
 
 std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total) {
