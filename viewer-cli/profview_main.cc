@@ -379,6 +379,7 @@ int main(int argc, char** argv) {
   report_cmd->footer(kReportDefinitions);
   AddCommon(report_cmd, &report, &report_flags);
   report_cmd->remove_option(report_cmd->get_option("--format"));  // always HTML
+  report_cmd->remove_option(report_cmd->get_option("--wide"));    // a page shows whole names
   report_cmd
       ->add_option("-o,--output", report.output,
                    "the HTML file to write; replaced if it exists")

@@ -38,6 +38,9 @@ constexpr int kLevels = 8;
 // Slices at least this wide carry their name (cut to fit, at about 6 pixels a character).
 constexpr double kLabelPixels = 40;
 constexpr double kPixelsPerChar = 6.2;
+// Names in hover titles: long enough for a template kernel's arguments, short enough that a few
+// hundred titles per lane stay small.
+constexpr size_t kTitleChars = 120;
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
@@ -199,7 +202,7 @@ std::string HtmlTimeline::ItemTitle(const Row& row, const Item& item, uint64_t o
   }
   const DeviceOp& op = index_.device_ops()[item.ref];
   const std::string& name = index_.OpName(op);
-  std::string title = (op.kind == DeviceOpKind::kKernel ? ShortKernelName(name) : name) + ": " +
+  std::string title = AbbreviateName(name, kTitleChars) + ": " +
                       when + " (corr " + std::to_string(op.correlation_id) + ")";
   if (op.kind == DeviceOpKind::kMemcpy || op.kind == DeviceOpKind::kMemset) {
     title += ", " + FormatBytes(op.bytes);
@@ -220,7 +223,7 @@ std::string HtmlTimeline::ItemName(const Row& row, const Item& item) const {
       break;
   }
   const DeviceOp& op = index_.device_ops()[item.ref];
-  return op.kind == DeviceOpKind::kKernel ? ShortKernelName(index_.OpName(op)) : index_.OpName(op);
+  return index_.OpName(op);
 }
 
 std::string HtmlTimeline::RowSvg(const Row& row, const TimeScale& scale, double y) const {
@@ -245,13 +248,8 @@ std::string HtmlTimeline::RowSvg(const Row& row, const TimeScale& scale, double 
                       HtmlEscape(ItemTitle(row, item, scale.origin_ns)) + "</title></rect>";
     if (w >= kLabelPixels && row.height >= kApiRowHeight) {
       const size_t chars = static_cast<size_t>((w - 6) / kPixelsPerChar);
-      std::string name = ItemName(row, item);
-      // Cut on a character, not inside a UTF-8 sequence.
-      if (name.size() > chars) {
-        size_t cut = chars > 0 ? chars - 1 : 0;
-        while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
-        name = name.substr(0, cut) + "…";
-      }
+      // Abbreviated as every table abbreviates names (kernel_names.h).
+      const std::string name = AbbreviateName(ItemName(row, item), std::max<size_t>(chars, 2));
       out += "<text class=\"slice-label " + std::string(CategoryClass(item.category)) +
              "-label\" x=\"" + Coord(x + 3) + "\" y=\"" + Coord(y + row.height / 2 + 3.5) +
              "\">" + HtmlEscape(name) + "</text>";
@@ -429,7 +427,7 @@ std::string HtmlTimeline::Svg(const TimeScale& scale, const View& view) const {
     const std::string& op_name = index_.OpName(op);
     const std::string title =
         m.api + " blocked " + Dur(m.blocked_ns) + " waiting for " +
-        (op.kind == DeviceOpKind::kKernel ? ShortKernelName(op_name) : op_name) + " on GPU " +
+        (op.kind == DeviceOpKind::kKernel ? AbbreviateName(op_name, kProseNameChars) : op_name) + " on GPU " +
         std::to_string(op.device_id) + " stream " + std::to_string(op.stream_id);
     svg += "<g class=\"blocked\" data-thread=\"" + std::to_string(m.thread_id) +
            "\" data-corr=\"" + std::to_string(m.correlation_id) + "\" data-device=\"" +
