@@ -30,6 +30,7 @@ constexpr int kBadUsage = 2;
 struct CommonFlags {
   std::string format = "table";
   std::string from, to;
+  bool wide = false;
 };
 
 void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
@@ -57,6 +58,10 @@ void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
       ->type_name("TIME");
   sub->add_option("--to", flags->to, "end of the time window, from the recording start")
       ->type_name("TIME");
+  sub->add_flag("--wide", flags->wide,
+                "tables as wide as their content, with full kernel and API names (JSON and CSV "
+                "always have them); by default tables fit the terminal ($COLUMNS) and abbreviate "
+                "names: argument lists elided, namespaces kept");
 }
 
 // Turns the text flags into options; false with a message on a bad value.
@@ -74,7 +79,8 @@ bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* erro
     }
     *target = *parsed;
   }
-  options->terminal_width = libprof::analysis::TerminalWidth();
+  options->terminal_width =
+      flags.wide ? libprof::analysis::kUnlimitedWidth : libprof::analysis::TerminalWidth();
   return true;
 }
 

@@ -20,12 +20,43 @@ std::string PadRight(const std::string& s, size_t w) {
   return n >= w ? s : s + std::string(w - n, ' ');
 }
 
-// The name column of a row: kernels shortened, NVTX ranges prefixed with their domain.
+// The name column of a row (abbreviated by the table to its width): NVTX ranges prefixed with
+// their domain.
 std::string DisplayName(const SummaryRow& row) {
-  if (row.kind == "kernel") return ShortKernelName(row.name);
   if (row.kind == "nvtx" && !row.domain.empty()) return row.domain + ": " + row.name;
   return row.name;
 }
+
+// A "Time distribution" cell in a narrowed column: "mean ± std" without "(min ‥ max)".
+std::string FitDistribution(const std::string& text, size_t width) {
+  const size_t range = text.find(" (");
+  if (range != std::string::npos && DisplayWidth(text.substr(0, range)) <= width) {
+    return text.substr(0, range);
+  }
+  return Truncate(text, width);
+}
+
+// A Name cell narrowed: a name abbreviated (FitName); a call chain of `summary --by caller`
+// ("cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)") keeps the API and
+// the caller and drops the frames between, then is cut.
+std::string FitSummaryName(const std::string& text, size_t width) {
+  static constexpr std::string_view kArrow = " ← ";
+  const size_t first = text.find(kArrow);
+  if (first == std::string::npos) return FitName(text, width);
+  const size_t last = text.rfind(kArrow);
+  if (last != first) {
+    const std::string shorter =
+        text.substr(0, first) + std::string(kArrow) + "…" + text.substr(last);
+    if (DisplayWidth(shorter) <= width) return shorter;
+  }
+  return Truncate(text, width);
+}
+
+// The narrowest the Name column gets before the distribution column gives way: a qualified
+// kernel name with its argument lists elided ("cudnn::detail::dgrad_engine<…>(…)") fits.
+constexpr size_t kNameMinWidth = 34;
+// The distribution column narrowed to "mean ± std".
+constexpr size_t kDistributionMinWidth = 18;
 
 bool AnyRepeated(const std::vector<SummaryRow>& rows) {
   return std::any_of(rows.begin(), rows.end(),
@@ -41,13 +72,16 @@ std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, boo
       std::any_of(rows.begin(), rows.end(), [](const SummaryRow& r) { return r.has_bytes; });
   std::vector<TableColumn> columns = {
       {"Time (%)", Align::kRight}, {"Total time", Align::kRight}, {"Calls", Align::kRight}};
-  if (distribution) columns.push_back({"Time distribution", Align::kLeft});
+  if (distribution) {
+    columns.push_back(
+        {"Time distribution", Align::kLeft, true, kDistributionMinWidth, FitDistribution});
+  }
   if (bytes) {
     columns.push_back({"Bytes", Align::kRight});
     columns.push_back({"Bandwidth", Align::kRight});
   }
   if (nvtx) columns.push_back({"GPU time", Align::kRight});
-  columns.push_back({"Name", Align::kLeft, /*shrinkable=*/true, 16});
+  columns.push_back({"Name", Align::kLeft, /*shrinkable=*/true, kNameMinWidth, FitSummaryName});
 
   std::vector<const Stats*> stats;
   for (const SummaryRow& r : rows) stats.push_back(&r.stats);
