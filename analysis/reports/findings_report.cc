@@ -18,7 +18,9 @@ std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
 RuleFamily FamilyOf(const Finding& f) { return Rule(f.rule).family; }
 
-std::string WaitingFor(const Finding& f) {
+}  // namespace
+
+std::string FindingWaitingFor(const Finding& f) {
   std::string text = DetailsWaitingFor(f.details, f.device_id);
   if (!text.empty() || f.blamed.empty()) return text;
   const Blamed& b = f.blamed.front();
@@ -27,6 +29,10 @@ std::string WaitingFor(const Finding& f) {
   if (more > 0) text += " +" + std::to_string(more);
   return text;
 }
+
+namespace {
+
+std::string WaitingFor(const Finding& f) { return FindingWaitingFor(f); }
 
 // A "Waiting for" cell cut to `width`: the name abbreviated (FitName), a trailing " +N" (the
 // other work waited for) kept whole.
@@ -272,6 +278,44 @@ std::string SectionTable(const Section& section, const std::vector<FindingGroup>
 }
 
 }  // namespace
+
+std::string FindingsHeadline(const std::vector<Finding>& findings,
+                             const FindingsReportContext& c) {
+  std::set<uint32_t> pids;
+  for (const Finding& f : findings) pids.insert(f.pid);
+  std::string out;
+  for (const Finding& f : findings) {
+    if (KindOf(f) != TimeKind::kStartUp) continue;
+    out += (pids.size() > 1 ? "pid " + std::to_string(f.pid) + ": " : "") + f.explanation + ".\n";
+  }
+  const Totals totals = TotalsOf(findings);
+  for (const Section& section : kSections) {
+    std::vector<const Finding*> members;
+    for (const Finding& f : findings) {
+      if (KindOf(f) == section.kind) members.push_back(&f);
+    }
+    if (!members.empty()) out += Headline(section.kind, members, totals, c);
+  }
+  return out;
+}
+
+TableCells FindingGroupCells(const std::vector<FindingGroup>& groups) {
+  std::vector<TableColumn> columns = {{"#", Align::kRight},
+                                      {"Time lost", Align::kRight},
+                                      {"Count", Align::kRight},
+                                      {"Mean", Align::kRight},
+                                      {"Rule", Align::kLeft},
+                                      {"API", Align::kLeft, false, 12, FitName},
+                                      {"Waiting for", Align::kLeft, true, 12, FitWaitingFor}};
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const FindingGroup& g = groups[i];
+    rows.push_back({std::to_string(i + 1), Dur(g.total_blocked_ns), std::to_string(g.count),
+                    Dur(g.total_blocked_ns / g.count), std::string(RuleName(g.worst.rule)),
+                    g.worst.api, WaitingFor(g.worst)});
+  }
+  return {std::move(columns), std::move(rows)};
+}
 
 std::string FindingsTable(const std::vector<Finding>& findings, const FindingsReportContext& c) {
   std::set<uint32_t> pids;
