@@ -13,10 +13,13 @@
 namespace libprof::analysis {
 
 std::expected<std::unique_ptr<OutputFile>, std::string> OutputFile::Create(
-    const std::string& path) {
+    const std::string& path, Options options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) return std::unexpected(path + ": is a directory");
+  if (!options.replace && fs::exists(fs::symlink_status(path, ec))) {
+    return std::unexpected(path + ": exists already (--force replaces it)");
+  }
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string temp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
@@ -27,22 +30,45 @@ std::expected<std::unique_ptr<OutputFile>, std::string> OutputFile::Create(
   umask(mask);
   fchmod(fd, 0666 & ~mask);
   close(fd);
-  std::unique_ptr<OutputFile> file(new OutputFile(path, temp));
+  std::unique_ptr<OutputFile> file(new OutputFile(path, temp, options));
+  if (!options.open_stream) return file;
   file->stream_.open(temp, std::ios::binary | std::ios::trunc);
   if (!file->stream_) return std::unexpected(path + ": cannot open " + temp + " for writing");
   return file;
 }
 
-OutputFile::OutputFile(std::string path, std::string temp_path)
-    : path_(std::move(path)), temp_path_(std::move(temp_path)) {}
+OutputFile::OutputFile(std::string path, std::string temp_path, Options options)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)), options_(options) {}
 
 OutputFile::~OutputFile() {
   if (!committed_) std::remove(temp_path_.c_str());
 }
 
 std::expected<void, std::string> OutputFile::Commit() {
-  stream_.close();
-  if (!stream_) return std::unexpected(path_ + ": write failed");
+  if (options_.open_stream) {
+    stream_.close();
+    if (!stream_) return std::unexpected(path_ + ": write failed");
+  }
+  if (!options_.replace) {
+    // RENAME_NOREPLACE: a file that appeared under the name since Create is kept, atomically.
+    if (renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) == 0) {
+      committed_ = true;
+      return {};
+    }
+    if (errno == EEXIST) return std::unexpected(path_ + ": exists already (--force replaces it)");
+    if (errno != EINVAL && errno != ENOSYS) {
+      return std::unexpected(path_ + ": cannot write: " + std::strerror(errno));
+    }
+    // A file system without RENAME_NOREPLACE: link() fails too on an existing target.
+    if (link(temp_path_.c_str(), path_.c_str()) != 0) {
+      return std::unexpected(path_ + (errno == EEXIST ? ": exists already (--force replaces it)"
+                                                      : ": cannot write: " +
+                                                            std::string(std::strerror(errno))));
+    }
+    std::remove(temp_path_.c_str());
+    committed_ = true;
+    return {};
+  }
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     return std::unexpected(path_ + ": cannot write: " + std::strerror(errno));
   }
