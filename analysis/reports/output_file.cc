@@ -6,11 +6,50 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 namespace libprof::analysis {
+namespace {
+
+// The temporary files a signal handler must remove: fixed slots of fixed size, because the
+// handler may only call async-signal-safe functions (unlink, raise) and read plain memory.
+// Eight is more than any profview command has open at once (one).
+constexpr int kTemporarySlots = 8;
+constexpr size_t kTemporaryPathMax = 4096;
+char temporaries[kTemporarySlots][kTemporaryPathMax];
+volatile sig_atomic_t temporary_used[kTemporarySlots];
+
+void RemoveTemporariesAndDie(int signal) {
+  for (int i = 0; i < kTemporarySlots; ++i) {
+    if (temporary_used[i]) unlink(temporaries[i]);
+  }
+  std::signal(signal, SIG_DFL);
+  raise(signal);
+}
+
+int RegisterTemporary(const std::string& path) {
+  if (path.size() >= kTemporaryPathMax) return -1;
+  for (int i = 0; i < kTemporarySlots; ++i) {
+    if (temporary_used[i]) continue;
+    std::memcpy(temporaries[i], path.c_str(), path.size() + 1);
+    temporary_used[i] = 1;
+    return i;
+  }
+  return -1;  // not removed on a signal; still removed by the destructor
+}
+
+void UnregisterTemporary(int slot) {
+  if (slot >= 0) temporary_used[slot] = 0;
+}
+
+}  // namespace
+
+void RemoveOutputTemporariesOnSignal() {
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) std::signal(signal, RemoveTemporariesAndDie);
+}
 
 std::expected<std::unique_ptr<OutputFile>, std::string> OutputFile::Create(
     const std::string& path, Options options) {
@@ -38,9 +77,13 @@ std::expected<std::unique_ptr<OutputFile>, std::string> OutputFile::Create(
 }
 
 OutputFile::OutputFile(std::string path, std::string temp_path, Options options)
-    : path_(std::move(path)), temp_path_(std::move(temp_path)), options_(options) {}
+    : path_(std::move(path)),
+      temp_path_(std::move(temp_path)),
+      options_(options),
+      signal_slot_(RegisterTemporary(temp_path_)) {}
 
 OutputFile::~OutputFile() {
+  UnregisterTemporary(signal_slot_);
   if (!committed_) std::remove(temp_path_.c_str());
 }
 

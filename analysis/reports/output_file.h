@@ -12,6 +12,11 @@
 
 namespace libprof::analysis {
 
+// Makes SIGINT, SIGTERM and SIGHUP remove the temporary files of the OutputFiles not yet
+// committed before the process dies of the signal as it would have, so that an interrupted
+// export (Ctrl-C) leaves nothing behind. For programs that own their signals (profview's main).
+void RemoveOutputTemporariesOnSignal();
+
 class OutputFile {
  public:
   struct Options {
@@ -43,6 +48,7 @@ class OutputFile {
   Options options_;
   std::ofstream stream_;
   bool committed_ = false;
+  int signal_slot_;  // of RemoveOutputTemporariesOnSignal's list; -1 when it was full
 };
 
 }  // namespace libprof::analysis
