@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -82,6 +84,23 @@ TEST(OutputFileTest, NoReplaceKeepsAnExistingFile) {
   std::ofstream((*fresh)->temp_path()) << "new";
   ASSERT_TRUE((*fresh)->Commit().has_value());
   EXPECT_EQ(Contents(path), "new");
+}
+
+// Ctrl-C (or kill) during an export: the handler removes the temporary file, and the process
+// still dies of the signal, as the shell expects.
+TEST(OutputFileDeathTest, SignalRemovesTheTemporaryFile) {
+  TempDir dir;
+  const std::string path = dir.Path("out.sqlite");
+  EXPECT_EXIT(
+      {
+        RemoveOutputTemporariesOnSignal();
+        auto file = OutputFile::Create(path, {.open_stream = false, .replace = false});
+        if (!file || Entries(dir.Path("")).size() != 1) std::exit(3);  // the temporary exists
+        std::raise(SIGINT);
+        std::exit(4);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
+  EXPECT_TRUE(Entries(dir.Path("")).empty());
 }
 
 TEST(OutputFileTest, UncommittedFileLeavesNothing) {
