@@ -7,7 +7,8 @@ set -euo pipefail
 packages=(cmake g++ make binutils python3
           libprotobuf-dev protobuf-compiler libprotozero-dev
           libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev
-          nlohmann-json3-dev)  # header-only; the tests parse profview export's JSON with it
+          nlohmann-json3-dev   # header-only; the tests parse profview export's JSON with it
+          libtomlplusplus-dev)  # profview check --config (analysis/check_config.h says why TOML)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
