@@ -25,11 +25,14 @@ std::string Joined(const std::vector<std::string>& inputs) {
   return out;
 }
 
+// The Name column: the full name, abbreviated to the column by FitName; NVTX with its domain.
 std::string DisplayName(const RowDiff& r) {
-  if (r.kind == "kernel") return ShortKernelName(r.name);
   if (r.kind == "nvtx" && !r.domain.empty()) return r.domain + ": " + r.name;
   return r.name;
 }
+
+// A qualified kernel name with its argument lists elided fits (as summary's Name column).
+constexpr size_t kNameMinWidth = 34;
 
 // "a → b" for two values, one value when they are equal.
 std::string Arrow(const std::string& a, const std::string& b) {
@@ -72,7 +75,7 @@ std::string RowTable(const std::vector<RowDiff>& rows, size_t width) {
     columns.push_back({"Bandwidth", Align::kRight});
   }
   if (nvtx) columns.push_back({"GPU time", Align::kRight});
-  columns.push_back({"Name", Align::kLeft, /*shrinkable=*/true, 16});
+  columns.push_back({"Name", Align::kLeft, /*shrinkable=*/true, kNameMinWidth, FitName});
   std::vector<std::vector<std::string>> table;
   for (const RowDiff& r : rows) {
     std::vector<std::string> line = {
@@ -225,7 +228,7 @@ std::string FindingAbout(const FindingKey& key) {
                       : key.device_id        ? "GPU " + std::to_string(*key.device_id)
                                              : "";
   if (!key.blamed.empty()) {
-    about += " on " + (key.blamed_kind == "kernel" ? ShortKernelName(key.blamed, 40) : key.blamed);
+    about += " on " + AbbreviateName(key.blamed, kProseNameChars);
   }
   if (!key.detail.empty()) about += " (" + key.detail + ")";
   return about;

@@ -148,7 +148,7 @@ bool RowMatches(const SummaryRow& row, const CheckMetric& m) {
   if (m.row_kind == "nvtx") return NvtxNameMatches(n, row.domain, row.name);
   if (row.kind != m.row_kind) return false;
   if (m.row_kind == "kernel") {
-    if (row.name == n || ShortKernelName(row.name) == n) return true;
+    if (row.name == n) return true;
     // The function's name without its template and parameter lists, with or without its
     // namespaces: "nrm2_kernel" for "nrm2_kernel<float, float, float, 1, 0, 128>(…)".
     std::string_view base = row.name;
