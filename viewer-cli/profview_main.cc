@@ -22,6 +22,7 @@ using libprof::analysis::ExportCommandOptions;
 using libprof::analysis::FindingsCommandOptions;
 using libprof::analysis::MergeCommandOptions;
 using libprof::analysis::OutputFormat;
+using libprof::analysis::ReportCommandOptions;
 using libprof::analysis::StacksCommandOptions;
 using libprof::analysis::SummaryCommandOptions;
 
@@ -212,6 +213,28 @@ constexpr const char* kExportDefinitions =
     "blocked 4.93 ms waiting for ...\") and a wait arrow from each blamed operation.\n"
     "  Slices that partly overlap on one thread or stream go to an extra \"(overlapping N)\" "
     "track.";
+
+constexpr const char* kReportHelp =
+    "Write the traces as one self-contained HTML page to look at in any browser, offline (no "
+    "network, no server, no script needed): the headline (trace span, host time in CUDA calls, "
+    "GPU busy, dropped records), the top findings with their call sites, a timeline with one "
+    "lane per host thread and per GPU stream and blocked calls marked with an arrow to the work "
+    "they waited for, detail views around the top findings, GPU utilisation and device memory "
+    "in use over time, copy bandwidth by kind and the summary tables; with several processes, "
+    "an overview per rank. The file appears under its name only once complete. "
+    "--from/--to/--nvtx/--pid/--tid select what is shown.";
+
+constexpr const char* kReportDefinitions =
+    "Report:\n"
+    "  Names and numbers are those of profview summary, findings (grouped, as without --all) "
+    "and memory; times count from the recording start.\n"
+    "  Timeline lanes with more than 400 slices in view are drawn per pixel: bar height = share "
+    "of the pixel's time the lane was busy, colour = the kind of work that took most of it; "
+    "slices at least 3 pixels wide are still drawn one by one. The page's size so grows with "
+    "lanes, not with records.\n"
+    "  Copy bandwidth limits: device-to-device copies against half the device memory's "
+    "theoretical bandwidth (trace header); host and peer links are not recorded, so no limit is "
+    "drawn for them.";
 
 constexpr const char* kMergeHelp =
     "Merge trace files (one per process, or already merged) into one multi-process trace file, "
@@ -409,6 +432,30 @@ int main(int argc, char** argv) {
       ->add_option("--min-wait", export_min_wait,
                    "mark waits and synchronous costs of at least this long (default 20us, as "
                    "findings)")
+      ->type_name("TIME");
+
+  ReportCommandOptions report;
+  CommonFlags report_flags;
+  std::string report_min_wait = "20us", report_gap = "500ms";
+  CLI::App* report_cmd = app.add_subcommand("report", kReportHelp);
+  report_cmd->footer(kReportDefinitions);
+  AddCommon(report_cmd, &report, &report_flags);
+  report_cmd->remove_option(report_cmd->get_option("--format"));  // always HTML
+  report_cmd->remove_option(report_cmd->get_option("--wide"));    // a page shows whole names
+  report_cmd
+      ->add_option("-o,--output", report.output,
+                   "the HTML file to write; replaced if it exists")
+      ->required()
+      ->type_name("FILE");
+  report_cmd->add_flag("--raw", report.raw, "show nested, internal and noisy API calls too");
+  report_cmd
+      ->add_option("--min-wait", report_min_wait,
+                   "findings: report waits and synchronous costs of at least this long (default "
+                   "20us, as findings)")
+      ->type_name("TIME");
+  report_cmd
+      ->add_option("--gap-threshold", report_gap,
+                   "findings: GPU idle gaps of at least this long (default 500ms, as findings)")
       ->type_name("TIME");
 
   MergeCommandOptions merge;
@@ -653,6 +700,22 @@ int main(int argc, char** argv) {
       export_options.thresholds.min_wait_ns = *min_wait_ns;
       export_options.standard_output = &std::cout;
       result = libprof::analysis::RunExport(export_options, &warnings);
+    } else if (report_cmd->parsed()) {
+      if (!Finish(report_flags, &report, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      for (auto [text, target, flag] :
+           {std::tuple{&report_min_wait, &report.thresholds.min_wait_ns, "--min-wait"},
+            std::tuple{&report_gap, &report.thresholds.gap_threshold_ns, "--gap-threshold"}}) {
+        auto parsed = libprof::analysis::ParseDuration(*text);
+        if (!parsed) {
+          std::cerr << "profview: " << flag << ": " << parsed.error() << "\n";
+          return kBadUsage;
+        }
+        *target = *parsed;
+      }
+      result = libprof::analysis::RunReport(report, &warnings);
     } else if (merge_cmd->parsed()) {
       merge.terminal_width = libprof::analysis::TerminalWidth();
       result = libprof::analysis::RunMerge(merge, &warnings);
