@@ -43,6 +43,9 @@ enum class RuleId : uint8_t {
   kGpuIdleBreakdown,
   kAllocChurn,
   kNoOverlapDefaultStream,
+  kUvmGpuPageFaults,
+  kUvmCpuFaults,
+  kUvmThrashing,
 };
 
 // What a rule's time lost (Finding::blocked_ns) is, which says how reports add it up.
