@@ -25,14 +25,8 @@ bool IsAllocatingApi(const std::string& name) {
   return false;
 }
 
-MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& index) {
-  MemoryTimeline timeline;
-  timeline.pid = trace.header.pid;
-  timeline.file = trace.path;
-  timeline.origin_ns = trace.origin_ns;
-  timeline.end_ns = trace.end_ns();
-
-  const std::vector<MemoryOp>& ops = trace.records.memory_ops;
+std::vector<DeviceMemorySeries> DeviceMemoryOverTime(const TraceRecords& records) {
+  const std::vector<MemoryOp>& ops = records.memory_ops;
   std::vector<size_t> order(ops.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -42,19 +36,19 @@ MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& 
     uint32_t device_id;
   };
   std::unordered_map<uint64_t, Live> live;  // device-kind allocations by address
-  std::map<uint32_t, DeviceMemoryTimeline> devices;
+  std::map<uint32_t, DeviceMemorySeries> series;
   std::map<uint32_t, uint64_t> in_use;
   auto step = [&](uint32_t device, uint64_t t) {
-    DeviceMemoryTimeline& d = devices[device];
-    d.device_id = device;
+    DeviceMemorySeries& s = series[device];
+    s.device_id = device;
     const uint64_t bytes = in_use[device];
-    // Several records at one instant make one step.
-    if (!d.steps.empty() && d.steps.back().start_ns == t) {
-      d.steps.back().bytes = bytes;
+    // Changes at the same instant are one step: where the sum settled.
+    if (!s.steps.empty() && s.steps.back().time_ns == t) {
+      s.steps.back().bytes = bytes;
     } else {
-      d.steps.push_back({t, bytes});
+      s.steps.push_back({t, bytes});
     }
-    d.peak_bytes = std::max(d.peak_bytes, bytes);
+    s.peak_bytes = std::max(s.peak_bytes, bytes);
   };
   for (size_t i : order) {
     const MemoryOp& op = ops[i];
@@ -76,7 +70,18 @@ MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& 
       step(device, op.time_ns);
     }
   }
-  for (auto& [id, d] : devices) timeline.devices.push_back(std::move(d));
+  std::vector<DeviceMemorySeries> out;
+  for (auto& [device, s] : series) out.push_back(std::move(s));
+  return out;
+}
+
+MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& index) {
+  MemoryTimeline timeline;
+  timeline.pid = trace.header.pid;
+  timeline.file = trace.path;
+  timeline.origin_ns = trace.origin_ns;
+  timeline.end_ns = trace.end_ns();
+  timeline.devices = DeviceMemoryOverTime(trace.records);
 
   // Failed allocations: outermost calls only (the driver call inside a failing cudaMalloc fails
   // too, and is the same failure).
@@ -97,10 +102,10 @@ MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& 
       if (!sites) sites.emplace(trace);
       f.call_site = sites->Of(c.stack_id).Text();
     }
-    for (const DeviceMemoryTimeline& d : timeline.devices) {
+    for (const DeviceMemorySeries& d : timeline.devices) {
       // The last step at or before the call's start.
       auto after = std::upper_bound(d.steps.begin(), d.steps.end(), c.start_ns,
-                                    [](uint64_t t, const MemoryStep& s) { return t < s.start_ns; });
+                                    [](uint64_t t, const MemoryStep& s) { return t < s.time_ns; });
       f.in_use.push_back({d.device_id, after == d.steps.begin() ? 0 : std::prev(after)->bytes});
     }
     timeline.failed.push_back(std::move(f));

@@ -1,11 +1,12 @@
 // Device memory in use over time, per device (`profview memory --timeline`, the export's counter
-// track), and the allocations that failed for want of memory, each with the memory in use when
-// it failed.
+// track, the HTML report's memory chart), and the allocations that failed for want of memory,
+// each with the memory in use when it failed.
 //
-// Layer: analysis/metrics/. Built on the trace and TraceIndex; no formatting.
-// In use follows profview memory's definition (memory.h): device-kind allocations minus the
-// releases matched to them by address. (memory.cc computes its peak with the same running sum;
-// this module keeps every step of it.)
+// Layer: analysis/metrics/. Pure computation over the records (and TraceIndex for the failed
+// calls); no formatting. In use follows profview memory's definition (memory.h): in time order,
+// device-kind allocations add their bytes and a release subtracts the live allocation at its
+// address (a release with no live allocation subtracts nothing), so a series' maximum is
+// DeviceMemoryPeak::peak_bytes. (memory.cc computes its peak with the same running sum.)
 #pragma once
 
 #include <cstdint>
@@ -18,17 +19,19 @@
 
 namespace libprof::analysis {
 
-// Memory in use from start_ns until the next step (absolute times).
 struct MemoryStep {
-  uint64_t start_ns = 0;
-  uint64_t bytes = 0;
+  uint64_t time_ns = 0;  // absolute, as the records'
+  uint64_t bytes = 0;    // in use from this time on, until the next step
 };
 
-struct DeviceMemoryTimeline {
+struct DeviceMemorySeries {
   uint32_t device_id = 0;
-  std::vector<MemoryStep> steps;  // one per allocation or matched release, in time order
+  std::vector<MemoryStep> steps;  // one per change (changes at one instant are one), time order
   uint64_t peak_bytes = 0;
 };
+
+// One series per device with device-kind allocation records, by device id.
+std::vector<DeviceMemorySeries> DeviceMemoryOverTime(const TraceRecords& records);
 
 // An allocating API call that returned an out-of-memory error (cudaErrorMemoryAllocation /
 // CUDA_ERROR_OUT_OF_MEMORY, both 2).
@@ -47,7 +50,7 @@ struct MemoryTimeline {
   std::string file;
   uint64_t origin_ns = 0;                     // the trace start, for printing relative times
   uint64_t end_ns = 0;                        // the trace end: the last step lasts until then
-  std::vector<DeviceMemoryTimeline> devices;  // by device id
+  std::vector<DeviceMemorySeries> devices;  // DeviceMemoryOverTime
   std::vector<FailedAllocation> failed;       // in time order
 };
 

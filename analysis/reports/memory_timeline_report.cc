@@ -18,12 +18,12 @@ struct Span {
 };
 
 // The steps as intervals [step, next step), the last one lasting to the trace end.
-std::vector<Span> Spans(const DeviceMemoryTimeline& d, uint64_t end_ns) {
+std::vector<Span> Spans(const DeviceMemorySeries& d, uint64_t end_ns) {
   std::vector<Span> spans;
   for (size_t i = 0; i < d.steps.size(); ++i) {
     const uint64_t to =
-        i + 1 < d.steps.size() ? d.steps[i + 1].start_ns : std::max(end_ns, d.steps[i].start_ns);
-    spans.push_back({d.steps[i].start_ns, to, d.steps[i].bytes});
+        i + 1 < d.steps.size() ? d.steps[i + 1].time_ns : std::max(end_ns, d.steps[i].time_ns);
+    spans.push_back({d.steps[i].time_ns, to, d.steps[i].bytes});
   }
   return spans;
 }
@@ -85,7 +85,7 @@ std::string MemoryTimelineTable(const std::vector<MemoryTimeline>& timelines, si
   for (const MemoryTimeline& t : timelines) {
     if (timelines.size() > 1) out += "Process " + std::to_string(t.pid) + " (" + t.file + ")\n";
     if (t.devices.empty()) out += "No device memory allocations.\n";
-    for (const DeviceMemoryTimeline& d : t.devices) {
+    for (const DeviceMemorySeries& d : t.devices) {
       bool coarsened = false;
       const std::vector<Span> spans = Coarsen(Spans(d, t.end_ns), &coarsened);
       any_coarsened = any_coarsened || coarsened;
@@ -119,7 +119,7 @@ std::string MemoryTimelineCsv(const std::vector<MemoryTimeline>& timelines) {
   for (const MemoryTimeline& t : timelines) {
     const std::string pid = std::to_string(t.pid);
     auto rel = [&](uint64_t v) { return std::to_string(v > t.origin_ns ? v - t.origin_ns : 0); };
-    for (const DeviceMemoryTimeline& d : t.devices) {
+    for (const DeviceMemorySeries& d : t.devices) {
       for (const Span& s : Spans(d, t.end_ns)) {
         out += CsvLine(
             {pid, std::to_string(d.device_id), rel(s.from), rel(s.to), std::to_string(s.bytes)});
@@ -141,7 +141,7 @@ std::string MemoryTimelineJson(const std::vector<MemoryTimeline>& timelines) {
   for (const MemoryTimeline& t : timelines) {
     auto rel = [&](uint64_t v) { return v > t.origin_ns ? v - t.origin_ns : 0; };
     j.BeginObject().Field("pid", t.pid).Field("file", t.file).Key("devices").BeginArray();
-    for (const DeviceMemoryTimeline& d : t.devices) {
+    for (const DeviceMemorySeries& d : t.devices) {
       j.BeginObject()
           .Field("device_id", d.device_id)
           .Field("peak_bytes", d.peak_bytes)

@@ -319,7 +319,7 @@ class ProcessExporter {
     std::string title;
     if (wait) {
       title = f.api + " blocked " + Dur(f.blocked_ns);
-      if (!f.blamed.empty()) title += " waiting for " + ShortKernelName(f.blamed.front().name);
+      if (!f.blamed.empty()) title += " waiting for " + AbbreviateName(f.blamed.front().name, kProseNameChars);
     } else {
       title = f.api + ": " + std::string(RuleName(f.rule)) + " (" + Dur(f.blocked_ns) + ")";
     }
@@ -366,7 +366,7 @@ class ProcessExporter {
     const uint32_t tid = Tid(op_track_[i]);
     const EventArgs args = DeviceOpArgs(index_, op);
     const std::string& full = index_.OpName(op);
-    const std::string name = op.kind == DeviceOpKind::kKernel ? ShortKernelName(full) : full;
+    const std::string name = op.kind == DeviceOpKind::kKernel ? AbbreviateName(full, kProseNameChars) : full;
     w_.Write(ChromeEvent::Complete(name, ToString(op.kind), pid_, tid, Ts(op.start_ns),
                                    static_cast<int64_t>(op.duration()))
                  .WithArgs(&args));
@@ -408,12 +408,12 @@ class ProcessExporter {
   // each change (Perfetto draws it as a step line).
   void WriteMemoryCounters() {
     const MemoryTimeline timeline = BuildMemoryTimeline(trace_, index_);
-    for (const DeviceMemoryTimeline& d : timeline.devices) {
+    for (const DeviceMemorySeries& d : timeline.devices) {
       const std::string name = "GPU " + std::to_string(d.device_id) + " memory in use";
       for (const MemoryStep& step : d.steps) {
         EventArgs values;
         values.Add("bytes", step.bytes);
-        w_.Write(ChromeEvent::Counter(name, pid_, Ts(step.start_ns), &values));
+        w_.Write(ChromeEvent::Counter(name, pid_, Ts(step.time_ns), &values));
       }
     }
   }
