@@ -185,4 +185,54 @@ IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint6
   return totals;
 }
 
+DeviceIdle From(const DeviceIdle& d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {
+  if (from_ns <= d.active.start_ns) return d;
+  DeviceIdle out;
+  out.device_id = d.device_id;
+  out.active = {std::min(from_ns, d.active.end_ns), d.active.end_ns};
+  for (uint32_t op : d.ops) {
+    if (ops[op].start_ns >= from_ns) out.ops.push_back(op);
+  }
+  for (const Interval& b : d.busy) {
+    if (b.end_ns > from_ns) out.busy.push_back({std::max(b.start_ns, from_ns), b.end_ns});
+  }
+  for (size_t k = 0; k < d.gaps.size(); ++k) {
+    if (d.gaps[k].end_ns <= from_ns) continue;
+    out.gaps.push_back({std::max(d.gaps[k].start_ns, from_ns), d.gaps[k].end_ns});
+    out.next_op.push_back(d.next_op[k]);
+  }
+  for (const IdlePiece& p : d.pieces) {
+    if (p.span.end_ns <= from_ns) continue;
+    IdlePiece cut = p;
+    cut.span.start_ns = std::max(p.span.start_ns, from_ns);
+    out.pieces.push_back(cut);
+  }
+  return out;
+}
+
+DeviceIdle WithoutIdleIn(const DeviceIdle& d, const std::vector<Interval>& holes) {
+  if (holes.empty()) return d;
+  DeviceIdle out = d;
+  out.pieces.clear();
+  auto hole = holes.begin();
+  for (const IdlePiece& p : d.pieces) {
+    uint64_t at = p.span.start_ns;
+    while (hole != holes.end() && hole->end_ns <= at) ++hole;
+    for (auto h = hole; h != holes.end() && h->start_ns < p.span.end_ns; ++h) {
+      if (h->start_ns > at) {
+        IdlePiece kept = p;
+        kept.span = {at, h->start_ns};
+        out.pieces.push_back(kept);
+      }
+      at = std::max(at, h->end_ns);
+    }
+    if (at < p.span.end_ns) {
+      IdlePiece kept = p;
+      kept.span = {at, p.span.end_ns};
+      out.pieces.push_back(kept);
+    }
+  }
+  return out;
+}
+
 }  // namespace libprof::analysis

@@ -49,6 +49,12 @@ TraceBuilder HostOnlyScenario();
 // outer frames include one no module contains.
 TraceBuilder CallSitesScenario();
 
+// The issue-19 `.item()` loop: 86 ms of start-up (a context, a first allocation and copy, two
+// lazily loaded modules, 80 ms of cuLibraryLoadData), then 20 steps whose cudaStreamSynchronize
+// waits 976 µs for a norm kernel, with one module loaded late (2 ms) before step 15. See
+// scenarios.cc.
+TraceBuilder StartUpScenario();
+
 // Unified memory (LIBPROF_TRACE uvm), hand-computable (see scenarios.cc): a 256 MiB managed
 // buffer faulted over to GPU 0 by kernel "touch" (fault groups and 256 MiB host→device inside
 // it), a fault group between kernels, a kernel on GPU 1 with faults of its own, a fault group
