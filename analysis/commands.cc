@@ -7,7 +7,11 @@
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
+#include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/unified_memory.h"
 #include "analysis/reports/memory_report.h"
+#include "analysis/reports/memory_timeline_report.h"
+#include "analysis/reports/unified_memory_report.h"
 #include "analysis/reports/output_file.h"
 #include "analysis/reports/sqlite_export.h"
 #include "analysis/reports/stacks_report.h"
@@ -202,21 +206,57 @@ std::expected<std::string, std::string> RunStreams(const CommandOptions& options
   return StreamsTable(reports, options.terminal_width);
 }
 
-std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
+std::expected<std::string, std::string> RunMemory(const MemoryCommandOptions& options,
                                                   std::vector<std::string>* warnings) {
   std::vector<MemoryReport> reports;
-  auto done = ForEachProcess(options.files, options.filters, warnings,
-                             [&](const ProcessTrace& t) { reports.push_back(AnalyzeMemory(t)); });
+  std::vector<UnifiedMemoryReport> unified;
+  std::vector<MemoryTimeline> timelines;
+  auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
+    const TraceIndex index(t);
+    timelines.push_back(BuildMemoryTimeline(t, index));
+    if (options.timeline) return;
+    const StreamModel model(index);
+    reports.push_back(AnalyzeMemory(t, index, model));
+    unified.push_back(AnalyzeUnifiedMemory(t, index));
+    if (std::string w = UnknownUvmWarning(unified.back()); !w.empty()) {
+      warnings->push_back(t.path + ": " + w);
+    }
+  });
   if (!done) return std::unexpected(done.error());
+  if (options.timeline) {
+    switch (options.format) {
+      case OutputFormat::kCsv:
+        return MemoryTimelineCsv(timelines);
+      case OutputFormat::kJson:
+        return MemoryTimelineJson(timelines);
+      case OutputFormat::kTable:
+        break;
+    }
+    return MemoryTimelineTable(timelines, options.terminal_width);
+  }
   switch (options.format) {
-    case OutputFormat::kCsv:
-      return MemoryCsv(reports);
+    case OutputFormat::kCsv: {
+      std::string out = MemoryCsv(reports);
+      for (const UnifiedMemoryReport& u : unified) out += UnifiedMemoryCsvRows(u);
+      return out;
+    }
     case OutputFormat::kJson:
-      return MemoryJson(reports);
+      return MemoryJson(reports, &unified, &timelines);
     case OutputFormat::kTable:
       break;
   }
-  return MemoryTable(reports, options.terminal_width);
+  std::string out = MemoryTable(reports, options.terminal_width);
+  // Failed allocations and unified memory, per process, only where there are some.
+  for (size_t i = 0; i < reports.size(); ++i) {
+    std::string extra = FailedAllocationsTable(timelines[i], options.terminal_width) +
+                        UnifiedMemoryTable(unified[i], options.terminal_width);
+    if (extra.empty()) continue;
+    if (reports.size() > 1) {
+      out += "Process " + std::to_string(reports[i].pid) + " (" + reports[i].file + ")\n";
+    }
+    out += extra;
+  }
+  return out;
 }
 
 std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& options,

@@ -61,8 +61,14 @@ std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
 std::expected<std::string, std::string> RunStreams(const CommandOptions& options,
                                                    std::vector<std::string>* warnings);
 
-// `profview memory`: allocations per API, device memory peak, churn (analysis/metrics/memory.h).
-std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
+struct MemoryCommandOptions : CommandOptions {
+  bool timeline = false;  // --timeline: device memory in use over time, failed allocations
+};
+
+// `profview memory`: allocations per API, device memory peak, churn (analysis/metrics/memory.h),
+// failed allocations and unified memory (metrics/memory_timeline.h, metrics/unified_memory.h);
+// with `timeline`, device memory in use over time instead.
+std::expected<std::string, std::string> RunMemory(const MemoryCommandOptions& options,
                                                   std::vector<std::string>* warnings);
 
 // `profview stacks --api NAME`: the distinct call stacks of one API (analysis/reports/stacks_report.h).

@@ -76,7 +76,8 @@ Options:
                              libprof-<host>-<pid>.pb. Default: libprof-%p.pb
   -t, --trace KINDS          comma-separated record kinds: cuda (every CUDA kind), all (cuda and
                              nvtx, the default), runtime, driver, kernel, memcpy, memset, sync,
-                             memory, nvtx, overhead, graph (one record per graph launch)
+                             memory, nvtx, overhead, graph (one record per graph launch),
+                             uvm (unified memory migrations and page faults; not in all)
   -c, --capture-range RANGE  record only inside RANGE: cudaProfilerApi (between
                              cudaProfilerStart and cudaProfilerStop) or nvtx:NAME[@DOMAIN]
                              (inside NVTX ranges with that message)

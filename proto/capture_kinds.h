@@ -13,17 +13,18 @@
 // X(member, name, on_by_default, group): `member` is the kind's flag in libprof::RecordKinds,
 // `name` its word in LIBPROF_TRACE, `group` the alias that switches it on besides its name
 // ("cuda" is every CUDA kind that is on by default; "all" is "cuda" and "nvtx").
-#define LIBPROF_CAPTURE_KINDS(X)                                                  \
-  X(runtime_api, "runtime", true, "cuda")                                         \
-  X(driver_api, "driver", true, "cuda") /* internal/noisy calls still filtered */ \
-  X(kernels, "kernel", true, "cuda")                                              \
-  X(memcpy, "memcpy", true, "cuda")                                               \
-  X(memset, "memset", true, "cuda")                                               \
-  X(sync, "sync", true, "cuda")     /* synchronisation + CUDA event records */    \
-  X(memory, "memory", true, "cuda") /* allocations and frees (MEMORY2) */         \
-  X(nvtx, "nvtx", true, "nvtx")                                                   \
-  X(overhead, "overhead", true, "cuda")                                           \
-  X(graph_trace, "graph", false, "") /* one record per graph launch, not per node */
+#define LIBPROF_CAPTURE_KINDS(X)                                                     \
+  X(runtime_api, "runtime", true, "cuda")                                            \
+  X(driver_api, "driver", true, "cuda") /* internal/noisy calls still filtered */    \
+  X(kernels, "kernel", true, "cuda")                                                 \
+  X(memcpy, "memcpy", true, "cuda")                                                  \
+  X(memset, "memset", true, "cuda")                                                  \
+  X(sync, "sync", true, "cuda")     /* synchronisation + CUDA event records */       \
+  X(memory, "memory", true, "cuda") /* allocations and frees (MEMORY2) */            \
+  X(nvtx, "nvtx", true, "nvtx")                                                      \
+  X(overhead, "overhead", true, "cuda")                                              \
+  X(graph_trace, "graph", false, "") /* one record per graph launch, not per node */ \
+  X(uvm, "uvm", false, "")           /* unified memory; off: 2 s more at exit (bench/README) */
 
 namespace libprof {
 

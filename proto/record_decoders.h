@@ -297,4 +297,18 @@ inline void Decode(const trace::NvtxDomain& d, ListContext&, NvtxDomain* domain)
   *domain = {.id = d.id(), .name_id = d.name_id()};
 }
 
+// The counter kind is kept as written, known or not: the analysis skips a newer writer's kinds
+// with a warning instead of this reader refusing the file.
+inline void Decode(const trace::UnifiedMemoryCounter& u, ListContext& ctx,
+                   UnifiedMemoryCounter* counter) {
+  counter->counter_kind = static_cast<UvmCounterKind>(u.counter_kind());
+  counter->value = u.value();
+  counter->start_ns = ctx.deltas.Start(u.start_delta_ns());
+  counter->end_ns = counter->start_ns + u.duration_ns();
+  counter->address = u.address();
+  counter->src_device_id = u.src_device_id();
+  counter->dst_device_id = u.dst_device_id();
+  counter->flags = u.flags();
+}
+
 }  // namespace libprof::decoding

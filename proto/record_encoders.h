@@ -116,6 +116,11 @@ namespace nvtx_domain {
 inline constexpr uint32_t kId = 1, kNameId = 2;
 }
 
+namespace unified_memory_counter {
+inline constexpr uint32_t kCounterKind = 1, kValue = 2, kStartDeltaNs = 3, kDurationNs = 4,
+                          kAddress = 5, kSrcDeviceId = 6, kDstDeviceId = 7, kFlags = 8;
+}  // namespace unified_memory_counter
+
 }  // namespace wire
 
 // ApiCall.domain spends nothing on the common case: the wire value 0 means RUNTIME there (and
@@ -384,6 +389,20 @@ inline void Encode(const NvtxDomain& r, Context&, std::string* out) {
   Proto3Writer w(out);
   w.Uint(f::kId, r.id);
   w.Uint(f::kNameId, r.name_id);
+}
+
+template <typename Context>
+inline void Encode(const UnifiedMemoryCounter& r, Context& c, std::string* out) {
+  namespace f = wire::unified_memory_counter;
+  Proto3Writer w(out);
+  w.Uint(f::kCounterKind, static_cast<uint32_t>(r.counter_kind));
+  w.Uint(f::kValue, r.value);
+  w.Sint64(f::kStartDeltaNs, c.StartDelta(r.start_ns));
+  w.Uint(f::kDurationNs, r.end_ns - r.start_ns);
+  w.Uint(f::kAddress, r.address);
+  w.Uint(f::kSrcDeviceId, r.src_device_id);
+  w.Uint(f::kDstDeviceId, r.dst_device_id);
+  w.Uint(f::kFlags, r.flags);
 }
 
 }  // namespace libprof

@@ -121,4 +121,28 @@ const char* ToString(ApiDomain domain) {
   return "unknown";
 }
 
+const char* ToString(UvmCounterKind kind) {
+  switch (kind) {
+    case UvmCounterKind::kBytesHtoD:
+      return "HtoD";
+    case UvmCounterKind::kBytesDtoH:
+      return "DtoH";
+    case UvmCounterKind::kCpuPageFault:
+      return "CPU page fault";
+    case UvmCounterKind::kGpuPageFault:
+      return "GPU page fault";
+    case UvmCounterKind::kThrashing:
+      return "thrashing";
+    case UvmCounterKind::kThrottling:
+      return "throttling";
+    case UvmCounterKind::kRemoteMap:
+      return "remote map";
+    case UvmCounterKind::kBytesDtoD:
+      return "DtoD";
+    case UvmCounterKind::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
 }  // namespace libprof

@@ -38,6 +38,19 @@ enum class NvtxKind : uint8_t { kUnknown = 0, kPushPop = 1, kStartEnd = 2, kMark
 enum class MemoryOperation : uint8_t { kUnknown = 0, kAllocation = 1, kRelease = 2 };
 enum class StreamType : uint8_t { kUnknown = 0, kDefault = 1, kNonBlocking = 2, kNull = 3 };
 
+// What a unified-memory record counts (CUpti_ActivityUnifiedMemoryCounterKind). The underlying type
+// is CUPTI's: a value from a newer writer is kept as read, and the analysis skips it with a
+// warning (IsKnown).
+enum class UvmCounterKind : uint32_t {
+  kUnknown = 0, kBytesHtoD = 1, kBytesDtoH = 2, kCpuPageFault = 3, kGpuPageFault = 4,
+  kThrashing = 5, kThrottling = 6, kRemoteMap = 7, kBytesDtoD = 8,
+};
+inline constexpr bool IsKnown(UvmCounterKind kind) {
+  return kind >= UvmCounterKind::kBytesHtoD && kind <= UvmCounterKind::kBytesDtoD;
+}
+// The processor id of the CPU in unified-memory records (CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID).
+inline constexpr uint32_t kUvmCpu = 0xFFFFFFFFu;
+
 // CUPTI's "not applicable" stream id (Synchronization records of context syncs).
 inline constexpr uint32_t kNoStream = 0xFFFFFFFFu;
 
@@ -286,6 +299,20 @@ struct GraphTrace {
   bool operator==(const GraphTrace&) const = default;
 };
 
+// A migration, page fault, thrashing, throttling or remote map of unified memory. No correlation id,
+// stream or thread: CUPTI ties these to none (the analysis attributes them by time and device).
+struct UnifiedMemoryCounter {
+  UvmCounterKind counter_kind = UvmCounterKind::kUnknown;
+  uint64_t value = 0;  // bytes, fault groups (GPU fault) or faulting PC (CPU fault): see trace.proto
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;  // == start_ns where CUPTI gives no end
+  uint64_t address = 0;
+  uint32_t src_device_id = 0;  // kUvmCpu = the CPU
+  uint32_t dst_device_id = 0;
+  uint32_t flags = 0;  // cause or access type, per kind (trace.proto)
+  bool operator==(const UnifiedMemoryCounter&) const = default;
+};
+
 struct DropReport {
   std::string source;  // "cupti" or "nvtx"
   uint64_t count = 0;
@@ -336,5 +363,6 @@ const char* ToString(SyncType type);
 const char* ToString(NvtxKind kind);
 const char* ToString(StreamType type);
 const char* ToString(ApiDomain domain);
+const char* ToString(UvmCounterKind kind);  // "HtoD", "CPU page fault", ...; "unknown" past 8
 
 }  // namespace libprof

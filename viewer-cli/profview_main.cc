@@ -168,7 +168,10 @@ constexpr const char* kMemoryHelp =
     "From the allocation records: allocations and frees per API (cudaMalloc, cudaMallocAsync, "
     "cudaMallocHost, cudaMallocManaged, cudaFree..., driver calls by name) and memory kind with "
     "bytes and host time, device memory in use per device (peak, when, by which call), and "
-    "allocation churn (the same size allocated and freed repeatedly).";
+    "allocation churn (the same size allocated and freed repeatedly); allocations that failed "
+    "for want of memory, with the memory in use then; and, when recorded (LIBPROF_TRACE uvm), "
+    "what unified memory did: migrations by direction, GPU page-fault groups per kernel, CPU "
+    "page faults per allocation, thrashing, throttling and remote maps.";
 
 constexpr const char* kMemoryDefinitions =
     "Definitions:\n"
@@ -188,6 +191,18 @@ constexpr const char* kMemoryDefinitions =
     "  Churn pair: an allocation (any kind) later freed at the same address. Pairs are grouped "
     "by allocating API and size; groups with 2 or more pairs are listed, most pairs first (at "
     "most 10). Host time: both calls of every pair.\n"
+    "  Failed allocations: outermost allocating calls (cudaMalloc*, cuMemAlloc*, cuMemCreate, "
+    "...) that returned out of memory (error 2), with each device's memory in use at their start.\n"
+    "  Unified memory: migrations per direction (host → device, device → host, device → "
+    "device) with bytes, Time (union of their spans) and bandwidth; GPU page-fault groups "
+    "attributed to the kernel running on the faulting device when the group started (the "
+    "latest started if several; [between kernels] if none), with the migrations to that device "
+    "during those launches and the allocation the first faulting address lies in (and its call "
+    "site when stacks were recorded); CPU page faults by the allocation they hit, with the "
+    "migrations to the host during them.\n"
+    "  --timeline: per device, each interval between two changes of the memory in use (at most "
+    "40 rows per device in the table, longer timelines coarsened to their maximum; CSV and JSON "
+    "keep every step).\n"
     "  Records are not clipped by --from/--to beyond what the filters remove.";
 
 constexpr const char* kStacksHelp =
@@ -406,11 +421,14 @@ int main(int argc, char** argv) {
   streams_cmd->footer(kStreamsDefinitions);
   AddCommon(streams_cmd, &streams, &streams_flags);
 
-  CommandOptions memory;
+  libprof::analysis::MemoryCommandOptions memory;
   CommonFlags memory_flags;
   CLI::App* memory_cmd = app.add_subcommand("memory", kMemoryHelp);
   memory_cmd->footer(kMemoryDefinitions);
   AddCommon(memory_cmd, &memory, &memory_flags);
+  memory_cmd->add_flag("--timeline", memory.timeline,
+                       "device memory in use over time per device (intervals), and the "
+                       "allocations that failed, instead of the usual tables");
 
   StacksCommandOptions stacks;
   CommonFlags stacks_flags;

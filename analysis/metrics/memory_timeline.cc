@@ -3,9 +3,27 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
+#include "analysis/model/call_sites.h"
+
 namespace libprof::analysis {
+namespace {
+
+// cudaErrorMemoryAllocation (driver_types.h) and CUDA_ERROR_OUT_OF_MEMORY (cuda.h) are both 2.
+constexpr int32_t kOutOfMemory = 2;
+
+}  // namespace
+
+bool IsAllocatingApi(const std::string& name) {
+  for (std::string_view prefix : {"cudaMalloc", "cudaHostAlloc", "cuMemAlloc", "cuMemCreate",
+                                  "cuMemHostAlloc", "cuMemAllocManaged"}) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
 
 std::vector<DeviceMemorySeries> DeviceMemoryOverTime(const TraceRecords& records) {
   const std::vector<MemoryOp>& ops = records.memory_ops;
@@ -14,47 +32,87 @@ std::vector<DeviceMemorySeries> DeviceMemoryOverTime(const TraceRecords& records
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return ops[a].time_ns < ops[b].time_ns; });
   struct Live {
-    uint64_t bytes = 0;
-    uint32_t device_id = 0;
-    bool device_kind = false;
+    uint64_t bytes;
+    uint32_t device_id;
   };
-  std::unordered_map<uint64_t, Live> live;  // address -> allocation
+  std::unordered_map<uint64_t, Live> live;  // device-kind allocations by address
   std::map<uint32_t, DeviceMemorySeries> series;
   std::map<uint32_t, uint64_t> in_use;
+  auto step = [&](uint32_t device, uint64_t t) {
+    DeviceMemorySeries& s = series[device];
+    s.device_id = device;
+    const uint64_t bytes = in_use[device];
+    // Changes at the same instant are one step: where the sum settled.
+    if (!s.steps.empty() && s.steps.back().time_ns == t) {
+      s.steps.back().bytes = bytes;
+    } else {
+      s.steps.push_back({t, bytes});
+    }
+    s.peak_bytes = std::max(s.peak_bytes, bytes);
+  };
   for (size_t i : order) {
     const MemoryOp& op = ops[i];
-    const bool device_kind = op.memory_kind == MemoryKind::kDevice;
-    uint32_t device = op.device_id;
     if (op.operation == MemoryOperation::kAllocation) {
-      live[op.address] = Live{op.bytes, op.device_id, device_kind};
-      if (!device_kind) continue;
-      in_use[device] += op.bytes;
+      if (op.memory_kind != MemoryKind::kDevice) {
+        live.erase(op.address);  // an address reused by another kind is no longer device memory
+        continue;
+      }
+      live[op.address] = {op.bytes, op.device_id};
+      in_use[op.device_id] += op.bytes;
+      step(op.device_id, op.time_ns);
     } else if (op.operation == MemoryOperation::kRelease) {
       auto it = live.find(op.address);
       if (it == live.end()) continue;
-      const Live a = it->second;
+      uint64_t& used = in_use[it->second.device_id];
+      used -= std::min(used, it->second.bytes);
+      const uint32_t device = it->second.device_id;
       live.erase(it);
-      if (!a.device_kind) continue;
-      device = a.device_id;
-      uint64_t& used = in_use[device];
-      used -= std::min(used, a.bytes);
-    } else {
-      continue;
+      step(device, op.time_ns);
     }
-    DeviceMemorySeries& s = series[device];
-    s.device_id = device;
-    const uint64_t used = in_use[device];
-    // Changes at the same instant are one step: the chart shows where the sum settled.
-    if (!s.steps.empty() && s.steps.back().time_ns == op.time_ns) {
-      s.steps.back().bytes = used;
-    } else {
-      s.steps.push_back({op.time_ns, used});
-    }
-    s.peak_bytes = std::max(s.peak_bytes, used);
   }
   std::vector<DeviceMemorySeries> out;
   for (auto& [device, s] : series) out.push_back(std::move(s));
   return out;
+}
+
+MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& index) {
+  MemoryTimeline timeline;
+  timeline.pid = trace.header.pid;
+  timeline.file = trace.path;
+  timeline.origin_ns = trace.origin_ns;
+  timeline.end_ns = trace.end_ns();
+  timeline.devices = DeviceMemoryOverTime(trace.records);
+
+  // Failed allocations: outermost calls only (the driver call inside a failing cudaMalloc fails
+  // too, and is the same failure).
+  std::optional<CallSites> sites;
+  const std::vector<ApiCall>& calls = trace.records.api_calls;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const ApiCall& c = calls[i];
+    if (c.return_value != kOutOfMemory || index.IsNested(i)) continue;
+    const std::string& name = index.ApiName(c);
+    if (!IsAllocatingApi(name)) continue;
+    FailedAllocation f;
+    f.api = name;
+    f.start_ns = c.start_ns;
+    f.duration_ns = c.end_ns > c.start_ns ? c.end_ns - c.start_ns : 0;
+    f.thread_id = c.thread_id;
+    f.return_value = c.return_value;
+    if (c.stack_id != 0) {
+      if (!sites) sites.emplace(trace);
+      f.call_site = sites->Of(c.stack_id).Text();
+    }
+    for (const DeviceMemorySeries& d : timeline.devices) {
+      // The last step at or before the call's start.
+      auto after = std::upper_bound(d.steps.begin(), d.steps.end(), c.start_ns,
+                                    [](uint64_t t, const MemoryStep& s) { return t < s.time_ns; });
+      f.in_use.push_back({d.device_id, after == d.steps.begin() ? 0 : std::prev(after)->bytes});
+    }
+    timeline.failed.push_back(std::move(f));
+  }
+  std::stable_sort(timeline.failed.begin(), timeline.failed.end(),
+                   [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  return timeline;
 }
 
 }  // namespace libprof::analysis

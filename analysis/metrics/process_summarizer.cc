@@ -6,6 +6,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "analysis/metrics/unified_memory.h"
 #include "analysis/model/api_names.h"
 #include "analysis/model/call_sites.h"
 #include "analysis/model/kernel_names.h"
@@ -261,8 +262,29 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
     if (by_nvtx && !selection_.Inside(o.thread_id, o.start_ns, o.start_ns)) continue;
     ++events_;
   }
+  AddUnifiedMemory(r.unified_memory_counters);
   nesting_.ReleaseOld();  // before the join settles: decided calls feed it
   if (join_) join_->SettleOld();
+}
+
+// Migrations are device-side time no API call issued: rows of their own in the device table
+// (not in "GPU was busy", which is kernels, copies, memsets and graphs). They belong to no
+// thread, so --tid and --nvtx, which keep what a thread did, leave them out.
+void ProcessSummarizer::AddUnifiedMemory(const std::vector<UnifiedMemoryCounter>& records) {
+  if (corr_filter_) return;
+  for (const UnifiedMemoryCounter& u : records) {
+    if (window_filter_ && !InWindow(u.start_ns)) continue;
+    ++events_;
+    const UvmCounterKind k = u.counter_kind;
+    if (k != UvmCounterKind::kBytesHtoD && k != UvmCounterKind::kBytesDtoH &&
+        k != UvmCounterKind::kBytesDtoD) {
+      continue;
+    }
+    const auto [src, dst] = UvmProcessors(u);
+    UvmRow& row = uvm_rows_[UvmDirection(src, dst)];
+    row.stats.Add(u.end_ns > u.start_ns ? u.end_ns - u.start_ns : 0);
+    row.bytes += u.value;
+  }
 }
 
 uint32_t ProcessSummarizer::KernelRow(const Kernel& k) {
@@ -486,6 +508,14 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
     n.row.bytes += r.bytes;
   }
   for (auto& [name, n] : device) s.device.push_back(std::move(n.row));
+  for (const auto& [direction, u] : uvm_rows_) {
+    SummaryRow& row = s.device.emplace_back();
+    row.name = "[unified memory " + direction + "]";
+    row.kind = "uvm";
+    row.stats = u.stats;
+    row.has_bytes = true;
+    row.bytes = u.bytes;
+  }
   SortSummaryRows(&s.device);
 
   std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, CopyRow> copies;

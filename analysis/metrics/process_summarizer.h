@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +128,12 @@ class ProcessSummarizer {
     uint32_t callback_id = 0;
     int8_t noise = -1;  // IsNoiseApi of the name, once known
   };
+  // Unified-memory migrations of one direction: "[unified memory host → device]" device rows.
+  struct UvmRow {
+    Stats stats;
+    uint64_t bytes = 0;
+  };
+  void AddUnifiedMemory(const std::vector<UnifiedMemoryCounter>& records);
   struct NvtxRow {
     uint32_t domain_id = 0;
     uint32_t message_id = 0;
@@ -153,6 +160,7 @@ class ProcessSummarizer {
   bool window_filter_ = false;  // --from/--to
   bool corr_filter_ = false;    // --tid or --nvtx: device work follows its call
   uint64_t origin_ns_ = 0;
+  std::map<std::string, UvmRow> uvm_rows_;  // by direction (unified_memory.h UvmDirection)
   std::vector<Interval> record_window_;  // --from/--to: records must start in it
   std::vector<Interval> clip_;           // the analysed time as assumed while reading
   bool clip_all_ = true;                 // no filter: nothing to clip

@@ -164,6 +164,13 @@ ChromeEvent ChromeEvent::Metadata(std::string_view name, uint32_t pid, uint32_t 
   return e;
 }
 
+ChromeEvent ChromeEvent::Counter(std::string_view name, uint32_t pid, int64_t ts_ns,
+                                 const EventArgs* values) {
+  ChromeEvent e = Make('C', name, "", pid, 0, ts_ns);
+  e.args = values;
+  return e;
+}
+
 ChromeTraceWriter::ChromeTraceWriter(std::ostream* out, const EventArgs& other_data) : out_(*out) {
   out_ << "{\"displayTimeUnit\":\"ns\",\"otherData\":" << other_data.Json()
        << ",\"traceEvents\":[\n";

@@ -58,7 +58,7 @@ class EventArgs {
 // One trace event, made by the factory of its phase:
 //   'X' complete (ts, dur), 'i' instant on a thread, 'b'/'e' nestable async (id),
 //   's'/'f' flow start/finish (id; the finish binds to the enclosing slice, "bp":"e"),
-//   'M' metadata (no ts).
+//   'M' metadata (no ts), 'C' counter (its values are the args; one track per name and pid).
 // Strings are viewed, not copied: they must outlive the Write() call.
 struct ChromeEvent {
   static ChromeEvent Complete(std::string_view name, std::string_view category, uint32_t pid,
@@ -75,6 +75,8 @@ struct ChromeEvent {
                              uint32_t tid, int64_t ts_ns, uint64_t id);
   static ChromeEvent Metadata(std::string_view name, uint32_t pid, uint32_t tid,
                               const EventArgs* args);
+  static ChromeEvent Counter(std::string_view name, uint32_t pid, int64_t ts_ns,
+                             const EventArgs* values);
 
   ChromeEvent& WithArgs(const EventArgs* a) {
     args = a;

@@ -1,6 +1,7 @@
 #include "analysis/reports/memory_report.h"
 
 #include "analysis/reports/formats.h"
+#include "analysis/reports/unified_memory_report.h"
 #include "analysis/reports/table_renderer.h"
 #include "analysis/model/units.h"
 
@@ -155,10 +156,13 @@ std::string MemoryCsv(const std::vector<MemoryReport>& reports) {
   return out;
 }
 
-std::string MemoryJson(const std::vector<MemoryReport>& reports) {
+std::string MemoryJson(const std::vector<MemoryReport>& reports,
+                       const std::vector<UnifiedMemoryReport>* unified,
+                       const std::vector<MemoryTimeline>* timelines) {
   JsonWriter j;
   j.BeginObject().Key("processes").BeginArray();
-  for (const MemoryReport& r : reports) {
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const MemoryReport& r = reports[i];
     j.BeginObject().Field("pid", r.pid).Field("file", r.file);
     j.Key("apis").BeginArray();
     for (const MemoryApiStats& s : r.apis) {
@@ -204,7 +208,28 @@ std::string MemoryJson(const std::vector<MemoryReport>& reports) {
           .Field("sync_wait_ns", g.sync_wait_ns)
           .EndObject();
     }
-    j.EndArray().EndObject();
+    j.EndArray();
+    if (timelines != nullptr && i < timelines->size() && !(*timelines)[i].failed.empty()) {
+      j.Key("failed_allocations").BeginArray();
+      const MemoryTimeline& t = (*timelines)[i];
+      for (const FailedAllocation& f : t.failed) {
+        j.BeginObject()
+            .Field("api", f.api)
+            .Field("start_ns", f.start_ns > t.origin_ns ? f.start_ns - t.origin_ns : 0)
+            .Field("thread_id", f.thread_id)
+            .Field("return_value", static_cast<int64_t>(f.return_value))
+            .Field("call_site", f.call_site)
+            .Key("in_use")
+            .BeginArray();
+        for (const auto& [device, bytes] : f.in_use) {
+          j.BeginObject().Field("device_id", device).Field("bytes", bytes).EndObject();
+        }
+        j.EndArray().EndObject();
+      }
+      j.EndArray();
+    }
+    if (unified != nullptr && i < unified->size()) UnifiedMemoryJson((*unified)[i], j);
+    j.EndObject();
   }
   j.EndArray().EndObject();
   return j.str();

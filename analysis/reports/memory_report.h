@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "analysis/metrics/memory.h"
+#include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/unified_memory.h"
 
 namespace libprof::analysis {
 
@@ -16,7 +18,11 @@ namespace libprof::analysis {
 std::string MemoryTable(const std::vector<MemoryReport>& reports, size_t max_width);
 // Long format: section,pid,api,memory_kind,device_id,bytes,what,value.
 std::string MemoryCsv(const std::vector<MemoryReport>& reports);
-// {"processes": [{"pid", "file", "apis": [...], "devices": [...], "churn": [...]}]}.
-std::string MemoryJson(const std::vector<MemoryReport>& reports);
+// {"processes": [{"pid", "file", "apis": [...], "devices": [...], "churn": [...]}]}; with the
+// same processes' unified memory and timelines, a process also gets "failed_allocations" and
+// "unified_memory" (unified_memory_report.h) when it has some.
+std::string MemoryJson(const std::vector<MemoryReport>& reports,
+                       const std::vector<UnifiedMemoryReport>* unified = nullptr,
+                       const std::vector<MemoryTimeline>* timelines = nullptr);
 
 }  // namespace libprof::analysis

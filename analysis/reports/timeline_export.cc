@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/metrics/memory_timeline.h"
 #include "analysis/model/api_names.h"
 #include "analysis/reports/chrome_trace_writer.h"
 #include "analysis/model/kernel_names.h"
@@ -88,6 +89,7 @@ class ProcessExporter {
     WriteStartEndRanges();
     for (uint32_t op : op_order_) WriteDeviceOp(op);
     for (const auto& [f, lane] : gpu_findings_) WriteGpuFinding(*f, lane);
+    WriteMemoryCounters();
     return next_flow_;
   }
 
@@ -400,6 +402,20 @@ class ProcessExporter {
                                    static_cast<int64_t>(f.host_duration_ns))
                  .WithColor("terrible")
                  .WithArgs(&args));
+  }
+
+  // Device memory in use over time (memory_timeline.h): one counter track per device, a value at
+  // each change (Perfetto draws it as a step line).
+  void WriteMemoryCounters() {
+    const MemoryTimeline timeline = BuildMemoryTimeline(trace_, index_);
+    for (const DeviceMemorySeries& d : timeline.devices) {
+      const std::string name = "GPU " + std::to_string(d.device_id) + " memory in use";
+      for (const MemoryStep& step : d.steps) {
+        EventArgs values;
+        values.Add("bytes", step.bytes);
+        w_.Write(ChromeEvent::Counter(name, pid_, Ts(step.time_ns), &values));
+      }
+    }
   }
 
   const ProcessTrace& trace_;

@@ -191,9 +191,36 @@ struct OverlapDetails : DetailsBase {
   }
 };
 
+// uvm-gpu-page-faults, uvm-cpu-faults, uvm-thrashing (unified_memory_rules.h): what unified
+// memory did; each rule fills its own fields (the others stay empty and are not rendered).
+struct UnifiedMemoryDetails : DetailsBase {
+  std::string kernel;           // uvm-gpu-page-faults: the faulting kernel
+  uint64_t fault_groups = 0;    // GPU fault groups, or CPU faults
+  uint64_t migrated_bytes = 0;  // migrations those faults caused (to the device or the host)
+  uint64_t migrations = 0;
+  uint64_t migration_ns = 0;
+  std::string event;            // uvm-thrashing: "thrashing", "throttling", "remote map"
+  uint64_t events = 0;
+  std::string allocation;       // "cudaMallocManaged 256.00 MiB ← main (app)"; "" when unknown
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;  // the kernel or allocation
+  std::string_view GroupKey() const { return kernel.empty() ? event : kernel; }
+  template <class Out>
+  void Fields(Out&& out) const {
+    if (!allocation.empty()) out("allocation", allocation, FieldUse::kMemory);
+    if (!kernel.empty()) out("kernel", kernel, FieldUse::kTimeline);
+    if (fault_groups != 0) out("fault_groups", fault_groups, FieldUse::kTimeline);
+    if (!event.empty()) out("event", event, FieldUse::kTimeline);
+    if (events != 0) out("events", events, FieldUse::kTimeline);
+    if (migrations != 0) out("migrations", migrations, FieldUse::kMeasure);
+    if (migrated_bytes != 0) out("migrated_bytes", migrated_bytes, FieldUse::kTimeline);
+    if (migration_ns != 0) out("migration_ns", migration_ns, FieldUse::kMeasure);
+  }
+};
+
 using FindingDetails =
     std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
-                 IdleBreakdownDetails, AllocChurnDetails, OverlapDetails, StartUpDetails>;
+                 IdleBreakdownDetails, AllocChurnDetails, OverlapDetails, StartUpDetails,
+                 UnifiedMemoryDetails>;
 
 // The position of T in FindingDetails, for the registry (RuleInfo::details).
 template <class T, size_t I = 0>

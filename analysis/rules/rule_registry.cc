@@ -9,6 +9,7 @@
 #include "analysis/rules/memory_rules.h"
 #include "analysis/rules/overlap_rules.h"
 #include "analysis/rules/rule_details.h"
+#include "analysis/rules/unified_memory_rules.h"
 
 namespace libprof::analysis {
 namespace {
@@ -32,6 +33,11 @@ constexpr std::string_view kChurnFields[] = {
     "sync_wait_ns", "caching_saving_ns", "async_saving_ns"};
 constexpr std::string_view kOverlapFields[] = {"kernels", "serialised_by", "copies", "copy_ns",
                                                "kernel_ns"};
+constexpr std::string_view kUvmGpuFields[] = {"allocation", "kernel", "fault_groups",
+                                              "migrated_bytes", "migration_ns"};
+constexpr std::string_view kUvmCpuFields[] = {"allocation", "fault_groups", "migrations",
+                                              "migrated_bytes"};
+constexpr std::string_view kUvmThrashFields[] = {"event", "events", "migrated_bytes"};
 
 // The help lines are `profview findings --help`'s (a golden test pins them) and begin the
 // "reports" cell of USAGE.md's rules table (rule_registry_test checks it).
@@ -88,6 +94,18 @@ constexpr RuleInfo kRules[] = {
      "kernel time) minus what already overlapped) or by pageable memory (a copy that held the "
      "host, then a kernel on another stream: min of the two per pair)",
      DetailsIndex<OverlapDetails>(), kOverlapFields, FindOverlapFindings},
+    {RuleId::kUvmGpuPageFaults, "uvm-gpu-page-faults", RuleFamily::kPattern,
+     "a kernel's GPU page faults on managed memory made the driver migrate its data while it ran "
+     "(>= --min-wait): prefetch with cudaMemPrefetchAsync, or use device memory",
+     DetailsIndex<UnifiedMemoryDetails>(), kUvmGpuFields, FindUnifiedMemoryFindings},
+    {RuleId::kUvmCpuFaults, "uvm-cpu-faults", RuleFamily::kPattern,
+     "the CPU touched managed memory page by page: >= 32 CPU page faults on one allocation over "
+     ">= --min-wait",
+     DetailsIndex<UnifiedMemoryDetails>(), kUvmCpuFields, FindUnifiedMemoryFindings},
+    {RuleId::kUvmThrashing, "uvm-thrashing", RuleFamily::kPattern,
+     "the driver reported thrashing, throttling or remote maps of managed memory between "
+     "processors",
+     DetailsIndex<UnifiedMemoryDetails>(), kUvmThrashFields, FindUnifiedMemoryFindings},
 };
 
 constexpr bool InRuleIdOrder() {
@@ -97,7 +115,7 @@ constexpr bool InRuleIdOrder() {
   return true;
 }
 static_assert(InRuleIdOrder(), "kRules must list the rules in RuleId order");
-static_assert(std::size(kRules) == static_cast<size_t>(RuleId::kNoOverlapDefaultStream) + 1,
+static_assert(std::size(kRules) == static_cast<size_t>(RuleId::kUvmThrashing) + 1,
               "every RuleId needs its entry in kRules");
 
 // The ids of --help's rule list are padded to this width (the longest but one), so that the

@@ -44,6 +44,9 @@ enum class RuleId : uint8_t {
   kStartUp,
   kAllocChurn,
   kNoOverlapDefaultStream,
+  kUvmGpuPageFaults,
+  kUvmCpuFaults,
+  kUvmThrashing,
 };
 
 // What a rule's time lost (Finding::blocked_ns) is, which says how reports add it up.

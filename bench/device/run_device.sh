@@ -10,11 +10,12 @@
 #   exit       launch_loop, 500k launches (about 1M records): time from its last CUDA call to the
 #              process end; libprof-buffered keeps the records in memory until exit
 #   copy, long 64 MiB copies / 20 x 50 ms kernels: none / libprof (should be lost in the noise)
+#   uvm        launch_loop: none / libprof / libprof with the `uvm` kind (CASES=uvm only)
 # After each libprof run, `profview summary` gives the records and drops; the file size gives
 # bytes per record. A run that fails or times out shows FAILED (SKIPPED past BUDGET_S).
 #
 # Usage (repository root of the carried tree): bench/device/run_device.sh
-# Environment: CASES (launch,torch,exit,copy,size: which parts to run; e.g. CASES=launch,torch for
+# Environment: CASES (launch,torch,exit,copy,size, and uvm (not by default): which parts to run; e.g. CASES=launch,torch for
 # the call-stack cost alone), ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (430: no run
 # starts later, none runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
 # EXIT_LAUNCHES (500000).
@@ -65,6 +66,9 @@ set_config() {
     libprof-buffered) env_vars=("$how=$lib" LIBPROF_FLUSH_INTERVAL_MS=600000) ;;
     libprof-bt-none) env_vars=("$how=$lib" LIBPROF_BACKTRACE=none) ;;
     libprof-bt-all) env_vars=("$how=$lib" LIBPROF_BACKTRACE=all) ;;
+    # The default kinds plus `uvm`: what the unified-memory counters cost a program without them.
+    libprof-uvm) env_vars=("$how=$lib"
+                           LIBPROF_TRACE=runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead,uvm) ;;
   esac
 }
 
@@ -140,6 +144,18 @@ if wanted launch; then
     for c in $(rotated 6 $r none floor libprof libprof-all libprof-bt-none libprof-bt-all); do
       set_config "$c"
       measure "$c" "$r" 180 launch=us_per_launch "$loop" "$launches"
+    done
+  done
+fi
+
+# The unified-memory counters (LIBPROF_TRACE uvm) in a program with no managed memory: libprof
+# without and with the kind, side by side (the exit column shows what it costs at exit).
+if wanted uvm; then
+  echo "== uvm: launch loop, $launches launches, $cpp_rounds rounds, libprof with and without uvm"
+  for (( r = 1; r <= cpp_rounds; ++r )); do
+    for c in $(rotated 3 $r none libprof libprof-uvm); do
+      set_config "$c"
+      measure "$c" "$r" 180 uvm-launch=us_per_launch "$loop" "$launches"
     done
   done
 fi

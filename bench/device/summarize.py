@@ -18,9 +18,9 @@ import statistics
 import sys
 
 UNITS = {"launch": "us/launch", "torch-add": "us/op", "torch-mlp": "us/step", "exit": "ms",
-         "copy": "ms", "long": "ms"}
-CONFIGS = ["none", "floor", "libprof-bt-none", "libprof", "libprof-bt-all", "libprof-all",
-           "libprof-buffered", "kineto-cpu-cuda", "kineto-cuda"]
+         "copy": "ms", "long": "ms", "uvm-launch": "us/launch"}
+CONFIGS = ["none", "floor", "libprof-bt-none", "libprof", "libprof-uvm", "libprof-bt-all",
+           "libprof-all", "libprof-buffered", "kineto-cpu-cuda", "kineto-cuda"]
 REFERENCE = {"launch": "floor", "torch-add": "kineto-cpu-cuda", "torch-mlp": "kineto-cpu-cuda"}
 
 

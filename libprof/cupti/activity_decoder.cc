@@ -147,6 +147,9 @@ bool ActivityDecoder::Decode(const CUpti_Activity* record, TraceRecords* out) {
       case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
         DecodeGraphTrace(As<CUpti_ActivityGraphTrace2>(record), out);
         break;
+      case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+        DecodeUnifiedMemory(As<CUpti_ActivityUnifiedMemoryCounter3>(record), out);
+        break;
       default:
         ++stats_.unknown_kinds;
         stats_.last_unknown_kind = static_cast<uint32_t>(record->kind);
@@ -387,6 +390,33 @@ void ActivityDecoder::DecodeGraphTrace(const CUpti_ActivityGraphTrace2& r, Trace
   graph.device_id = r.deviceId;
   graph.stream_id = r.streamId;
   out->graph_traces.push_back(graph);
+}
+
+// Reads only the fields UnifiedMemoryCounter2 (every CUPTI of CUDA 12) has at the same offsets;
+// Counter3's `processors` bitmask adds nothing below 32 devices (srcId holds it there).
+void ActivityDecoder::DecodeUnifiedMemory(const CUpti_ActivityUnifiedMemoryCounter3& r,
+                                          TraceRecords* out) {
+  UnifiedMemoryCounter counter;
+  // Kept as CUPTI gives it: a kind newer than this build is the analysis' to skip.
+  counter.counter_kind = static_cast<UvmCounterKind>(r.counterKind);
+  counter.value = r.value;
+  counter.start_ns = r.start;
+  // cupti_activity.h: "Ignore this field [end]" for CPU faults, thrashing and remote maps.
+  const bool has_end = counter.counter_kind != UvmCounterKind::kCpuPageFault &&
+                       counter.counter_kind != UvmCounterKind::kThrashing &&
+                       counter.counter_kind != UvmCounterKind::kRemoteMap;
+  counter.end_ns = has_end && r.end > r.start ? r.end : r.start;
+  counter.address = r.address;
+  // srcId is to be ignored for CPU faults (the faulting processor is the CPU: said so) and dstId
+  // for faults, thrashing and throttling (0 there, rather than whatever CUPTI left).
+  const bool fault = counter.counter_kind == UvmCounterKind::kCpuPageFault ||
+                     counter.counter_kind == UvmCounterKind::kGpuPageFault;
+  const bool has_dst = !fault && counter.counter_kind != UvmCounterKind::kThrashing &&
+                       counter.counter_kind != UvmCounterKind::kThrottling;
+  counter.src_device_id = counter.counter_kind == UvmCounterKind::kCpuPageFault ? kUvmCpu : r.srcId;
+  counter.dst_device_id = has_dst ? r.dstId : 0;
+  counter.flags = r.flags;
+  out->unified_memory_counters.push_back(counter);
 }
 
 uint32_t ActivityDecoder::OverheadNameId(uint32_t overhead_kind) {

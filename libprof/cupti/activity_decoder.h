@@ -59,6 +59,7 @@ class ActivityDecoder {
   void DecodeMemory(const CUpti_ActivityMemory4& r, TraceRecords* out);
   void DecodeOverhead(CUpti_ActivityOverhead3& r, TraceRecords* out);
   void DecodeGraphTrace(const CUpti_ActivityGraphTrace2& r, TraceRecords* out);
+  void DecodeUnifiedMemory(const CUpti_ActivityUnifiedMemoryCounter3& r, TraceRecords* out);
   uint32_t OverheadNameId(uint32_t overhead_kind);
 
   RecordLayout layout_;

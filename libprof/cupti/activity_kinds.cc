@@ -1,6 +1,28 @@
 #include "libprof/cupti/activity_kinds.h"
 
+#include "libprof/cupti/unified_memory_counters.h"
+
 namespace libprof {
+namespace {
+
+// CUPTI refuses UNIFIED_MEMORY_COUNTER records until their counters are configured, and refuses
+// the configuration (CUPTI_ERROR_NOT_READY, measured on an H100 with CUDA 13.0) until the driver
+// is initialised: inside InitializeInjection, which runs in cuInit, it is not yet. A partial
+// refusal is a warning (the rest is recorded); a full one leaves the kind off.
+PrepareResult PrepareUnifiedMemory(const CuptiApi& api, std::string* warning) {
+  const UnifiedMemoryConfigResult result = ConfigureUnifiedMemoryCounters(api);
+  if (result.not_ready) return PrepareResult::kNotYet;
+  if (!result.refused.empty()) {
+    *warning = result.configured == 0
+                   ? "this CUPTI cannot record unified memory: " + result.refused
+                   : "this CUPTI cannot record these unified-memory counters (the others are "
+                     "recorded): " +
+                         result.refused;
+  }
+  return result.configured > 0 ? PrepareResult::kReady : PrepareResult::kRefused;
+}
+
+}  // namespace
 
 std::vector<ActivityKindToEnable> DataActivityKinds(const RecordKinds& k) {
   std::vector<ActivityKindToEnable> out;
@@ -26,6 +48,10 @@ std::vector<ActivityKindToEnable> DataActivityKinds(const RecordKinds& k) {
   if (k.overhead) add(CUPTI_ACTIVITY_KIND_OVERHEAD, "profiler overhead");
   // After CONCURRENT_KERNEL: it replaces per-node records of graph launches.
   if (k.graph_trace) add(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches");
+  if (k.uvm) {
+    out.push_back(
+        {CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, "unified memory", &PrepareUnifiedMemory});
+  }
   return out;
 }
 

@@ -53,6 +53,8 @@ struct CuptiApi {
       cuptiActivityEnableCudaEventDeviceTimestamps = nullptr;
   decltype(&::cuptiGetDeviceId) cuptiGetDeviceId = nullptr;
   decltype(&::cuptiGetContextId) cuptiGetContextId = nullptr;
+  decltype(&::cuptiActivityConfigureUnifiedMemoryCounter)
+      cuptiActivityConfigureUnifiedMemoryCounter = nullptr;
 
   std::string path;      // the file the functions come from, as the dynamic linker names it
   uint32_t version = 0;  // cuptiGetVersion of that file

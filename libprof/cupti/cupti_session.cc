@@ -15,6 +15,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "libprof/backtrace/blocking_apis.h"
@@ -76,6 +77,8 @@ class CuptiSession : public CaptureSession {
   bool Check(CUptiResult result, const char* what);
   std::string ResultString(CUptiResult result) const;
   void EnableKinds(const Settings& settings);
+  void EnablePrepared(const ActivityKindToEnable& kind);  // under kinds_mutex_
+  void OnContextCreated();
   static void WarnIfTorchProfilerPresent();
   // cuptiActivityFlushAll: completed buffers only, or everything (end of recording).
   void Flush(bool forced);
@@ -110,6 +113,10 @@ class CuptiSession : public CaptureSession {
   std::mutex kinds_mutex_;
   std::vector<CUpti_ActivityKind> enabled_;
   size_t metadata_kinds_ = 0;
+  std::set<CUpti_ActivityKind> warned_kinds_;  // whose `prepare` warning was logged
+  // Kinds whose set-up needs an initialised driver, until the first context is created.
+  std::vector<ActivityKindToEnable> waiting_for_context_;
+  bool watching_contexts_ = false;  // the CONTEXT_CREATED callback is on
   bool capturing_ = false;
   std::atomic<bool> capturing_now_{false};  // capturing_, for the API callbacks
   // LIBPROF_BACKTRACE: the stack recorder, and per domain (runtime, driver) which callback ids
@@ -315,9 +322,51 @@ void CuptiSession::Enable(CUpti_ActivityKind kind, const char* name) {
 }
 
 void CuptiSession::EnableKinds(const Settings& settings) {
-  for (const ActivityKindToEnable& kind : DataActivityKinds(settings.kinds)) {
+  for (const ActivityKindToEnable& kind : DataActivityKinds(settings.kinds)) EnablePrepared(kind);
+}
+
+// Runs the kind's set-up, if any, then enables it. A kind with a set-up step may need an
+// initialised driver, for the set-up or for cuptiActivityEnable itself (both answered
+// CUPTI_ERROR_NOT_READY inside cuInit for UNIFIED_MEMORY_COUNTER on an H100, CUDA 13.0): it then
+// waits for the first context (OnCallback, CUPTI_CBID_RESOURCE_CONTEXT_CREATED).
+void CuptiSession::EnablePrepared(const ActivityKindToEnable& kind) {
+  if (kind.prepare == nullptr) {
     Enable(kind.kind, kind.what);
+    return;
   }
+  std::string warning;
+  const PrepareResult prepared = kind.prepare(*api_, &warning);
+  // Once per recording: capture ranges enable the kinds again each time they open.
+  if (!warning.empty() && warned_kinds_.insert(kind.kind).second) Log().warn("{}", warning);
+  if (prepared == PrepareResult::kRefused) return;
+  if (prepared == PrepareResult::kReady) {
+    const CUptiResult result = api_->cuptiActivityEnable(kind.kind);
+    if (result == CUPTI_SUCCESS) {
+      enabled_.push_back(kind.kind);
+      return;
+    }
+    if (result != CUPTI_ERROR_NOT_READY) {
+      Log().warn("this CUPTI cannot record {} ({})", kind.what, ResultString(result));
+      return;
+    }
+  }
+  waiting_for_context_.push_back(kind);
+  if (!watching_contexts_) {
+    watching_contexts_ = api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                                                   CUPTI_CBID_RESOURCE_CONTEXT_CREATED) ==
+                         CUPTI_SUCCESS;
+    if (!watching_contexts_) Log().warn("this CUPTI cannot record {}", kind.what);
+  }
+}
+
+// A context exists, so the driver is initialised: the kinds that waited for it are set up now
+// (while recording; a later SetRecording(true) sets them up itself).
+void CuptiSession::OnContextCreated() {
+  std::lock_guard<std::mutex> lock(kinds_mutex_);
+  std::vector<ActivityKindToEnable> waiting;
+  waiting.swap(waiting_for_context_);
+  if (stopped_ || fatal_.load() || !capturing_) return;
+  for (const ActivityKindToEnable& kind : waiting) EnablePrepared(kind);
 }
 
 void CuptiSession::SetRecording(bool on) {
@@ -342,6 +391,7 @@ void CuptiSession::SetRecording(bool on) {
       api_->cuptiActivityDisable(enabled_[i]);
     }
     enabled_.resize(metadata_kinds_);
+    waiting_for_context_.clear();
     Log().debug("not recording CUDA activity");
   }
 }
@@ -480,6 +530,14 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
         if (self->active_.load()) self->api_->cuptiActivityFlushAll(0);
         self->RequestWriterFlush();
       }
+    } catch (...) {
+    }
+    return;
+  }
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED) return;
+    try {
+      self->OnContextCreated();
     } catch (...) {
     }
     return;

@@ -55,7 +55,7 @@ std::vector<std::string> CheckChromeTrace(const Json& document) {
   std::map<std::pair<std::string, uint64_t>, std::vector<const Json*>> async_begins, async_ends;
   std::set<int64_t> pids, named_pids;
   std::set<Track> tracks, named_tracks;
-  const std::set<std::string> phases = {"X", "i", "s", "f", "b", "e", "M"};
+  const std::set<std::string> phases = {"X", "i", "s", "f", "b", "e", "M", "C"};
 
   for (size_t i = 0; i < events.size(); ++i) {
     const Json& e = events[i];
@@ -85,6 +85,15 @@ std::vector<std::string> CheckChromeTrace(const Json& document) {
       continue;
     }
     const int64_t ts = Nanos(e["ts"]);
+    if (ph == "C") {
+      // A counter: its values are the args, numbers all (Perfetto draws one track per name).
+      bool numeric = e.contains("args") && e["args"].is_object() && !e["args"].empty();
+      if (numeric) {
+        for (const auto& [key, value] : e["args"].items()) numeric = numeric && value.is_number();
+      }
+      if (!numeric) problems.push_back(Where(i, e) + ": counter without numeric args");
+      continue;
+    }
     if (ph == "X" || ph == "i" || ph == "s" || ph == "f") tracks.insert(track);
     if (ph == "X" || ph == "i") {
       auto [it, first] = last_ts.try_emplace(track, ts);

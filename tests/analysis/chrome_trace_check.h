@@ -13,8 +13,8 @@ namespace libprof::analysis::testing {
 
 // Every problem found, one line each (empty when the document is well formed):
 // - the document is an object with "traceEvents" (array) and "displayTimeUnit": "ns";
-// - each event has string "ph" (X i s f b e M) and "name", integer "pid" and "tid"; all but M a
-//   numeric "ts"; X a "dur" >= 0;
+// - each event has string "ph" (X i s f b e M C) and "name", integer "pid" and "tid"; all but M a
+//   numeric "ts"; X a "dur" >= 0; C (a counter) args whose values are all numbers;
 // - per (pid, tid), X and i events come in non-decreasing ts and the X slices nest strictly;
 // - each flow id has one "s" and one "f" (same name and category, "bp":"e"), each inside an X
 //   slice of its own track;

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   t::OverlapScenario().Write(dir + "/overlap.pb");
   t::CallSitesScenario().Write(dir + "/callsites.pb");
   t::StartUpScenario().Write(dir + "/startup.pb");
+  t::UnifiedMemoryScenario().Write(dir + "/unified_memory.pb");
   t::TraceBuilder empty(9191);
   empty.SetEnd(100);
   empty.Write(dir + "/empty.pb");

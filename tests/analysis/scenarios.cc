@@ -383,6 +383,90 @@ TraceBuilder TrainingStepsScenario(int steps, bool blocking_readback, uint32_t p
   return b;
 }
 
+namespace {
+
+UnifiedMemoryCounter Uvm(UvmCounterKind kind, uint64_t value, double start_us, double end_us,
+                         uint64_t address, uint32_t src, uint32_t dst, uint32_t flags = 0) {
+  return {.counter_kind = kind,
+          .value = value,
+          .start_ns = Us(start_us),
+          .end_ns = Us(end_us),
+          .address = address,
+          .src_device_id = src,
+          .dst_device_id = dst,
+          .flags = flags};
+}
+
+void Allocation(TraceBuilder& b, uint64_t corr, MemoryKind kind, uint64_t address, uint64_t bytes,
+                double at_us, uint32_t device = 0) {
+  MemoryOp op;
+  op.operation = MemoryOperation::kAllocation;
+  op.memory_kind = kind;
+  op.address = address;
+  op.bytes = bytes;
+  op.time_ns = Us(at_us);
+  op.correlation_id = corr;
+  op.device_id = device;
+  b.records().memory_ops.push_back(op);
+}
+
+}  // namespace
+
+TraceBuilder UnifiedMemoryScenario() {
+  constexpr uint64_t kMiB = 1 << 20;
+  constexpr uint64_t kManaged = 0x7f0000000000;
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  auto& u = b.records().unified_memory_counters;
+  // 1 GiB of device memory, then the 256 MiB managed buffer.
+  Allocation(b, b.Api("cudaMalloc", 10, 20), MemoryKind::kDevice, 0x500000000, 1024 * kMiB, 10);
+  Allocation(b, b.Api("cudaMallocManaged", 30, 40), MemoryKind::kManaged, kManaged, 256 * kMiB, 30);
+  // The host touches it (no record: the pages start on the host), then "touch" runs on GPU 0
+  // [1000, 13000) µs: 128 fault records of 2 groups each, and 128 host→device migrations of
+  // 2 MiB, 80 µs each, back to back from 1100 µs (10.24 ms in all).
+  b.Launch("touch", 900, 910, 1000, 13000, 7);
+  for (int i = 0; i < 128; ++i) {
+    const double t = 1100 + 80.0 * i;
+    u.push_back(Uvm(UvmCounterKind::kGpuPageFault, 2, t - 5, t, kManaged + i * 2 * kMiB, 0, 0, 1));
+    u.push_back(Uvm(UvmCounterKind::kBytesHtoD, 2 * kMiB, t, t + 80, kManaged + i * 2 * kMiB,
+                    kUvmCpu, 0, 2));
+  }
+  // A fault group while no kernel runs on GPU 0.
+  u.push_back(Uvm(UvmCounterKind::kGpuPageFault, 1, 14000, 14010, kManaged, 0, 0, 1));
+  // "other" on GPU 1 [15000, 16000) µs, with 3 fault groups of its own at 15100 µs.
+  b.Launch("other", 14900, 14910, 15000, 16000, 7);
+  b.records().kernels.back().shape.device_id = 1;
+  u.push_back(Uvm(UvmCounterKind::kGpuPageFault, 3, 15100, 15120, kManaged + 4096, 1, 0, 1));
+  // "tail" on GPU 0 [17000, 18000) µs; a fault group from 17990 to 18100 µs: started inside it.
+  b.Launch("tail", 16900, 16910, 17000, 18000, 7);
+  u.push_back(Uvm(UvmCounterKind::kGpuPageFault, 4, 17990, 18100, kManaged + 8192, 0, 0, 2));
+  // The host reads it back: 64 CPU faults from 20000 to 26300 µs, each followed by a 4 MiB
+  // device→host migration of 50 µs.
+  for (int i = 0; i < 64; ++i) {
+    const double t = 20000 + 100.0 * i;
+    u.push_back(Uvm(UvmCounterKind::kCpuPageFault, 0x401000, t, t, kManaged + i * 4 * kMiB,
+                    kUvmCpu, 0));
+    u.push_back(Uvm(UvmCounterKind::kBytesDtoH, 4 * kMiB, t + 10, t + 60, kManaged + i * 4 * kMiB,
+                    0, kUvmCpu, 2));
+  }
+  // Thrashing between GPUs 0 and 1 (mask 0b11) three times over 400 µs, one throttling of GPU 1.
+  for (int i = 0; i < 3; ++i) {
+    u.push_back(Uvm(UvmCounterKind::kThrashing, 64 * 1024, 30000 + 200.0 * i, 30000 + 200.0 * i,
+                    kManaged, 0b11, 0));
+  }
+  u.push_back(Uvm(UvmCounterKind::kThrottling, 0, 30500, 30700, kManaged, 1, 0));
+  // From a newer writer.
+  u.push_back(Uvm(static_cast<UvmCounterKind>(42), 7, 31000, 31000, 0, 0, 0));
+  // cudaMalloc of 80 GiB fails: 1 GiB in use on device 0.
+  const uint64_t failed = b.Api("cudaMalloc", 32000, 32050);
+  for (ApiCall& c : b.records().api_calls) {
+    if (c.correlation_id == failed) c.return_value = 2;
+  }
+  b.SetEnd(33000);
+  return b;
+}
+
 }  // namespace libprof::analysis::testing
 
 namespace libprof::analysis::testing {

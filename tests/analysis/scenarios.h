@@ -61,4 +61,12 @@ TraceBuilder TrainingStepsScenario(int steps, bool blocking_readback, uint32_t p
 // scenarios.cc.
 TraceBuilder StartUpScenario();
 
+// Unified memory (LIBPROF_TRACE uvm), hand-computable (see scenarios.cc): a 256 MiB managed
+// buffer faulted over to GPU 0 by kernel "touch" (fault groups and 256 MiB host→device inside
+// it), a fault group between kernels, a kernel on GPU 1 with faults of its own, a fault group
+// that starts in kernel "tail" and ends after it; 64 CPU faults pulling 64 × 4 MiB back;
+// three thrashing events and one throttling; one record of a counter kind from a newer writer;
+// a cudaMalloc that fails with out of memory while 1 GiB of device memory is in use.
+TraceBuilder UnifiedMemoryScenario();
+
 }  // namespace libprof::analysis::testing

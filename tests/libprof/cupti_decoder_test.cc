@@ -597,6 +597,101 @@ TEST_F(DecoderTest, GraphTrace) {
   EXPECT_EQ(out_.graph_traces.at(0), (GraphTrace{2, 1000, 9000, 80, 1, 14}));
 }
 
+// Proves unified-memory counter records keep kind, value, span, address, processors and flags;
+// that ends and processor ids CUPTI says to ignore are not kept; and that a counter kind newer
+// than this build is kept as CUPTI gave it (the analysis skips it with a warning).
+TEST_F(DecoderTest, UnifiedMemoryCounters) {
+  auto htod = Make<CUpti_ActivityUnifiedMemoryCounter3>(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  htod.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
+  htod.value = 2 << 20;
+  htod.start = 1000;
+  htod.end = 3000;
+  htod.address = 0x7f0000200000;
+  htod.srcId = CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID;
+  htod.dstId = 1;
+  htod.streamId = 77;  // "invalid" per cupti_activity.h: not kept
+  htod.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
+  ASSERT_TRUE(Decode(&htod));
+  EXPECT_EQ(out_.unified_memory_counters.at(0),
+            (UnifiedMemoryCounter{.counter_kind = UvmCounterKind::kBytesHtoD,
+                                  .value = 2 << 20,
+                                  .start_ns = 1000,
+                                  .end_ns = 3000,
+                                  .address = 0x7f0000200000,
+                                  .src_device_id = kUvmCpu,
+                                  .dst_device_id = 1,
+                                  .flags = 2}));
+
+  auto gpu_fault =
+      Make<CUpti_ActivityUnifiedMemoryCounter3>(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  gpu_fault.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT;
+  gpu_fault.value = 5;  // fault groups
+  gpu_fault.start = 900;
+  gpu_fault.end = 1400;
+  gpu_fault.address = 0x7f0000200000;
+  gpu_fault.srcId = 1;
+  gpu_fault.dstId = 12345;  // to be ignored for faults
+  gpu_fault.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_ACCESS_TYPE_WRITE;
+  ASSERT_TRUE(Decode(&gpu_fault));
+  EXPECT_EQ(out_.unified_memory_counters.at(1),
+            (UnifiedMemoryCounter{.counter_kind = UvmCounterKind::kGpuPageFault,
+                                  .value = 5,
+                                  .start_ns = 900,
+                                  .end_ns = 1400,
+                                  .address = 0x7f0000200000,
+                                  .src_device_id = 1,
+                                  .dst_device_id = 0,
+                                  .flags = 2}));
+
+  // A CPU fault has no end and no processor ids (its value is the faulting PC).
+  auto cpu_fault =
+      Make<CUpti_ActivityUnifiedMemoryCounter3>(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  cpu_fault.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT;
+  cpu_fault.value = 0x401234;
+  cpu_fault.start = 5000;
+  cpu_fault.end = 4;  // garbage
+  cpu_fault.srcId = 3;
+  cpu_fault.dstId = 3;
+  ASSERT_TRUE(Decode(&cpu_fault));
+  const UnifiedMemoryCounter& cpu = out_.unified_memory_counters.at(2);
+  EXPECT_EQ(cpu.counter_kind, UvmCounterKind::kCpuPageFault);
+  EXPECT_EQ(cpu.value, 0x401234u);
+  EXPECT_EQ(cpu.end_ns, 5000u);
+  EXPECT_EQ(cpu.src_device_id, kUvmCpu);
+  EXPECT_EQ(cpu.dst_device_id, 0u);
+
+  // Thrashing: srcId is the bitmask of the devices fighting; no end, no destination.
+  auto thrash =
+      Make<CUpti_ActivityUnifiedMemoryCounter3>(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  thrash.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING;
+  thrash.value = 64 << 10;
+  thrash.start = 7000;
+  thrash.end = 9000;
+  thrash.srcId = 0b11;
+  thrash.dstId = 1;
+  thrash.flags = CUPTI_ACTIVITY_FLAG_THRASHING_IN_CPU;
+  ASSERT_TRUE(Decode(&thrash));
+  const UnifiedMemoryCounter& t = out_.unified_memory_counters.at(3);
+  EXPECT_EQ(t.end_ns, 7000u);
+  EXPECT_EQ(t.src_device_id, 0b11u);
+  EXPECT_EQ(t.dst_device_id, 0u);
+  EXPECT_EQ(t.flags, 1u);
+
+  auto newer =
+      Make<CUpti_ActivityUnifiedMemoryCounter3>(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  newer.counterKind = static_cast<CUpti_ActivityUnifiedMemoryCounterKind>(
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT + 3);
+  newer.start = 10;
+  newer.end = 5;  // before start: kept as an instant
+  ASSERT_TRUE(Decode(&newer));
+  const UnifiedMemoryCounter& n = out_.unified_memory_counters.at(4);
+  EXPECT_EQ(static_cast<uint32_t>(n.counter_kind),
+            static_cast<uint32_t>(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT + 3));
+  EXPECT_FALSE(IsKnown(n.counter_kind));
+  EXPECT_EQ(n.end_ns, 10u);
+  EXPECT_EQ(out_.RecordCount(), 5u);
+}
+
 // Proves kinds the decoder does not handle are counted and skipped, and that a CUPTI too old to
 // decode yields nothing.
 TEST_F(DecoderTest, UnknownKindsAndUnsupportedLayout) {

@@ -111,6 +111,10 @@ TEST(SettingsTest, TraceGroups) {
   EXPECT_TRUE(all.kinds.nvtx && all.kinds.kernels);
   Settings with_graph = Parse({{"LIBPROF_TRACE", "cuda,nvtx,graph"}}, &warnings);
   EXPECT_TRUE(with_graph.kinds.graph_trace && with_graph.kinds.nvtx && with_graph.kinds.kernels);
+  // uvm is off by default and in no alias: named, it adds to them.
+  EXPECT_FALSE(all.kinds.uvm);
+  Settings with_uvm = Parse({{"LIBPROF_TRACE", "all,uvm"}}, &warnings);
+  EXPECT_TRUE(with_uvm.kinds.uvm && with_uvm.kinds.nvtx && with_uvm.kinds.kernels);
   EXPECT_TRUE(warnings.empty());
 }
 
@@ -119,7 +123,7 @@ TEST(SettingsTest, TraceGroups) {
 // defaults and the header's spelling come from the same rows.
 TEST(SettingsTest, TraceKindsComeFromOneTable) {
   EXPECT_EQ(CaptureKindWords(" "),
-            "cuda all runtime driver kernel memcpy memset sync memory nvtx overhead graph");
+            "cuda all runtime driver kernel memcpy memset sync memory nvtx overhead graph uvm");
   std::vector<std::string> warnings;
   for (const CaptureKindName& kind : kCaptureKinds) {
     Settings s = Parse({{"LIBPROF_TRACE", kind.name}}, &warnings);
@@ -130,7 +134,7 @@ TEST(SettingsTest, TraceKindsComeFromOneTable) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0],
             "LIBPROF_TRACE=kernel,bogus: unknown kind 'bogus' (known: cuda, all, runtime, driver, "
-            "kernel, memcpy, memset, sync, memory, nvtx, overhead, graph); using the default set");
+            "kernel, memcpy, memset, sync, memory, nvtx, overhead, graph, uvm); using the default set");
   EXPECT_EQ(Settings().ToMap()["LIBPROF_TRACE"],
             "runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead");
 }

@@ -254,6 +254,25 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                             .function_offset = 0x34});
   r.stack_frames.push_back({.id = 2 + 2 * salt, .address = 0x401000});  // unknown module
   r.call_stacks.push_back({.id = 1 + salt, .frame_ids = {1 + 2 * salt, 2 + 2 * salt, 1}});
+  // A migration to the CPU (processor id 0xFFFFFFFF: the widest varint) and a fault group
+  // without an end; then a counter kind from a newer writer, which must survive as read.
+  r.unified_memory_counters.push_back({.counter_kind = UvmCounterKind::kBytesDtoH,
+                                       .value = (64u << 10) + salt,
+                                       .start_ns = t + 2100,
+                                       .end_ns = t + 2900,
+                                       .address = 0x7f1000000000ull + salt,
+                                       .src_device_id = 1,
+                                       .dst_device_id = kUvmCpu,
+                                       .flags = 2});
+  r.unified_memory_counters.push_back({.counter_kind = UvmCounterKind::kGpuPageFault,
+                                       .value = 3,
+                                       .start_ns = t + 2050,
+                                       .end_ns = t + 2050,
+                                       .address = 0x7f1000200000ull,
+                                       .src_device_id = 1,
+                                       .flags = 2});
+  r.unified_memory_counters.push_back(
+      {.counter_kind = static_cast<UvmCounterKind>(42), .value = 1, .start_ns = t + 2200});
   return r;
 }
 

@@ -228,6 +228,15 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                 {"correlation_delta", graph_trace::kCorrelationDelta},
                 {"device_id", graph_trace::kDeviceId},
                 {"stream_id", graph_trace::kStreamId}});
+  ExpectFields(trace::UnifiedMemoryCounter::descriptor(),
+               {{"counter_kind", unified_memory_counter::kCounterKind},
+                {"value", unified_memory_counter::kValue},
+                {"start_delta_ns", unified_memory_counter::kStartDeltaNs},
+                {"duration_ns", unified_memory_counter::kDurationNs},
+                {"address", unified_memory_counter::kAddress},
+                {"src_device_id", unified_memory_counter::kSrcDeviceId},
+                {"dst_device_id", unified_memory_counter::kDstDeviceId},
+                {"flags", unified_memory_counter::kFlags}});
   ExpectFields(trace::RuntimeInfo::descriptor(),
                {{"cuda_runtime_version", runtime_info::kCudaRuntimeVersion}});
   ExpectFields(trace::DropReport::descriptor(), {{"source", drop_report::kSource},
