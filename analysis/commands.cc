@@ -1,5 +1,6 @@
 #include "analysis/commands.h"
 
+#include "analysis/reports/collectives_report.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/reports/memory_report.h"
@@ -13,6 +14,7 @@
 #include "analysis/reports/timeline_export.h"
 #include "analysis/reports/trace_listing.h"
 #include "analysis/model/units.h"
+#include "analysis/rules/rank_rules.h"
 
 namespace libprof::analysis {
 namespace {
@@ -64,7 +66,24 @@ std::expected<std::string, std::string> RunSummary(const CommandOptions& options
     case OutputFormat::kTable:
       break;
   }
-  return SummaryTable(report->parts, report->total, options.terminal_width);
+  std::string text = SummaryTable(report->parts, report->total, options.terminal_width);
+  // NCCL's ranges were seen: the collectives table too, from a second read of those traces
+  // (the summary streams its files; collectives need each process's index).
+  bool nccl = false;
+  for (const Summary& part : report->parts) {
+    for (const SummaryRow& row : part.nvtx) nccl |= row.domain == "NCCL";
+  }
+  if (!nccl) return text;
+  std::vector<ProcessCollectives> collectives;
+  std::vector<std::string> said_already;  // the first read gave the file warnings
+  auto done = ForEachProcess(options, &said_already, [&](const ProcessTrace& t) {
+    if (!HasNcclRanges(t)) return;
+    collectives.push_back(ExtractCollectives(TraceIndex(t)));
+  });
+  if (!done) return std::unexpected(done.error());
+  const std::vector<CollectiveRow> rows = CollectiveTable(collectives);
+  if (rows.empty()) return text;
+  return text + "\n" + CollectiveRowsTable(rows, collectives.size(), options.terminal_width);
 }
 
 std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
@@ -79,12 +98,24 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   FindingsReportContext context{.all = options.all,
                                 .thresholds = options.thresholds,
                                 .terminal_width = options.terminal_width};
+  // The cross-rank rules need every rank: the collectives of each process are kept (a few
+  // numbers per call) and the rules run once all are read.
+  std::vector<ProcessCollectives> collectives;
   auto done = ForEachProcess(options, warnings, [&](const ProcessTrace& t) {
     std::vector<Finding> part = FindFindings(t, options.thresholds);
     findings.insert(findings.end(), part.begin(), part.end());
     context.trace_ns += t.window_ns();
+    if (HasNcclRanges(t)) {
+      collectives.push_back(ExtractCollectives(TraceIndex(t)));
+      for (const std::string& w : collectives.back().warnings) warnings->push_back(w);
+    }
   });
   if (!done) return std::unexpected(done.error());
+  if (collectives.size() > 1) {
+    const RankSkewReport skew = AnalyzeRankSkew(collectives, options.thresholds.min_wait_ns);
+    std::vector<Finding> late = FindLateRanks(collectives, skew, options.thresholds);
+    findings.insert(findings.end(), late.begin(), late.end());
+  }
   switch (options.format) {
     case OutputFormat::kCsv:
       return FindingsCsv(findings, context);
@@ -124,6 +155,30 @@ std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
       break;
   }
   return table;
+}
+
+std::expected<std::string, std::string> RunCollectives(const CollectivesCommandOptions& options,
+                                                       std::vector<std::string>* warnings) {
+  CollectivesReport report{.top = options.top};
+  auto done = ForEachProcess(options, warnings, [&](const ProcessTrace& t) {
+    const TraceIndex index(t);
+    report.processes.push_back(ExtractCollectives(index));
+    for (const std::string& w : report.processes.back().warnings) warnings->push_back(w);
+  });
+  if (!done) return std::unexpected(done.error());
+  report.table = CollectiveTable(report.processes);
+  if (report.processes.size() > 1) {
+    report.skew = AnalyzeRankSkew(report.processes, options.min_late_ns);
+  }
+  switch (options.format) {
+    case OutputFormat::kJson:
+      return CollectivesJson(report);
+    case OutputFormat::kCsv:
+      return std::unexpected("collectives: --format csv is not supported (table or json)");
+    case OutputFormat::kTable:
+      break;
+  }
+  return CollectivesTable(report, options.terminal_width);
 }
 
 std::expected<std::string, std::string> RunStreams(const CommandOptions& options,

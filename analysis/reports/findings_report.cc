@@ -106,7 +106,7 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
 }
 
 std::string Headline(const std::vector<Finding>& findings, const FindingsReportContext& c) {
-  uint64_t host = 0, pattern = 0;
+  uint64_t host = 0, pattern = 0, rank_wait = 0;
   std::set<std::pair<uint32_t, uint32_t>> threads;
   // Per (pid, device): the idle time of the breakdown, of the gaps and of the chunks. Each is a
   // sum over disjoint intervals of one device, but they overlap each other: take the largest.
@@ -118,6 +118,9 @@ std::string Headline(const std::vector<Finding>& findings, const FindingsReportC
         break;
       case RuleFamily::kPattern:
         pattern += f.blocked_ns;
+        break;
+      case RuleFamily::kRankWait:
+        rank_wait += f.blocked_ns;
         break;
       case RuleFamily::kHostWait:
       case RuleFamily::kHostCost:
@@ -141,6 +144,9 @@ std::string Headline(const std::vector<Finding>& findings, const FindingsReportC
                     " of the trace)";
   line += " to waits and synchronous work";
   if (gpu > 0) line += "; the GPU rules find " + Dur(gpu) + " of idle GPU time";
+  if (rank_wait > 0) {
+    line += "; ranks waited " + Dur(rank_wait) + " in all for late ranks in NCCL collectives";
+  }
   if (pattern > 0) {
     line += "; the pattern rules (" + RuleNames(", ", RuleFamily::kPattern) + ") estimate " +
             Dur(pattern) + " could be saved";

@@ -16,4 +16,8 @@ std::string OverlapDetails::WaitingFor(std::optional<uint32_t> device_id) const 
   return "GPU " + std::to_string(device_id.value_or(0)) + ", " + serialised_by;
 }
 
+std::string LateRankDetails::WaitingFor(std::optional<uint32_t> /*device_id*/) const {
+  return "rank " + std::to_string(rank) + " (#" + std::to_string(seq) + ")";
+}
+
 }  // namespace libprof::analysis

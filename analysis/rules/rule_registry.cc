@@ -8,6 +8,7 @@
 #include "analysis/rules/gpu_rules.h"
 #include "analysis/rules/memory_rules.h"
 #include "analysis/rules/overlap_rules.h"
+#include "analysis/rules/rank_rules.h"
 #include "analysis/rules/rule_details.h"
 
 namespace libprof::analysis {
@@ -26,6 +27,8 @@ constexpr std::string_view kBreakdownFields[] = {"utilization",  "kernels",     
 constexpr std::string_view kChurnFields[] = {
     "bytes",        "free_api",          "pairs",          "pairs_host_ns", "implicit_syncs",
     "sync_wait_ns", "caching_saving_ns", "async_saving_ns"};
+constexpr std::string_view kLateRankFields[] = {"rank", "communicator", "seq", "late_by_ns",
+                                                "waiting_ranks"};
 constexpr std::string_view kOverlapFields[] = {"kernels", "serialised_by", "copies", "copy_ns",
                                                "kernel_ns"};
 
@@ -68,6 +71,10 @@ constexpr RuleInfo kRules[] = {
     {RuleId::kGpuIdleBreakdown, "gpu-idle-breakdown", RuleFamily::kGpuIdle,
      "the GPU idle >= --idle-share of its active span (first to last operation)",
      DetailsIndex<IdleBreakdownDetails>(), kBreakdownFields, FindGpuFindings},
+    {RuleId::kLateRank, "late-rank", RuleFamily::kRankWait,
+     "an NCCL collective whose ranks waited for one that arrived >= --min-wait after the "
+     "others (traces of several ranks)",
+     DetailsIndex<LateRankDetails>(), kLateRankFields, NoProcessPass, /*cross_rank=*/true},
     {RuleId::kAllocChurn, "alloc-churn", RuleFamily::kPattern,
      ">= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous allocation) pairs of one "
      "size: host time, implicit synchronisations, and the saving of a caching allocator (every "
@@ -107,6 +114,8 @@ const char* ToString(RuleFamily family) {
       return "gpu-idle";
     case RuleFamily::kPattern:
       return "pattern";
+    case RuleFamily::kRankWait:
+      return "rank-wait";
   }
   return "?";
 }

@@ -41,6 +41,7 @@ enum class RuleId : uint8_t {
   kGpuIdleGaps,
   kGpuLowUtilization,
   kGpuIdleBreakdown,
+  kLateRank,
   kAllocChurn,
   kNoOverlapDefaultStream,
 };
@@ -51,8 +52,10 @@ enum class RuleFamily : uint8_t {
   kHostCost,  // host time an API call spent on its own synchronous work, besides its wait
   kGpuIdle,   // idle time of a device
   kPattern,   // a saving estimated over many calls, which may have findings of their own
+  kRankWait,  // time other ranks waited in a collective for a late rank (summed over ranks)
 };
-const char* ToString(RuleFamily family);  // "host-wait", "host-cost", "gpu-idle", "pattern"
+// "host-wait", "host-cost", "gpu-idle", "pattern", "rank-wait"
+const char* ToString(RuleFamily family);
 
 // What a pass reads: one process, its index and stream model (built once for all passes).
 struct RuleInput {
@@ -74,6 +77,9 @@ struct RuleInfo {
   size_t details;                            // the FindingDetails alternative its findings hold
   std::span<const std::string_view> fields;  // the JSON fields those details add
   RulePass pass;
+  // A rule over several processes (the ranks of a job): its pass finds nothing in one process;
+  // RunFindings computes it once every process has been read (rank_rules.h).
+  bool cross_rank = false;
 };
 
 // Every rule, in RuleId order (the order --help and USAGE.md list them in).
