@@ -1,5 +1,8 @@
 #include "analysis/commands.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "analysis/reports/collectives_report.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/metrics/memory.h"
@@ -9,6 +12,7 @@
 #include "analysis/metrics/streams.h"
 #include "analysis/reports/streams_report.h"
 #include "analysis/metrics/summary.h"
+#include "analysis/metrics/summary_partial.h"
 #include "analysis/reports/summary_report.h"
 #include "analysis/reports/table_renderer.h"
 #include "analysis/reports/timeline_export.h"
@@ -48,42 +52,92 @@ std::expected<void, std::string> ForEachProcess(const CommandOptions& options,
   return CheckFilterMatches(options.filters, matches);
 }
 
-}  // namespace
-
-std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
-                                                   std::vector<std::string>* warnings) {
-  if (options.files.empty()) return std::unexpected("no trace file given");
-  // Streams the files rather than loading them (summary.h).
-  auto report =
-      SummarizeFiles(options.files, options.filters,
-                     SummaryOptions{.raw = options.raw, .by_caller = options.by_caller}, warnings);
-  if (!report) return std::unexpected(report.error());
+std::expected<std::string, std::string> FormatSummary(const SummaryReport& report,
+                                                      const CommandOptions& options) {
   switch (options.format) {
     case OutputFormat::kCsv:
-      return SummaryCsv(report->parts, report->total);
+      return SummaryCsv(report.parts, report.total);
     case OutputFormat::kJson:
-      return SummaryJson(report->parts, report->total);
+      return SummaryJson(report.parts, report.total);
     case OutputFormat::kTable:
       break;
   }
-  std::string text = SummaryTable(report->parts, report->total, options.terminal_width);
-  // NCCL's ranges were seen: the collectives table too, from a second read of those traces
-  // (the summary streams its files; collectives need each process's index).
+  return SummaryTable(report.parts, report.total, options.terminal_width);
+}
+
+// When the summary saw NCCL's ranges: "\n" and the collectives table, from a second read of the
+// traces that have them (the summary streams its files; collectives need each process's index).
+std::expected<std::string, std::string> CollectivesAppendix(const SummaryReport& report,
+                                                            const CommandOptions& options) {
   bool nccl = false;
-  for (const Summary& part : report->parts) {
+  for (const Summary& part : report.parts) {
     for (const SummaryRow& row : part.nvtx) nccl |= row.domain == "NCCL";
   }
-  if (!nccl) return text;
+  if (!nccl) return std::string();
   std::vector<ProcessCollectives> collectives;
   std::vector<std::string> said_already;  // the first read gave the file warnings
   auto done = ForEachProcess(options, &said_already, [&](const ProcessTrace& t) {
-    if (!HasNcclRanges(t)) return;
-    collectives.push_back(ExtractCollectives(TraceIndex(t)));
+    if (HasNcclRanges(t)) collectives.push_back(ExtractCollectives(TraceIndex(t)));
   });
   if (!done) return std::unexpected(done.error());
   const std::vector<CollectiveRow> rows = CollectiveTable(collectives);
-  if (rows.empty()) return text;
-  return text + "\n" + CollectiveRowsTable(rows, collectives.size(), options.terminal_width);
+  if (rows.empty()) return std::string();
+  return "\n" + CollectiveRowsTable(rows, collectives.size(), options.terminal_width);
+}
+
+// The partial summary of `options.files` written to options.partial_output (or returned).
+std::expected<std::string, std::string> WriteSummaryPartial(const SummaryCommandOptions& options,
+                                                            const SummaryOptions& summary,
+                                                            std::vector<std::string>* warnings) {
+  auto partial = SummarizeFilesPartial(options.files, options.filters, summary);
+  if (!partial) return std::unexpected(partial.error());
+  // Printed now and kept in the partial, for combine to print again.
+  for (const SummaryPartial::Warning& w : partial->warnings) warnings->push_back(w.text);
+  const std::string json = SummaryPartialJson(*partial);
+  if (options.partial_output == "-") return json;
+  auto file = OutputFile::Create(options.partial_output);
+  if (!file) return std::unexpected(file.error());
+  (*file)->stream() << json;
+  if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
+  const size_t n = partial->parts.size();
+  return "Wrote a partial summary of " + std::to_string(n) + (n == 1 ? " process" : " processes") +
+         " to " + options.partial_output + " (profview combine merges partials)\n";
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& options,
+                                                   std::vector<std::string>* warnings) {
+  if (options.files.empty()) return std::unexpected("no trace file given");
+  const SummaryOptions summary{.raw = options.raw, .by_caller = options.by_caller};
+  if (!options.partial_output.empty()) return WriteSummaryPartial(options, summary, warnings);
+  // Streams the files rather than loading them (summary.h).
+  auto report = SummarizeFiles(options.files, options.filters, summary, warnings);
+  if (!report) return std::unexpected(report.error());
+  auto text = FormatSummary(*report, options);
+  if (!text || options.format != OutputFormat::kTable) return text;
+  auto collectives = CollectivesAppendix(*report, options);
+  if (!collectives) return std::unexpected(collectives.error());
+  return *text + *collectives;
+}
+
+std::expected<std::string, std::string> RunCombine(const CommandOptions& options,
+                                                   std::vector<std::string>* warnings) {
+  if (options.files.empty()) return std::unexpected("no partial summary given");
+  std::vector<SummaryPartial> partials;
+  for (const std::string& path : options.files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::unexpected(path + ": cannot open the partial summary");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) return std::unexpected(path + ": cannot read the partial summary");
+    auto partial = ParseSummaryPartial(text.str(), path);
+    if (!partial) return std::unexpected(partial.error());
+    partials.push_back(std::move(*partial));
+  }
+  auto report = CombinePartials(std::move(partials), warnings);
+  if (!report) return std::unexpected(report.error());
+  return FormatSummary(*report, options);
 }
 
 std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,

@@ -28,13 +28,25 @@ struct CommandOptions {
   size_t terminal_width = 120;
 };
 
+struct SummaryCommandOptions : CommandOptions {
+  // `summary --partial -o FILE`: write a partial summary (metrics/summary_partial.h) to this file
+  // ("-": returned as the output) instead of the tables.
+  std::string partial_output;
+};
+
 struct FindingsCommandOptions : CommandOptions {
   FindingsOptions thresholds;
   bool all = false;  // one row per call instead of grouped rows
 };
 
 // Warnings (truncated file, dropped records) are appended to *warnings, one line each.
-std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
+std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& options,
+                                                   std::vector<std::string>* warnings);
+
+// `profview combine PARTIALS...`: the summary of every trace the partial summaries cover, as
+// `summary` prints it over those files (options.files are the partials; filters and --raw/--by
+// come from them). Errors name the partial that is not one, damaged, or of another version.
+std::expected<std::string, std::string> RunCombine(const CommandOptions& options,
                                                    std::vector<std::string>* warnings);
 std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
                                                     std::vector<std::string>* warnings);

@@ -20,6 +20,7 @@ using libprof::analysis::FindingsCommandOptions;
 using libprof::analysis::MergeCommandOptions;
 using libprof::analysis::OutputFormat;
 using libprof::analysis::StacksCommandOptions;
+using libprof::analysis::SummaryCommandOptions;
 
 constexpr int kBadInput = 1;
 constexpr int kBadUsage = 2;
@@ -28,6 +29,7 @@ constexpr int kBadUsage = 2;
 struct CommonFlags {
   std::string format = "table";
   std::string from, to;
+  bool wide = false;
 };
 
 void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
@@ -55,6 +57,10 @@ void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
       ->type_name("TIME");
   sub->add_option("--to", flags->to, "end of the time window, from the recording start")
       ->type_name("TIME");
+  sub->add_flag("--wide", flags->wide,
+                "tables as wide as their content, with full kernel and API names (JSON and CSV "
+                "always have them); by default tables fit the terminal ($COLUMNS) and abbreviate "
+                "names: argument lists elided, namespaces kept");
 }
 
 // Turns the text flags into options; false with a message on a bad value.
@@ -72,7 +78,8 @@ bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* erro
     }
     *target = *parsed;
   }
-  options->terminal_width = libprof::analysis::TerminalWidth();
+  options->terminal_width =
+      flags.wide ? libprof::analysis::kUnlimitedWidth : libprof::analysis::TerminalWidth();
   return true;
 }
 
@@ -80,6 +87,12 @@ constexpr const char* kSummaryHelp =
     "Summarise host API calls, device activity, memory copies and NVTX ranges per name, like "
     "CUDA.jl's CUDA.@profile. Several files (one per process) are summarised per process and in "
     "total.";
+
+constexpr const char* kCombineHelp =
+    "Combine partial summaries (profview summary --partial -o FILE, one per group of trace "
+    "files) into the summary of all their files: the same tables, CSV or JSON as `profview "
+    "summary` over those files in name order, byte for byte. Options and filters come from the "
+    "partials, which must all have been made with the same ones.";
 
 constexpr const char* kSummaryDefinitions =
     "Definitions:\n"
@@ -239,7 +252,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every subcommand");
 
-  CommandOptions summary;
+  SummaryCommandOptions summary;
   CommonFlags summary_flags;
   CLI::App* summary_cmd = app.add_subcommand("summary", kSummaryHelp);
   summary_cmd->footer(kSummaryDefinitions);
@@ -253,6 +266,23 @@ int main(int argc, char** argv) {
                    "through, from the call stacks libprof recorded (LIBPROF_BACKTRACE)")
       ->check(CLI::IsMember({"api", "caller"}))
       ->type_name("api|caller");
+  bool summary_partial = false;
+  summary_cmd->add_flag("--partial", summary_partial,
+                        "write a partial summary (-o FILE) for `profview combine` instead of "
+                        "the tables: the map step of a many-rank analysis");
+  summary_cmd
+      ->add_option("-o,--output", summary.partial_output,
+                   "with --partial: the file to write (- for stdout); replaced if it exists")
+      ->type_name("FILE");
+
+  CommandOptions combine;
+  std::string combine_format = "table";
+  CLI::App* combine_cmd = app.add_subcommand("combine", kCombineHelp);
+  combine_cmd->add_option("partials", combine.files, "partial summaries (summary --partial)")
+      ->required()
+      ->type_name("PARTIAL");
+  combine_cmd->add_option("--format", combine_format, "output format: table (default), csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
 
   FindingsCommandOptions findings;
   CommonFlags findings_flags;
@@ -387,7 +417,16 @@ int main(int argc, char** argv) {
         return kBadUsage;
       }
       summary.by_caller = summary_by == "caller";
+      if (summary_partial != !summary.partial_output.empty()) {
+        std::cerr << "profview: --partial and -o go together (summary --partial -o FILE)\n";
+        return kBadUsage;
+      }
       result = libprof::analysis::RunSummary(summary, &warnings);
+    } else if (combine_cmd->parsed()) {
+      CommonFlags flags;
+      flags.format = combine_format;
+      Finish(flags, &combine, &error);  // no time flags: cannot fail
+      result = libprof::analysis::RunCombine(combine, &warnings);
     } else if (findings_cmd->parsed()) {
       if (!Finish(findings_flags, &findings, &error)) {
         std::cerr << "profview: " << error << "\n";

@@ -7,6 +7,7 @@
 #include "proto/trace_inputs.h"
 #include "proto/trace_reader.h"
 #include "analysis/metrics/process_summarizer.h"
+#include "analysis/metrics/summary_partial.h"
 
 namespace libprof::analysis {
 namespace {
@@ -46,6 +47,12 @@ void MergeRows(const std::vector<SummaryRow>& from, std::map<Key, SummaryRow>* i
   for (const SummaryRow& row : from) {
     auto [it, inserted] = into->try_emplace(key(row), row);
     if (inserted) continue;
+    // Rows of different kinds under one name (rare): the smaller kind names the row, whatever
+    // order the processes come in, so that combining partial summaries changes nothing.
+    if (row.kind < it->second.kind) {
+      it->second.kind = row.kind;
+      it->second.has_bytes = row.has_bytes;
+    }
     it->second.stats.Merge(row.stats);
     it->second.bytes += row.bytes;
     it->second.gpu_ns += row.gpu_ns;
@@ -210,6 +217,100 @@ void SortSummaryRows(std::vector<SummaryRow>* rows) {
   });
 }
 
+namespace {
+
+// What SummarizeFiles and SummarizeFilesPartial share: every file read in turn, each part handed
+// to `take` with its header as soon as its file is done.
+template <typename Take>
+std::expected<void, std::string> ForEachPart(const std::vector<std::string>& files,
+                                             const FilterOptions& effective,
+                                             const SummaryOptions& options,
+                                             const StreamLimits* limits, bool keep_intervals,
+                                             std::vector<uint32_t>* pids_seen,
+                                             std::vector<uint32_t>* threads_seen,
+                                             std::vector<std::string>* warnings, Take take) {
+  for (const std::string& path : files) {
+    auto file = SummarizeFile(path, effective, options, limits ? *limits : StreamLimits{},
+                              keep_intervals, warnings);
+    if (!file) return std::unexpected(file.error());
+    pids_seen->insert(pids_seen->end(), file->pids.begin(), file->pids.end());
+    threads_seen->insert(threads_seen->end(), file->threads_seen.begin(),
+                         file->threads_seen.end());
+    for (size_t i = 0; i < file->parts.size(); ++i) {
+      take(path, std::move(file->parts[i]), std::move(file->headers[i]));
+    }
+  }
+  return {};
+}
+
+// A window with from >= to is an error, reported (as ApplyFilters does) after the files are
+// read; until then it is ignored.
+bool BadWindow(const FilterOptions& filters) {
+  return (filters.from_ns || filters.to_ns) &&
+         filters.from_ns.value_or(0) >= filters.to_ns.value_or(UINT64_MAX);
+}
+
+FilterOptions EffectiveFilters(const FilterOptions& filters) {
+  FilterOptions effective = filters;
+  if (BadWindow(filters)) effective.from_ns = effective.to_ns = std::nullopt;
+  return effective;
+}
+
+bool SameClock(const TraceHeader& a, const TraceHeader& b) {
+  return a.hostname == b.hostname && a.timebase == b.timebase;
+}
+
+}  // namespace
+
+SummaryCombiner::SummaryCombiner(std::optional<bool> same_clock) : same_clock_known_(same_clock) {}
+
+void SummaryCombiner::Add(Summary part, const TraceHeader& header) {
+  if (parts_.empty()) {
+    first_clock_ = header;
+  } else {
+    same_clock_ &= SameClock(header, first_clock_);
+  }
+  if (same_clock_known_.value_or(true)) same_clock_total_.Add(part, 0);
+  if (!same_clock_known_.value_or(false)) wall_clock_total_.Add(part, header.wall_clock_offset_ns);
+  DropIntervals(&part);
+  parts_.push_back(std::move(part));
+}
+
+void SummaryCombiner::SortParts() {
+  std::stable_sort(parts_.begin(), parts_.end(),
+                   [](const Summary& a, const Summary& b) { return a.path < b.path; });
+}
+
+std::expected<SummaryReport, std::string> SummaryCombiner::Finish(
+    const FilterOptions& filters, const std::vector<uint32_t>& pids_seen,
+    const std::vector<uint32_t>& threads_seen) {
+  for (uint32_t pid : filters.pids) {
+    if (!Contains(pids_seen, pid)) {
+      return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
+    }
+  }
+  if (BadWindow(filters)) return std::unexpected("--from must be earlier than --to");
+  for (uint32_t tid : filters.tids) {
+    if (!Contains(threads_seen, tid)) {
+      return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
+    }
+  }
+  if (parts_.empty()) {
+    std::string names;
+    for (const std::string& n : filters.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
+    return std::unexpected("no NVTX range named " + names + " in the traces");
+  }
+  SummaryReport report;
+  if (parts_.size() == 1) {
+    report.total = parts_.front();
+  } else {
+    const bool same_clock = same_clock_known_.value_or(same_clock_);
+    report.total = same_clock ? same_clock_total_.Finish() : wall_clock_total_.Finish();
+  }
+  report.parts = std::move(parts_);
+  return report;
+}
+
 std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::string>& paths,
                                                          const FilterOptions& filters,
                                                          const SummaryOptions& options,
@@ -217,13 +318,6 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
                                                          const StreamLimits* limits) {
   auto files = ExpandTraceInputs(paths);
   if (!files) return std::unexpected(files.error());
-  // A window with from >= to is an error, reported (as ApplyFilters does) after the files are
-  // read; until then it is ignored.
-  FilterOptions effective = filters;
-  const bool bad_window = (filters.from_ns || filters.to_ns) &&
-                          filters.from_ns.value_or(0) >= filters.to_ns.value_or(UINT64_MAX);
-  if (bad_window) effective.from_ns = effective.to_ns = std::nullopt;
-
   // The headers of every file first, to know whether a total is wanted and on which timebase,
   // so that each file's intervals join the total as soon as it is read. A file that cannot be
   // opened fails later, in its turn, as with loading.
@@ -236,64 +330,88 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
     }
   }
   const bool keep_intervals = selected.size() > 1;
-  // --nvtx may leave processes out, which can change the timebase: then the total waits.
-  const bool defer_total = !filters.nvtx.empty();
-  std::vector<const TraceHeader*> selected_ptrs;
-  for (const TraceHeader& h : selected) selected_ptrs.push_back(&h);
-  const std::vector<int64_t> offsets = TimeOffsets(selected_ptrs);
-
-  SummaryReport report;
-  std::vector<TraceHeader> part_headers;
-  SummaryTotal total;
+  // --nvtx may leave processes out, which can change the timebase: then the combiner keeps the
+  // total on both until it knows.
+  std::optional<bool> same_clock;
+  if (filters.nvtx.empty()) {
+    same_clock = std::all_of(selected.begin(), selected.end(), [&](const TraceHeader& h) {
+      return SameClock(h, selected.front());
+    });
+  }
+  SummaryCombiner combiner(same_clock);
   std::vector<uint32_t> pids_seen, threads_seen;
-  for (const std::string& path : *files) {
-    auto file = SummarizeFile(path, effective, options, limits ? *limits : StreamLimits{},
-                              keep_intervals, warnings);
-    if (!file) return std::unexpected(file.error());
-    pids_seen.insert(pids_seen.end(), file->pids.begin(), file->pids.end());
-    threads_seen.insert(threads_seen.end(), file->threads_seen.begin(), file->threads_seen.end());
-    for (size_t i = 0; i < file->parts.size(); ++i) {
-      Summary& part = file->parts[i];
-      if (keep_intervals && !defer_total) {
-        total.Add(part, offsets[report.parts.size()]);
-        DropIntervals(&part);
-      }
-      report.parts.push_back(std::move(part));
-      part_headers.push_back(std::move(file->headers[i]));
-    }
-  }
+  auto done = ForEachPart(*files, EffectiveFilters(filters), options, limits, keep_intervals,
+                          &pids_seen, &threads_seen, warnings,
+                          [&](const std::string&, Summary part, TraceHeader header) {
+                            combiner.Add(std::move(part), header);
+                          });
+  if (!done) return std::unexpected(done.error());
+  return combiner.Finish(filters, pids_seen, threads_seen);
+}
 
-  for (uint32_t pid : filters.pids) {
-    if (!Contains(pids_seen, pid)) {
-      return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
+std::expected<SummaryPartial, std::string> SummarizeFilesPartial(
+    const std::vector<std::string>& paths, const FilterOptions& filters,
+    const SummaryOptions& options, const StreamLimits* limits) {
+  auto files = ExpandTraceInputs(paths);
+  if (!files) return std::unexpected(files.error());
+  SummaryPartial partial;
+  partial.options = options;
+  partial.filters = filters;
+  partial.files = *files;
+  for (const std::string& path : *files) {
+    std::vector<std::string> warnings;
+    auto done = ForEachPart({path}, EffectiveFilters(filters), options, limits,
+                            /*keep_intervals=*/true, &partial.pids_seen, &partial.threads_seen,
+                            &warnings, [&](const std::string&, Summary part, TraceHeader header) {
+                              TraceHeader clock;
+                              clock.hostname = header.hostname;
+                              clock.timebase = header.timebase;
+                              clock.wall_clock_offset_ns = header.wall_clock_offset_ns;
+                              partial.parts.push_back(std::move(part));
+                              partial.headers.push_back(std::move(clock));
+                            });
+    if (!done) return std::unexpected(done.error());
+    for (std::string& w : warnings) partial.warnings.push_back({path, std::move(w)});
+  }
+  return partial;
+}
+
+std::expected<SummaryReport, std::string> CombinePartials(std::vector<SummaryPartial> partials,
+                                                          std::vector<std::string>* warnings) {
+  if (partials.empty()) return std::unexpected("no partial summary given");
+  const SummaryPartial& first = partials.front();
+  SummaryCombiner combiner(std::nullopt);
+  std::vector<uint32_t> pids_seen, threads_seen;
+  std::vector<SummaryPartial::Warning> all_warnings;
+  std::map<std::string, size_t> file_of;  // trace file -> the partial that has it
+  for (size_t n = 0; n < partials.size(); ++n) {
+    SummaryPartial& p = partials[n];
+    if (p.options.raw != first.options.raw || p.options.by_caller != first.options.by_caller ||
+        p.filters.pids != first.filters.pids || p.filters.tids != first.filters.tids ||
+        p.filters.nvtx != first.filters.nvtx || p.filters.from_ns != first.filters.from_ns ||
+        p.filters.to_ns != first.filters.to_ns) {
+      return std::unexpected("partial summaries " + std::to_string(n + 1) + " and 1 were made " +
+                             "with different options or filters (--raw, --by, --pid, --tid, " +
+                             "--nvtx, --from, --to)");
     }
-  }
-  if (bad_window) return std::unexpected("--from must be earlier than --to");
-  for (uint32_t tid : filters.tids) {
-    if (!Contains(threads_seen, tid)) {
-      return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
-    }
-  }
-  if (report.parts.empty()) {
-    std::string names;
-    for (const std::string& n : filters.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
-    return std::unexpected("no NVTX range named " + names + " in the traces");
-  }
-  if (report.parts.size() == 1) {
-    report.total = report.parts.front();
-  } else {
-    if (defer_total) {
-      std::vector<const TraceHeader*> kept;
-      for (const TraceHeader& h : part_headers) kept.push_back(&h);
-      const std::vector<int64_t> kept_offsets = TimeOffsets(kept);
-      for (size_t i = 0; i < report.parts.size(); ++i) {
-        total.Add(report.parts[i], kept_offsets[i]);
-        DropIntervals(&report.parts[i]);
+    for (const std::string& f : p.files) {
+      if (auto [it, inserted] = file_of.try_emplace(f, n); !inserted) {
+        return std::unexpected(f + " is in partial summaries " + std::to_string(it->second + 1) +
+                               " and " + std::to_string(n + 1));
       }
     }
-    report.total = total.Finish();
+    pids_seen.insert(pids_seen.end(), p.pids_seen.begin(), p.pids_seen.end());
+    threads_seen.insert(threads_seen.end(), p.threads_seen.begin(), p.threads_seen.end());
+    all_warnings.insert(all_warnings.end(), p.warnings.begin(), p.warnings.end());
+    for (size_t i = 0; i < p.parts.size(); ++i) combiner.Add(std::move(p.parts[i]), p.headers[i]);
+    std::vector<Summary>().swap(p.parts);
   }
-  return report;
+  // The order summary prints files given in name order (a shell glob): by trace path.
+  std::stable_sort(all_warnings.begin(), all_warnings.end(),
+                   [](const auto& a, const auto& b) { return a.file < b.file; });
+  for (const auto& w : all_warnings) warnings->push_back(w.text);
+  combiner.SortParts();
+  return combiner.Finish(first.filters, pids_seen, threads_seen);
 }
 
 Summary Summarize(const ProcessTrace& trace, const SummaryOptions& options,

@@ -22,10 +22,21 @@ std::string WaitingFor(const Finding& f) {
   std::string text = DetailsWaitingFor(f.details, f.device_id);
   if (!text.empty() || f.blamed.empty()) return text;
   const Blamed& b = f.blamed.front();
-  text = b.kind == "kernel" ? ShortKernelName(b.name, 40) : b.name;
+  text = b.name;
   const uint64_t more = f.blamed.size() - 1 + f.blamed_omitted;
   if (more > 0) text += " +" + std::to_string(more);
   return text;
+}
+
+// A "Waiting for" cell cut to `width`: the name abbreviated (FitName), a trailing " +N" (the
+// other work waited for) kept whole.
+std::string FitWaitingFor(const std::string& text, size_t width) {
+  const size_t plus = text.rfind(" +");
+  const bool counted = plus != std::string::npos && plus + 2 < text.size() &&
+                       text.find_first_not_of("0123456789", plus + 2) == std::string::npos;
+  const size_t suffix = counted ? text.size() - plus : 0;
+  if (!counted || suffix + 4 > width) return FitName(text, width);
+  return FitName(text.substr(0, plus), width - suffix) + text.substr(plus);
 }
 
 std::string NvtxPath(const Finding& f) {
@@ -172,8 +183,8 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
     std::vector<TableColumn> columns = {
         {"#", Align::kRight},         {"Start", Align::kRight},
         {"Host time", Align::kRight}, {"Time lost", Align::kRight},
-        {"Rule", Align::kLeft},       {"API", Align::kLeft},
-        {"Corr", Align::kRight},      {"Waiting for", Align::kLeft, true, 12}};
+        {"Rule", Align::kLeft},       {"API", Align::kLeft, false, 12, FitName},
+        {"Corr", Align::kRight},      {"Waiting for", Align::kLeft, true, 12, FitWaitingFor}};
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < findings.size(); ++i) {
       const Finding& f = findings[i];
@@ -192,8 +203,8 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
                                       {"Count", Align::kRight},
                                       {"Mean", Align::kRight},
                                       {"Rule", Align::kLeft},
-                                      {"API", Align::kLeft},
-                                      {"Waiting for", Align::kLeft, true, 12}};
+                                      {"API", Align::kLeft, false, 12, FitName},
+                                      {"Waiting for", Align::kLeft, true, 12, FitWaitingFor}};
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < groups.size(); ++i) {
     const FindingGroup& g = groups[i];
