@@ -14,6 +14,7 @@
 
 namespace {
 
+using libprof::analysis::CollectivesCommandOptions;
 using libprof::analysis::CommandOptions;
 using libprof::analysis::ExportCommandOptions;
 using libprof::analysis::FindingsCommandOptions;

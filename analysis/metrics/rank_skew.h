@@ -50,11 +50,11 @@ struct InstanceMember {
 };
 
 struct CollectiveInstance {
-  std::string op;
+  std::string op{};
   uint64_t comm = 0;
   uint64_t seq = 0;
   uint64_t bytes = 0;  // the message (per rank) as NCCL gives it
-  std::vector<InstanceMember> members;  // by rank
+  std::vector<InstanceMember> members{};  // by rank
   size_t late = 0;              // index into members: the rank that arrived last
   uint64_t late_by_ns = 0;      // its arrival minus the latest other arrival
   uint64_t others_wait_ns = 0;  // the waits of the other members, summed
@@ -64,10 +64,10 @@ struct CollectiveInstance {
 struct UnmatchedCall {
   size_t process = 0;
   uint32_t rank = 0;
-  std::string op;
+  std::string op{};
   uint64_t comm = 0;
   uint64_t seq = 0;
-  std::string reason;  // "seen on 3 of 4 ranks", "operation differs across ranks: ..."
+  std::string reason{};  // "seen on 3 of 4 ranks", "operation differs across ranks: ..."
 };
 
 struct StragglerRow {
@@ -82,10 +82,10 @@ struct StragglerRow {
 };
 
 struct RankSkewReport {
-  std::vector<RankClock> clocks;  // one per process
-  std::vector<CollectiveInstance> instances;  // in order of aligned arrival of the first rank
-  std::vector<UnmatchedCall> unmatched;
-  std::vector<StragglerRow> stragglers;  // by caused wait, largest first
+  std::vector<RankClock> clocks{};  // one per process
+  std::vector<CollectiveInstance> instances{};  // in order of aligned arrival of the first rank
+  std::vector<UnmatchedCall> unmatched{};
+  std::vector<StragglerRow> stragglers{};  // by caused wait, largest first
   uint64_t max_residual_ns = 0;
 };
 

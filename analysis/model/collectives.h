@@ -20,13 +20,13 @@
 namespace libprof::analysis {
 
 struct CollectiveCall {
-  std::string op;        // "AllReduce", "Send", ... (the NCCL function without "nccl")
+  std::string op{};        // "AllReduce", "Send", ... (the NCCL function without "nccl")
   uint64_t comm = 0;     // NCCL's communicator id (commHash: the same on every rank); 0 unknown
   uint32_t comm_size = 0;  // ranks in the communicator; 0 when its creation was not recorded
   int32_t comm_rank = -1;  // this process's rank in it; -1 unknown
   uint64_t seq = 0;        // 0, 1, 2... per communicator, in the order this thread called them
   uint64_t bytes = 0;      // NCCL's "Message size [bytes]" (per rank; see collective_stats.h)
-  std::string reduction;   // "Sum", ... ("" when none)
+  std::string reduction{};   // "Sum", ... ("" when none)
   int64_t root = -1;       // root (Broadcast, Reduce, Gather, Scatter) or peer (Send, Recv)
   uint64_t host_start_ns = 0;  // the NVTX range: the call on the host
   uint64_t host_end_ns = 0;
@@ -42,13 +42,13 @@ struct CollectiveCall {
 };
 
 struct ProcessCollectives {
-  std::string path;
+  std::string path{};
   uint32_t pid = 0;
-  std::string hostname;
-  std::optional<uint32_t> rank;  // TraceHeader::rank
+  std::string hostname{};
+  std::optional<uint32_t> rank{};  // TraceHeader::rank
   uint64_t origin_ns = 0;        // ProcessTrace::origin_ns (findings count from it)
-  std::vector<CollectiveCall> calls;  // by host start
-  std::vector<std::string> warnings;  // payloads kept raw (one line per schema)
+  std::vector<CollectiveCall> calls{};  // by host start
+  std::vector<std::string> warnings{};  // payloads kept raw (one line per schema)
 };
 
 // True for the operations whose payload names a communicator and that NCCL numbers per

@@ -16,9 +16,9 @@
 namespace libprof::analysis {
 
 struct CollectivesReport {
-  std::vector<ProcessCollectives> processes;
-  std::vector<CollectiveRow> table;
-  RankSkewReport skew;  // empty with one process
+  std::vector<ProcessCollectives> processes{};
+  std::vector<CollectiveRow> table{};
+  RankSkewReport skew{};  // empty with one process
   size_t top = 10;      // instances listed, longest others' wait first
 };
 

@@ -165,7 +165,7 @@ struct OverlapDetails : DetailsBase {
 // late rank's, blocked_ns the other ranks' waits summed).
 struct LateRankDetails : DetailsBase {
   uint32_t rank = 0;  // the late rank
-  std::string communicator;  // NCCL's communicator id, hex
+  std::string communicator{};  // NCCL's communicator id, hex
   uint64_t seq = 0;          // the instance's number within its communicator
   uint64_t late_by_ns = 0;   // after the latest of the others
   uint32_t waiting_ranks = 0;

@@ -168,8 +168,12 @@ TEST(CollectivesTest, FourRanksOffsetsWaitsAndLateRanks) {
   uint64_t late_total = 0;
   for (const StragglerRow& row : report.stragglers) {
     late_total += row.late;
-    if (row.rank == 0) EXPECT_EQ(row.late, 0u);
-    if (row.rank == 2) EXPECT_EQ(row.late, uint64_t(kInstances / 3));
+    if (row.rank == 0) {
+      EXPECT_EQ(row.late, 0u);
+    }
+    if (row.rank == 2) {
+      EXPECT_EQ(row.late, uint64_t(kInstances / 3));
+    }
   }
   EXPECT_EQ(late_total, uint64_t(kInstances));
 }
