@@ -1,7 +1,7 @@
 #include "analysis/commands.h"
 
 #include <fstream>
-#include <sstream>
+#include <iterator>
 
 #include "analysis/reports/collectives_report.h"
 #include "analysis/reports/findings_report.h"
@@ -52,19 +52,6 @@ std::expected<void, std::string> ForEachProcess(const CommandOptions& options,
   return CheckFilterMatches(options.filters, matches);
 }
 
-std::expected<std::string, std::string> FormatSummary(const SummaryReport& report,
-                                                      const CommandOptions& options) {
-  switch (options.format) {
-    case OutputFormat::kCsv:
-      return SummaryCsv(report.parts, report.total);
-    case OutputFormat::kJson:
-      return SummaryJson(report.parts, report.total);
-    case OutputFormat::kTable:
-      break;
-  }
-  return SummaryTable(report.parts, report.total, options.terminal_width);
-}
-
 // When the summary saw NCCL's ranges: "\n" and the collectives table, from a second read of the
 // traces that have them (the summary streams its files; collectives need each process's index).
 std::expected<std::string, std::string> CollectivesAppendix(const SummaryReport& report,
@@ -85,6 +72,33 @@ std::expected<std::string, std::string> CollectivesAppendix(const SummaryReport&
   return "\n" + CollectiveRowsTable(rows, collectives.size(), options.terminal_width);
 }
 
+std::expected<std::string, std::string> FormatSummary(const SummaryReport& report,
+                                                      const CommandOptions& options) {
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return SummaryCsv(report.parts, report.total);
+    case OutputFormat::kJson:
+      return SummaryJson(report.parts, report.total);
+    case OutputFormat::kTable:
+      break;
+  }
+  return SummaryTable(report.parts, report.total, options.terminal_width);
+}
+
+// `partial` written to `output` ("-": returned), or a one-line report.
+std::expected<std::string, std::string> WritePartial(const SummaryPartial& partial,
+                                                     const std::string& output) {
+  const std::string json = SummaryPartialJson(partial);
+  if (output == "-") return json;
+  auto file = OutputFile::Create(output);
+  if (!file) return std::unexpected(file.error());
+  (*file)->stream() << json;
+  if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
+  const size_t n = partial.state.parts.size();
+  return "Wrote a partial summary of " + std::to_string(n) + (n == 1 ? " process" : " processes") +
+         " to " + output + " (profview combine merges partials)\n";
+}
+
 // The partial summary of `options.files` written to options.partial_output (or returned).
 std::expected<std::string, std::string> WriteSummaryPartial(const SummaryCommandOptions& options,
                                                             const SummaryOptions& summary,
@@ -93,15 +107,7 @@ std::expected<std::string, std::string> WriteSummaryPartial(const SummaryCommand
   if (!partial) return std::unexpected(partial.error());
   // Printed now and kept in the partial, for combine to print again.
   for (const SummaryPartial::Warning& w : partial->warnings) warnings->push_back(w.text);
-  const std::string json = SummaryPartialJson(*partial);
-  if (options.partial_output == "-") return json;
-  auto file = OutputFile::Create(options.partial_output);
-  if (!file) return std::unexpected(file.error());
-  (*file)->stream() << json;
-  if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
-  const size_t n = partial->parts.size();
-  return "Wrote a partial summary of " + std::to_string(n) + (n == 1 ? " process" : " processes") +
-         " to " + options.partial_output + " (profview combine merges partials)\n";
+  return WritePartial(std::move(*partial), options.partial_output);
 }
 
 }  // namespace
@@ -121,21 +127,26 @@ std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& 
   return *text + *collectives;
 }
 
-std::expected<std::string, std::string> RunCombine(const CommandOptions& options,
+std::expected<std::string, std::string> RunCombine(const CombineCommandOptions& options,
                                                    std::vector<std::string>* warnings) {
   if (options.files.empty()) return std::unexpected("no partial summary given");
-  std::vector<SummaryPartial> partials;
+  PartialsCombiner combiner;
   for (const std::string& path : options.files) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::unexpected(path + ": cannot open the partial summary");
-    std::ostringstream text;
-    text << in.rdbuf();
+    std::string text{std::istreambuf_iterator<char>(in), {}};
     if (in.bad()) return std::unexpected(path + ": cannot read the partial summary");
-    auto partial = ParseSummaryPartial(text.str(), path);
+    auto partial = ParseSummaryPartial(text, path);
     if (!partial) return std::unexpected(partial.error());
-    partials.push_back(std::move(*partial));
+    std::string().swap(text);
+    if (auto added = combiner.Add(std::move(*partial), path); !added) {
+      return std::unexpected(added.error());
+    }
   }
-  auto report = CombinePartials(std::move(partials), warnings);
+  if (!options.partial_output.empty()) {
+    return WritePartial(combiner.TakePartial(), options.partial_output);
+  }
+  auto report = combiner.Finish(warnings);
   if (!report) return std::unexpected(report.error());
   return FormatSummary(*report, options);
 }

@@ -46,7 +46,12 @@ std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& 
 // `profview combine PARTIALS...`: the summary of every trace the partial summaries cover, as
 // `summary` prints it over those files (options.files are the partials; filters and --raw/--by
 // come from them). Errors name the partial that is not one, damaged, or of another version.
-std::expected<std::string, std::string> RunCombine(const CommandOptions& options,
+// Each partial is read, merged and freed before the next, so memory holds one partial and the
+// combination (whose unions shrink as ranks overlap), not all of them.
+struct CombineCommandOptions : CommandOptions {
+  std::string partial_output;  // combine --partial -o FILE: the combination as one partial
+};
+std::expected<std::string, std::string> RunCombine(const CombineCommandOptions& options,
                                                    std::vector<std::string>* warnings);
 std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
                                                     std::vector<std::string>* warnings);

@@ -15,6 +15,7 @@
 namespace {
 
 using libprof::analysis::CollectivesCommandOptions;
+using libprof::analysis::CombineCommandOptions;
 using libprof::analysis::CommandOptions;
 using libprof::analysis::ExportCommandOptions;
 using libprof::analysis::FindingsCommandOptions;
@@ -276,7 +277,7 @@ int main(int argc, char** argv) {
                    "with --partial: the file to write (- for stdout); replaced if it exists")
       ->type_name("FILE");
 
-  CommandOptions combine;
+  CombineCommandOptions combine;
   std::string combine_format = "table";
   CLI::App* combine_cmd = app.add_subcommand("combine", kCombineHelp);
   combine_cmd->add_option("partials", combine.files, "partial summaries (summary --partial)")
@@ -284,6 +285,14 @@ int main(int argc, char** argv) {
       ->type_name("PARTIAL");
   combine_cmd->add_option("--format", combine_format, "output format: table (default), csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  bool combine_partial = false;
+  combine_cmd->add_flag("--partial", combine_partial,
+                        "write the combination as one partial summary (-o FILE) instead of the "
+                        "tables: a step of a tree of reduces");
+  combine_cmd
+      ->add_option("-o,--output", combine.partial_output,
+                   "with --partial: the file to write (- for stdout); replaced if it exists")
+      ->type_name("FILE");
 
   FindingsCommandOptions findings;
   CommonFlags findings_flags;
@@ -427,6 +436,10 @@ int main(int argc, char** argv) {
       CommonFlags flags;
       flags.format = combine_format;
       Finish(flags, &combine, &error);  // no time flags: cannot fail
+      if (combine_partial != !combine.partial_output.empty()) {
+        std::cerr << "profview: --partial and -o go together (combine --partial -o FILE)\n";
+        return kBadUsage;
+      }
       result = libprof::analysis::RunCombine(combine, &warnings);
     } else if (findings_cmd->parsed()) {
       if (!Finish(findings_flags, &findings, &error)) {

@@ -7,39 +7,11 @@
 #include "proto/trace_inputs.h"
 #include "proto/trace_reader.h"
 #include "analysis/metrics/process_summarizer.h"
+#include "analysis/metrics/summary_combiner.h"
 #include "analysis/metrics/summary_partial.h"
 
 namespace libprof::analysis {
 namespace {
-
-// Merges `part` (sorted, disjoint), shifted by `offset`, into `total` (sorted, disjoint),
-// coalescing overlapping and touching pieces as MergeIntervals does.
-void MergeShifted(const std::vector<Interval>& part, int64_t offset, std::vector<Interval>* total) {
-  std::vector<Interval> out;
-  out.reserve(total->size() + part.size());
-  auto add = [&out](Interval i) {
-    if (i.end_ns <= i.start_ns) return;
-    if (!out.empty() && i.start_ns <= out.back().end_ns) {
-      out.back().end_ns = std::max(out.back().end_ns, i.end_ns);
-    } else {
-      out.push_back(i);
-    }
-  };
-  auto shifted = [offset](const Interval& i) {
-    return Interval{static_cast<uint64_t>(static_cast<int64_t>(i.start_ns) + offset),
-                    static_cast<uint64_t>(static_cast<int64_t>(i.end_ns) + offset)};
-  };
-  size_t a = 0, b = 0;
-  while (a < total->size() || b < part.size()) {
-    if (b == part.size() ||
-        (a < total->size() && (*total)[a].start_ns <= shifted(part[b]).start_ns)) {
-      add((*total)[a++]);
-    } else {
-      add(shifted(part[b++]));
-    }
-  }
-  *total = std::move(out);
-}
 
 template <typename Key>
 void MergeRows(const std::vector<SummaryRow>& from, std::map<Key, SummaryRow>* into,
@@ -62,12 +34,6 @@ void MergeRows(const std::vector<SummaryRow>& from, std::map<Key, SummaryRow>* i
 std::string ByName(const SummaryRow& row) { return row.name; }
 std::pair<std::string, std::string> ByDomainName(const SummaryRow& row) {
   return {row.domain, row.name};
-}
-
-// Frees a part's interval lists once the total has them (assigning {} would keep the memory).
-void DropIntervals(Summary* part) {
-  std::vector<Interval>().swap(part->host_intervals);
-  std::vector<Interval>().swap(part->device_intervals);
 }
 
 bool Contains(const std::vector<uint32_t>& list, uint32_t value) {
@@ -262,55 +228,6 @@ bool SameClock(const TraceHeader& a, const TraceHeader& b) {
 
 }  // namespace
 
-SummaryCombiner::SummaryCombiner(std::optional<bool> same_clock) : same_clock_known_(same_clock) {}
-
-void SummaryCombiner::Add(Summary part, const TraceHeader& header) {
-  if (parts_.empty()) {
-    first_clock_ = header;
-  } else {
-    same_clock_ &= SameClock(header, first_clock_);
-  }
-  if (same_clock_known_.value_or(true)) same_clock_total_.Add(part, 0);
-  if (!same_clock_known_.value_or(false)) wall_clock_total_.Add(part, header.wall_clock_offset_ns);
-  DropIntervals(&part);
-  parts_.push_back(std::move(part));
-}
-
-void SummaryCombiner::SortParts() {
-  std::stable_sort(parts_.begin(), parts_.end(),
-                   [](const Summary& a, const Summary& b) { return a.path < b.path; });
-}
-
-std::expected<SummaryReport, std::string> SummaryCombiner::Finish(
-    const FilterOptions& filters, const std::vector<uint32_t>& pids_seen,
-    const std::vector<uint32_t>& threads_seen) {
-  for (uint32_t pid : filters.pids) {
-    if (!Contains(pids_seen, pid)) {
-      return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
-    }
-  }
-  if (BadWindow(filters)) return std::unexpected("--from must be earlier than --to");
-  for (uint32_t tid : filters.tids) {
-    if (!Contains(threads_seen, tid)) {
-      return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
-    }
-  }
-  if (parts_.empty()) {
-    std::string names;
-    for (const std::string& n : filters.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
-    return std::unexpected("no NVTX range named " + names + " in the traces");
-  }
-  SummaryReport report;
-  if (parts_.size() == 1) {
-    report.total = parts_.front();
-  } else {
-    const bool same_clock = same_clock_known_.value_or(same_clock_);
-    report.total = same_clock ? same_clock_total_.Finish() : wall_clock_total_.Finish();
-  }
-  report.parts = std::move(parts_);
-  return report;
-}
-
 std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::string>& paths,
                                                          const FilterOptions& filters,
                                                          const SummaryOptions& options,
@@ -346,7 +263,9 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
                             combiner.Add(std::move(part), header);
                           });
   if (!done) return std::unexpected(done.error());
-  return combiner.Finish(filters, pids_seen, threads_seen);
+  auto matched = CheckFiltersMatched(filters, pids_seen, threads_seen, combiner.parts() > 0);
+  if (!matched) return std::unexpected(matched.error());
+  return combiner.Finish();
 }
 
 std::expected<SummaryPartial, std::string> SummarizeFilesPartial(
@@ -358,60 +277,19 @@ std::expected<SummaryPartial, std::string> SummarizeFilesPartial(
   partial.options = options;
   partial.filters = filters;
   partial.files = *files;
+  SummaryCombiner combiner;
   for (const std::string& path : *files) {
     std::vector<std::string> warnings;
     auto done = ForEachPart({path}, EffectiveFilters(filters), options, limits,
                             /*keep_intervals=*/true, &partial.pids_seen, &partial.threads_seen,
                             &warnings, [&](const std::string&, Summary part, TraceHeader header) {
-                              TraceHeader clock;
-                              clock.hostname = header.hostname;
-                              clock.timebase = header.timebase;
-                              clock.wall_clock_offset_ns = header.wall_clock_offset_ns;
-                              partial.parts.push_back(std::move(part));
-                              partial.headers.push_back(std::move(clock));
+                              combiner.Add(std::move(part), header);
                             });
     if (!done) return std::unexpected(done.error());
     for (std::string& w : warnings) partial.warnings.push_back({path, std::move(w)});
   }
+  partial.state = combiner.TakeState();
   return partial;
-}
-
-std::expected<SummaryReport, std::string> CombinePartials(std::vector<SummaryPartial> partials,
-                                                          std::vector<std::string>* warnings) {
-  if (partials.empty()) return std::unexpected("no partial summary given");
-  const SummaryPartial& first = partials.front();
-  SummaryCombiner combiner(std::nullopt);
-  std::vector<uint32_t> pids_seen, threads_seen;
-  std::vector<SummaryPartial::Warning> all_warnings;
-  std::map<std::string, size_t> file_of;  // trace file -> the partial that has it
-  for (size_t n = 0; n < partials.size(); ++n) {
-    SummaryPartial& p = partials[n];
-    if (p.options.raw != first.options.raw || p.options.by_caller != first.options.by_caller ||
-        p.filters.pids != first.filters.pids || p.filters.tids != first.filters.tids ||
-        p.filters.nvtx != first.filters.nvtx || p.filters.from_ns != first.filters.from_ns ||
-        p.filters.to_ns != first.filters.to_ns) {
-      return std::unexpected("partial summaries " + std::to_string(n + 1) + " and 1 were made " +
-                             "with different options or filters (--raw, --by, --pid, --tid, " +
-                             "--nvtx, --from, --to)");
-    }
-    for (const std::string& f : p.files) {
-      if (auto [it, inserted] = file_of.try_emplace(f, n); !inserted) {
-        return std::unexpected(f + " is in partial summaries " + std::to_string(it->second + 1) +
-                               " and " + std::to_string(n + 1));
-      }
-    }
-    pids_seen.insert(pids_seen.end(), p.pids_seen.begin(), p.pids_seen.end());
-    threads_seen.insert(threads_seen.end(), p.threads_seen.begin(), p.threads_seen.end());
-    all_warnings.insert(all_warnings.end(), p.warnings.begin(), p.warnings.end());
-    for (size_t i = 0; i < p.parts.size(); ++i) combiner.Add(std::move(p.parts[i]), p.headers[i]);
-    std::vector<Summary>().swap(p.parts);
-  }
-  // The order summary prints files given in name order (a shell glob): by trace path.
-  std::stable_sort(all_warnings.begin(), all_warnings.end(),
-                   [](const auto& a, const auto& b) { return a.file < b.file; });
-  for (const auto& w : all_warnings) warnings->push_back(w.text);
-  combiner.SortParts();
-  return combiner.Finish(first.filters, pids_seen, threads_seen);
 }
 
 Summary Summarize(const ProcessTrace& trace, const SummaryOptions& options,

@@ -143,43 +143,12 @@ class SummaryTotal {
 // SummaryTotal over parts whose lists are already on the common timebase.
 Summary CombineSummaries(const std::vector<Summary>& parts);
 
-// The report of `summary` built from processes that arrive one at a time (from the files as
-// they are read, or from partial summaries): each part joins the total at once and keeps only
-// its rows. The total's timebase is TimeOffsets'; `same_clock` says whether every process added
-// will share one clock when the caller knows it, else both totals are kept until Finish.
-class SummaryCombiner {
- public:
-  explicit SummaryCombiner(std::optional<bool> same_clock);
-  void Add(Summary part, const TraceHeader& header);
-  // Orders the parts by trace path (stable), as combine prints them.
-  void SortParts();
-  // The filters' errors (a pid, thread or NVTX range that matched nothing, from >= to) given
-  // every pid and --tid thread seen, then the report.
-  std::expected<SummaryReport, std::string> Finish(const FilterOptions& filters,
-                                                   const std::vector<uint32_t>& pids_seen,
-                                                   const std::vector<uint32_t>& threads_seen);
-
- private:
-  std::optional<bool> same_clock_known_;
-  bool same_clock_ = true;
-  TraceHeader first_clock_;
-  SummaryTotal same_clock_total_, wall_clock_total_;
-  std::vector<Summary> parts_;
-};
-
 // `summary --partial`: the summaries of these files' processes as a partial summary
-// (summary_partial.h) that CombinePartials merges with others. Filters apply as in
+// (summary_partial.h) that PartialsCombiner merges with others. Filters apply as in
 // SummarizeFiles, but their "matched nothing" errors wait for the combination.
 struct SummaryPartial;
 std::expected<SummaryPartial, std::string> SummarizeFilesPartial(
     const std::vector<std::string>& paths, const FilterOptions& filters,
     const SummaryOptions& options, const StreamLimits* limits = nullptr);
-
-// `profview combine`: the report `summary` prints over all the files of these partials, with
-// processes in trace path order (byte-identical to summary over the files in name order).
-// Errors: partials made with different options or filters, a file in two partials, and the
-// filters' errors of SummarizeFiles. Their warnings are appended to *warnings, by file.
-std::expected<SummaryReport, std::string> CombinePartials(std::vector<SummaryPartial> partials,
-                                                          std::vector<std::string>* warnings);
 
 }  // namespace libprof::analysis

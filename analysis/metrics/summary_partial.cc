@@ -70,7 +70,14 @@ json RowsJson(const std::vector<SummaryRow>& rows) {
   return out;
 }
 
-json ProcessJson(const Summary& s, const TraceHeader& h) {
+json ListsJson(const std::optional<TotalIntervals>& lists) {
+  if (!lists) return nullptr;
+  return json{{"windows", IntervalsJson(lists->windows)},
+              {"host", IntervalsJson(lists->host)},
+              {"device", IntervalsJson(lists->device)}};
+}
+
+json ProcessJson(const Summary& s) {
   json copies = json::array();
   for (const CopyRow& c : s.copies) {
     copies.push_back(json{{"copy_kind", static_cast<int>(c.copy_kind)},
@@ -84,8 +91,6 @@ json ProcessJson(const Summary& s, const TraceHeader& h) {
               {"pid", s.pid},
               {"hostname", s.hostname},
               {"rank", s.rank ? json(*s.rank) : json(nullptr)},
-              {"timebase", static_cast<int>(h.timebase)},
-              {"wall_clock_offset_ns", h.wall_clock_offset_ns},
               {"trace_ns", s.trace_ns},
               {"events", s.events},
               {"host_api_ns", s.host_api_ns},
@@ -97,10 +102,7 @@ json ProcessJson(const Summary& s, const TraceHeader& h) {
               {"host", RowsJson(s.host)},
               {"device", RowsJson(s.device)},
               {"copies", copies},
-              {"nvtx", RowsJson(s.nvtx)},
-              {"windows", IntervalsJson(s.windows)},
-              {"host_intervals", IntervalsJson(s.host_intervals)},
-              {"device_intervals", IntervalsJson(s.device_intervals)}};
+              {"nvtx", RowsJson(s.nvtx)}};
 }
 
 // Thrown inside the parser only, for a value that has the right JSON type but cannot be.
@@ -171,14 +173,17 @@ Enum ParseEnum(const json& j, int max) {
   return static_cast<Enum>(v);
 }
 
-void ParseProcess(const json& j, Summary* s, TraceHeader* h) {
+std::optional<TotalIntervals> ParseLists(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  return TotalIntervals{ParseIntervals(j.at("windows")), ParseIntervals(j.at("host")),
+                        ParseIntervals(j.at("device"))};
+}
+
+void ParseProcess(const json& j, Summary* s) {
   s->path = j.at("path").get<std::string>();
   s->pid = j.at("pid").get<uint32_t>();
   s->hostname = j.at("hostname").get<std::string>();
   if (!j.at("rank").is_null()) s->rank = j.at("rank").get<uint32_t>();
-  h->hostname = s->hostname;
-  h->timebase = ParseEnum<Timebase>(j.at("timebase"), 2);
-  h->wall_clock_offset_ns = j.at("wall_clock_offset_ns").get<int64_t>();
   s->trace_ns = j.at("trace_ns").get<uint64_t>();
   s->events = j.at("events").get<uint64_t>();
   s->host_api_ns = j.at("host_api_ns").get<uint64_t>();
@@ -198,18 +203,39 @@ void ParseProcess(const json& j, Summary* s, TraceHeader* h) {
                                 .bytes = c.at("bytes").get<uint64_t>(),
                                 .total_ns = c.at("total_ns").get<uint64_t>()});
   }
-  s->windows = ParseIntervals(j.at("windows"));
-  s->host_intervals = ParseIntervals(j.at("host_intervals"));
-  s->device_intervals = ParseIntervals(j.at("device_intervals"));
+}
+
+void ParseState(const json& j, CombinedState* state) {
+  for (const json& process : j.at("processes")) {
+    Summary s;
+    ParseProcess(process, &s);
+    state->parts.push_back(std::move(s));
+  }
+  const json& clock = j.at("clock");
+  state->hostname = clock.at("hostname").get<std::string>();
+  state->timebase = ParseEnum<Timebase>(clock.at("timebase"), 2);
+  state->same_clock = clock.at("same_clock").get<bool>();
+  state->on_shared_clock = ParseLists(j.at("shared_clock"));
+  if (!j.at("uniform_wall_offset_ns").is_null()) {
+    state->uniform_wall_offset = j.at("uniform_wall_offset_ns").get<int64_t>();
+  }
+  state->on_wall_clock = ParseLists(j.at("wall_clock"));
+  // What SummaryCombiner keeps when it does not know the clock (as for every partial).
+  const bool none = state->parts.empty();
+  const bool consistent =
+      none ? !state->on_shared_clock && !state->uniform_wall_offset && !state->on_wall_clock
+           : state->same_clock == state->on_shared_clock.has_value() &&
+                 state->uniform_wall_offset.has_value() != state->on_wall_clock.has_value() &&
+                 (!state->uniform_wall_offset || state->on_shared_clock);
+  if (!consistent) throw BadValue{"union lists that do not fit its clock"};
 }
 
 }  // namespace
 
 std::string SummaryPartialJson(const SummaryPartial& p) {
   json processes = json::array();
-  for (size_t i = 0; i < p.parts.size(); ++i) {
-    processes.push_back(ProcessJson(p.parts[i], p.headers[i]));
-  }
+  for (const Summary& part : p.state.parts) processes.push_back(ProcessJson(part));
+  const CombinedState& st = p.state;
   json warnings = json::array();
   for (const SummaryPartial::Warning& w : p.warnings) {
     warnings.push_back(json{{"file", w.file}, {"text", w.text}});
@@ -228,7 +254,14 @@ std::string SummaryPartialJson(const SummaryPartial& p) {
            {"pids_seen", p.pids_seen},
            {"threads_seen", p.threads_seen},
            {"warnings", warnings},
-           {"processes", processes}};
+           {"processes", processes},
+           {"clock", {{"hostname", st.hostname},
+                      {"timebase", static_cast<int>(st.timebase)},
+                      {"same_clock", st.same_clock}}},
+           {"shared_clock", ListsJson(st.on_shared_clock)},
+           {"uniform_wall_offset_ns",
+            st.uniform_wall_offset ? json(*st.uniform_wall_offset) : json(nullptr)},
+           {"wall_clock", ListsJson(st.on_wall_clock)}};
   return out.dump() + "\n";
 }
 
@@ -262,19 +295,63 @@ std::expected<SummaryPartial, std::string> ParseSummaryPartial(std::string_view 
     for (const json& w : j.at("warnings")) {
       p.warnings.push_back({w.at("file").get<std::string>(), w.at("text").get<std::string>()});
     }
-    for (const json& process : j.at("processes")) {
-      Summary s;
-      TraceHeader h;
-      ParseProcess(process, &s, &h);
-      p.parts.push_back(std::move(s));
-      p.headers.push_back(std::move(h));
-    }
+    ParseState(j, &p.state);
     return p;
   } catch (const json::exception& e) {
     return std::unexpected(name + ": a damaged partial summary (" + e.what() + ")");
   } catch (const BadValue& e) {
     return std::unexpected(name + ": a damaged partial summary (" + e.what + ")");
   }
+}
+
+std::expected<void, std::string> PartialsCombiner::Add(SummaryPartial p, const std::string& name) {
+  if (!any_) {
+    meta_.options = p.options;
+    meta_.filters = p.filters;
+  } else if (p.options.raw != meta_.options.raw ||
+             p.options.by_caller != meta_.options.by_caller ||
+             p.filters.pids != meta_.filters.pids || p.filters.tids != meta_.filters.tids ||
+             p.filters.nvtx != meta_.filters.nvtx || p.filters.from_ns != meta_.filters.from_ns ||
+             p.filters.to_ns != meta_.filters.to_ns) {
+    return std::unexpected(name + ": made with other options or filters (--raw, --by, --pid, " +
+                           "--tid, --nvtx, --from, --to) than " + first_name_);
+  }
+  for (const std::string& f : p.files) {
+    if (auto it = source_of_.find(f); it != source_of_.end()) {
+      return std::unexpected(f + " is in two partial summaries: " + it->second + " and " + name);
+    }
+  }
+  if (!any_) first_name_ = name;
+  any_ = true;
+  for (std::string& f : p.files) {
+    source_of_.emplace(f, name);
+    meta_.files.push_back(std::move(f));
+  }
+  meta_.pids_seen.insert(meta_.pids_seen.end(), p.pids_seen.begin(), p.pids_seen.end());
+  meta_.threads_seen.insert(meta_.threads_seen.end(), p.threads_seen.begin(), p.threads_seen.end());
+  meta_.warnings.insert(meta_.warnings.end(), p.warnings.begin(), p.warnings.end());
+  combiner_.Merge(std::move(p.state));
+  return {};
+}
+
+SummaryPartial PartialsCombiner::TakePartial() {
+  SummaryPartial out = std::move(meta_);
+  out.state = combiner_.TakeState();
+  *this = PartialsCombiner();
+  return out;
+}
+
+std::expected<SummaryReport, std::string> PartialsCombiner::Finish(
+    std::vector<std::string>* warnings) {
+  // The order summary prints files given in name order (a shell glob): by trace path.
+  std::stable_sort(meta_.warnings.begin(), meta_.warnings.end(),
+                   [](const auto& a, const auto& b) { return a.file < b.file; });
+  for (const SummaryPartial::Warning& w : meta_.warnings) warnings->push_back(w.text);
+  auto matched = CheckFiltersMatched(meta_.filters, meta_.pids_seen, meta_.threads_seen,
+                                     combiner_.parts() > 0);
+  if (!matched) return std::unexpected(matched.error());
+  combiner_.SortParts();
+  return combiner_.Finish();
 }
 
 }  // namespace libprof::analysis

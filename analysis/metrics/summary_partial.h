@@ -4,37 +4,39 @@
 //
 // Layer: analysis/metrics/. Serialises summary.h's structs; no analysis of its own.
 //
-// A partial holds each process's Summary as exact integers (Stats' sums, its log-bucketed
-// histogram, the pieces of its host and device unions and its windows, unshifted) plus what
-// the total needs from its header (hostname, timebase, wall-clock offset), the options and
-// filters it was made with, the pids and --tid threads its files had, and its warnings.
-// Format: one JSON object, {"format": "libprof-summary-partial", "version": 1, ...}; a reader
-// refuses any other format or version rather than guess.
+// A partial holds each process's Summary as exact integers (Stats' sums and log-bucketed
+// histogram), the pieces of the unions its total needs on each possible timebase
+// (summary_combiner.h's CombinedState), the options and filters it was made with, the pids and
+// --tid threads its files had, and its warnings. Combining partials gives a partial again
+// (`combine --partial`), so a reduce can be a tree; the unions of many ranks overlap, so a
+// combination is smaller than its inputs.
+// Format: one JSON object, {"format": "libprof-summary-partial", "version": 2, ...}; a reader
+// refuses any other format or version rather than guess (version 1 kept each process's
+// unions).
 #pragma once
 
 #include <cstdint>
 #include <expected>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "proto/trace_model.h"
 #include "analysis/metrics/summary.h"
+#include "analysis/metrics/summary_combiner.h"
 #include "analysis/model/filters.h"
 
 namespace libprof::analysis {
 
 inline constexpr std::string_view kSummaryPartialFormat = "libprof-summary-partial";
-inline constexpr uint32_t kSummaryPartialVersion = 1;
+inline constexpr uint32_t kSummaryPartialVersion = 2;
 
 struct SummaryPartial {
   SummaryOptions options;
   FilterOptions filters;
   std::vector<std::string> files;  // the trace files it covers, in the order read
-  // One per summarised process, in file order; interval lists kept (unshifted).
-  std::vector<Summary> parts;
-  // Of `parts`: only hostname, timebase and wall_clock_offset_ns are kept (for TimeOffsets).
-  std::vector<TraceHeader> headers;
+  CombinedState state;             // the summarised processes and their unions
   std::vector<uint32_t> pids_seen;     // every process of the files, for --pid's check
   std::vector<uint32_t> threads_seen;  // --tid threads active in the time window
   struct Warning {
@@ -51,5 +53,26 @@ std::string SummaryPartialJson(const SummaryPartial& partial);
 // summary.
 std::expected<SummaryPartial, std::string> ParseSummaryPartial(std::string_view text,
                                                                const std::string& name);
+
+// Combines partial summaries one at a time, so that a reader can free each after Add.
+class PartialsCombiner {
+ public:
+  // Errors: options or filters other than the first partial's; a trace file already in an
+  // earlier partial. `name` names the partial in them.
+  std::expected<void, std::string> Add(SummaryPartial partial, const std::string& name);
+  bool empty() const { return !any_; }
+  // `combine --partial`: everything added, as one partial.
+  SummaryPartial TakePartial();
+  // The report that `summary` prints over all their files (processes in trace path order), or
+  // the filters' errors; the traces' warnings are appended to *warnings, by file.
+  std::expected<SummaryReport, std::string> Finish(std::vector<std::string>* warnings);
+
+ private:
+  bool any_ = false;
+  SummaryPartial meta_;  // options, filters, files, pids, threads and warnings; no state
+  std::string first_name_;
+  std::unordered_map<std::string, std::string> source_of_;  // trace file -> its partial's name
+  SummaryCombiner combiner_;
+};
 
 }  // namespace libprof::analysis

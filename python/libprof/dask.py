@@ -3,9 +3,10 @@
     python3 -m libprof.dask summary 'run/*.pb' [--scheduler ADDRESS] [--format json] [FLAGS]
 
 The map step runs `profview summary --partial` on the workers, one task per group of files
-(--files-per-task, default 1), and the reduce step runs `profview combine` on a worker over the
-partial summaries; the output is what `profview summary` prints over all the files, byte for
-byte (viewer-cli/USAGE.md, "Many ranks"). Without --scheduler a LocalCluster is started on this
+(--files-per-task, default 1); the reduce step is a tree of `profview combine --partial` tasks
+over groups of --fan-in partials, then one `profview combine`; the output is what
+`profview summary` prints over all the files, byte for byte (viewer-cli/USAGE.md, "Many
+ranks"). Without --scheduler a LocalCluster is started on this
 machine. Workers need profview (LIBPROF_PROFVIEW, PATH or --profview) and the trace files at the
 same paths (a shared filesystem, as on clusters); the client only lists the files.
 
@@ -60,10 +61,7 @@ def summarize_partial(files: Sequence[str], summary_args: Sequence[str],
         return run_profview(["summary", "--partial", "-o", "-", *summary_args, *files], profview)
 
 
-def combine_partials(partials: Sequence[str], output_format: str,
-                     profview: Optional[str]) -> Tuple[str, List[str]]:
-    """The reduce step, on a worker: `profview combine` over the partials; returns its output and
-    the traces' warnings."""
+def _combine(partials: Sequence[str], args: Sequence[str], profview: Optional[str]):
     import warnings
     with tempfile.TemporaryDirectory(prefix="libprof-combine-") as tmp:
         paths = []
@@ -73,8 +71,20 @@ def combine_partials(partials: Sequence[str], output_format: str,
             paths.append(str(path))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            out = run_profview(["combine", "--format", output_format, *paths], profview)
+            out = run_profview(["combine", *args, *paths], profview)
     return out, [str(w.message) for w in caught]
+
+
+def combine_to_partial(partials: Sequence[str], profview: Optional[str]) -> str:
+    """An inner step of the reduce, on a worker: the partials combined into one partial."""
+    return _combine(partials, ["--partial", "-o", "-"], profview)[0]
+
+
+def combine_partials(partials: Sequence[str], output_format: str,
+                     profview: Optional[str]) -> Tuple[str, List[str]]:
+    """The last step of the reduce, on a worker: `profview combine` over the partials; returns its
+    output and the traces' warnings."""
+    return _combine(partials, ["--format", output_format], profview)
 
 
 def _failure_reason(future) -> str:
@@ -92,10 +102,10 @@ def _failure_reason(future) -> str:
 
 def run_summary(files: Sequence[str], client, summary_args: Sequence[str] = (),
                 output_format: str = "table", files_per_task: int = 1, retries: int = 2,
-                profview: Optional[str] = None):
+                profview: Optional[str] = None, fan_in: int = 16):
     """Runs the summary of `files` on the Dask `client`. Returns (output, warnings, missing), where
     missing lists (file, reason) for the files whose task failed on every try (the output then
-    covers the others; None when every file failed)."""
+    covers the others; None when every file failed). `fan_in`: partials per reduce task."""
     from distributed import wait
 
     groups = _groups(list(files), max(1, files_per_task))
@@ -122,7 +132,13 @@ def run_summary(files: Sequence[str], client, summary_args: Sequence[str] = (),
     missing.sort()
     if not partials:
         return None, [], missing
-    # The partials move worker to worker; the client never holds them.
+    # The partials move worker to worker; the client never holds them. A combination of
+    # overlapping ranks is smaller than its inputs, so no task holds more than fan_in partials.
+    fan_in = max(2, fan_in)
+    while len(partials) > fan_in:
+        partials = [client.submit(combine_to_partial, partials[i:i + fan_in], profview,
+                                  retries=retries, pure=False)
+                    for i in range(0, len(partials), fan_in)]
     result = client.submit(combine_partials, partials, output_format, profview, retries=retries,
                            pure=False)
     out, found_warnings = result.result()
@@ -151,6 +167,9 @@ def _parse(argv: Sequence[str]):
     parser.add_argument("--format", default="table", choices=["table", "csv", "json"])
     parser.add_argument("--files-per-task", type=int, default=1,
                         help="trace files per map task (default 1)")
+    parser.add_argument("--fan-in", type=int, default=16,
+                        help="partial summaries per reduce task (default 16): a tree of "
+                             "combine --partial steps above that")
     parser.add_argument("--retries", type=int, default=2,
                         help="extra tries of a task that fails (default 2)")
     parser.add_argument("--profview", help="profview on the workers (default: LIBPROF_PROFVIEW, "
@@ -184,7 +203,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             try:
                 out, found_warnings, missing = run_summary(
                     files, client, summary_args, args.format, args.files_per_task, args.retries,
-                    args.profview)
+                    args.profview, args.fan_in)
             except ProfviewError as e:  # the reduce step: options that cannot be combined
                 print(f"{_PROG}: {e}", file=sys.stderr)
                 return 1

@@ -1,8 +1,9 @@
 // Proves the partial summaries: quantiles from the log-bucketed histogram stay within 1% of the
 // exact ones and merge exactly; a partial written and read back is the same partial; combining
-// the partials of any split of a set of traces prints, byte for byte, what `summary` prints over
-// all of them (tables, CSV, JSON, with filters); and a partial that is damaged, of another
-// version or made with other options is refused with its name.
+// the partials of any split of a set of traces, directly or through a tree of combined partials,
+// prints, byte for byte, what `summary` prints over all of them (tables, CSV, JSON, with
+// filters, traces of two hosts); and a partial that is damaged, of another version or made with
+// other options is refused with its name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,7 +78,8 @@ std::vector<std::string> WriteJob(const TempDir& dir) {
     t.header().pid = 5000 + rank;
     t.header().rank = rank;
     t.header().hostname = rank < 4 ? "node-a" : "node-b";
-    t.header().wall_clock_offset_ns = rank < 4 ? 1'000'000 : 1'700'000 + rank;
+    // node-a: ranks 0-2 with one wall-clock offset, rank 3 with another (its own measurement).
+    t.header().wall_clock_offset_ns = rank < 3 ? 1'000'000 : rank == 3 ? 1'000'500 : 1'700'000 + rank;
     paths.push_back(dir.Path("rank" + std::to_string(rank) + ".pb"));
     t.Write(paths.back(), 512);
   }
@@ -99,11 +101,12 @@ class CombineTest : public ::testing::Test {
     auto out = RunSummary(o, &warnings);
     return (out ? *out : "error: " + out.error()) + Join(warnings);
   }
+  // `tree`: the partials are first combined in pairs (combine --partial), then all together.
   std::string Combine(const std::vector<std::vector<std::string>>& groups,
-                      const SummaryCommandOptions& base) {
-    CommandOptions combine = base;
-    combine.files.clear();
-    combine.filters = {};  // they come from the partials
+                      const SummaryCommandOptions& base, bool tree = false) {
+    CombineCommandOptions combine;
+    combine.format = base.format;
+    combine.terminal_width = base.terminal_width;
     for (size_t g = 0; g < groups.size(); ++g) {
       SummaryCommandOptions o = base;
       o.files = groups[g];
@@ -112,6 +115,20 @@ class CombineTest : public ::testing::Test {
       auto written = RunSummary(o, &ignored);
       if (!written) return "error: " + written.error();
       combine.files.push_back(o.partial_output);
+    }
+    if (tree) {
+      std::vector<std::string> level;
+      for (size_t i = 0; i < combine.files.size(); i += 2) {
+        CombineCommandOptions pair;
+        pair.files = {combine.files.begin() + static_cast<long>(i),
+                      combine.files.begin() + static_cast<long>(std::min(i + 2, combine.files.size()))};
+        pair.partial_output = dir_.Path("level" + std::to_string(i) + ".json");
+        std::vector<std::string> ignored;
+        auto written = RunCombine(pair, &ignored);
+        if (!written) return "error: " + written.error();
+        level.push_back(pair.partial_output);
+      }
+      combine.files = level;
     }
     std::vector<std::string> warnings;
     auto out = RunCombine(combine, &warnings);
@@ -148,7 +165,8 @@ TEST_F(CombineTest, AnySplitPrintsWhatSummaryPrintsOverAllFiles) {
       std::erase_if(groups, [](const auto& g) { return g.empty(); });
       for (auto& g : groups) std::shuffle(g.begin(), g.end(), rng);
       std::shuffle(groups.begin(), groups.end(), rng);
-      EXPECT_EQ(Combine(groups, variants[v]), expected) << "variant " << v << " trial " << trial;
+      EXPECT_EQ(Combine(groups, variants[v], trial % 2 == 1), expected)
+          << "variant " << v << " trial " << trial;
     }
   }
 }
@@ -176,8 +194,18 @@ TEST_F(CombineTest, APartialReadBackIsTheSamePartial) {
   auto parsed = ParseSummaryPartial(json, "p.json");
   ASSERT_TRUE(parsed) << parsed.error();
   EXPECT_EQ(SummaryPartialJson(*parsed), json);
-  EXPECT_EQ(parsed->parts.size(), files.size());
-  EXPECT_FALSE(parsed->parts[0].device_intervals.empty());
+  EXPECT_EQ(parsed->state.parts.size(), files.size());
+  // Two hosts: only the wall-clock unions can be the answer.
+  EXPECT_FALSE(parsed->state.same_clock);
+  EXPECT_FALSE(parsed->state.on_shared_clock);
+  ASSERT_TRUE(parsed->state.on_wall_clock);
+  EXPECT_FALSE(parsed->state.on_wall_clock->device.empty());
+  // One file: the unions once, on its own clock, with its wall-clock offset.
+  auto one = SummarizeFilesPartial({files[0]}, {}, {});
+  ASSERT_TRUE(one);
+  EXPECT_TRUE(one->state.on_shared_clock);
+  EXPECT_EQ(one->state.uniform_wall_offset, 1'000'000);
+  EXPECT_FALSE(one->state.on_wall_clock);
 }
 
 TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
@@ -193,28 +221,31 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
     return dir_.Path(name);
   };
   std::string other_version = good;
-  other_version.replace(other_version.find("\"version\":1"), 11, "\"version\":2");
+  other_version.replace(other_version.find("\"version\":2"), 11, "\"version\":3");
   // A call count that its histogram does not add up to (keys are written in name order, so a
   // Stats' count follows its buckets).
   std::string bad_stats = good;
   bad_stats.replace(bad_stats.find("],\"count\":"), 10, "],\"count\":9");
+  std::string bad_clock = good;  // a shared clock denied, its unions still there
+  bad_clock.replace(bad_clock.find("\"same_clock\":true"), 17, "\"same_clock\":false");
   const std::vector<std::pair<std::string, std::string>> cases = {
+      {write("clock.json", bad_clock), "union lists that do not fit its clock"},
       {write("cut.json", good.substr(0, good.size() / 2)), "not a partial summary (not JSON)"},
       {write("trace.json", "{\"traceEvents\": []}"), "not a partial summary"},
-      {write("v2.json", other_version), "format version 2; this profview reads version 1"},
+      {write("v3.json", other_version), "format version 3; this profview reads version 2"},
       {write("stats.json", bad_stats), "damaged partial summary"},
-      {write("missing.json", "{\"format\":\"libprof-summary-partial\",\"version\":1}"),
+      {write("missing.json", "{\"format\":\"libprof-summary-partial\",\"version\":2}"),
        "damaged partial summary"},
   };
   for (const auto& [path, message] : cases) {
-    CommandOptions c;
+    CombineCommandOptions c;
     c.files = {o.partial_output, path};
     auto out = RunCombine(c, &w);
     ASSERT_FALSE(out) << path;
     EXPECT_EQ(out.error().rfind(path + ": ", 0), 0u) << out.error();
     EXPECT_NE(out.error().find(message), std::string::npos) << out.error();
   }
-  CommandOptions c;
+  CombineCommandOptions c;
   c.files = {dir_.Path("absent.json")};
   EXPECT_EQ(RunCombine(c, &w).error(), dir_.Path("absent.json") + ": cannot open the partial summary");
   // Partials made with different options would add up different things.
@@ -224,9 +255,12 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
   raw.partial_output = dir_.Path("raw.json");
   ASSERT_TRUE(RunSummary(raw, &w));
   c.files = {o.partial_output, raw.partial_output};
-  EXPECT_NE(RunCombine(c, &w).error().find("different options or filters"), std::string::npos);
+  EXPECT_EQ(RunCombine(c, &w).error(),
+            raw.partial_output + ": made with other options or filters (--raw, --by, --pid, " +
+                "--tid, --nvtx, --from, --to) than " + o.partial_output);
   c.files = {o.partial_output, o.partial_output};
-  EXPECT_EQ(RunCombine(c, &w).error(), files[0] + " is in partial summaries 1 and 2");
+  EXPECT_EQ(RunCombine(c, &w).error(), files[0] + " is in two partial summaries: " +
+                                           o.partial_output + " and " + o.partial_output);
 }
 
 TEST(RankTableTest, TheRankThatComputedLongestComesFirst) {

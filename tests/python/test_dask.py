@@ -1,5 +1,6 @@
 """libprof.dask on a LocalCluster of 2 workers over synthetic traces: its result is what
-`profview summary` prints over the same files (tables and JSON, one or several files per task);
+`profview summary` prints over the same files (tables and JSON, one or several files per task,
+one reduce step or a tree of them);
 a worker killed while running a task is replaced and the task retried; a trace that fails on
 every try (unreadable, or killing its worker each time) is named as missing while the rest of
 the summary is still printed."""
@@ -47,9 +48,12 @@ def client():
         cluster.close()
 
 
-@pytest.mark.parametrize("output_format,per_task", [("table", 1), ("json", 2), ("csv", 3)])
-def test_result_equals_profview_summary(traces, client, output_format, per_task):
-    out, warnings, missing = libprof_dask.run_summary(traces, client, (), output_format, per_task)
+@pytest.mark.parametrize("output_format,per_task,fan_in",
+                         [("table", 1, 16), ("json", 2, 16), ("csv", 3, 16), ("table", 1, 2)])
+def test_result_equals_profview_summary(traces, client, output_format, per_task, fan_in):
+    # fan_in 2 over 5 partials: a tree of combine --partial steps before the last combine.
+    out, warnings, missing = libprof_dask.run_summary(traces, client, (), output_format, per_task,
+                                                      fan_in=fan_in)
     assert missing == []
     expected = libprof.run_profview(["summary", "--format", output_format, *traces])
     assert out == expected
