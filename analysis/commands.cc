@@ -5,6 +5,7 @@
 
 #include "analysis/reports/collectives_report.h"
 #include "analysis/reports/findings_report.h"
+#include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/reports/memory_report.h"
 #include "analysis/reports/output_file.h"
@@ -319,6 +320,26 @@ std::expected<std::string, std::string> RunExport(const ExportCommandOptions& op
   return "Wrote " + std::to_string(stats->events) + " events of " +
          std::to_string(stats->processes) + (stats->processes == 1 ? " process" : " processes") +
          " to " + options.output + " (open it in ui.perfetto.dev or chrome://tracing)\n";
+}
+
+std::expected<std::string, std::string> RunReport(const ReportCommandOptions& options,
+                                                  std::vector<std::string>* warnings) {
+  if (options.output.empty()) return std::unexpected("no output file given (-o FILE)");
+  if (options.output == "-") return std::unexpected("the report is a file: give -o FILE.html");
+  // Created before the traces are read, so that an unwritable path fails at once; removed
+  // (never renamed into place) when reading or writing fails.
+  auto file = OutputFile::Create(options.output);
+  if (!file) return std::unexpected(file.error());
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  const HtmlReportOptions report_options{.raw = options.raw, .findings = options.thresholds};
+  auto stats = WriteHtmlReport(*traces, report_options, &(*file)->stream());
+  if (!stats) return std::unexpected(options.output + ": " + stats.error());
+  if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
+  return "Wrote the report of " + std::to_string(stats->processes) +
+         (stats->processes == 1 ? " process" : " processes") + " (" +
+         std::to_string(stats->findings) + (stats->findings == 1 ? " finding" : " findings") +
+         ") to " + options.output + " (open it in a browser; it needs no network)\n";
 }
 
 std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,

@@ -94,6 +94,17 @@ struct CollectivesCommandOptions : CommandOptions {
 std::expected<std::string, std::string> RunCollectives(const CollectivesCommandOptions& options,
                                                        std::vector<std::string>* warnings);
 
+struct ReportCommandOptions : CommandOptions {
+  std::string output;          // the HTML file to write
+  FindingsOptions thresholds;  // of the findings listed and marked on the timeline
+};
+
+// `profview report`: one self-contained HTML page (analysis/reports/html_report.h), written
+// under a temporary name and renamed to `output` once complete, so that a trace that cannot be
+// read leaves no half-written page. Returns a one-line report for stdout.
+std::expected<std::string, std::string> RunReport(const ReportCommandOptions& options,
+                                                  std::vector<std::string>* warnings);
+
 struct MergeCommandOptions {
   std::vector<std::string> inputs;  // trace files and directories (their *.pb files)
   std::string output;

@@ -12,7 +12,8 @@ packages=(cmake g++ make binutils python3
           # pytest tests (tests/python/); pandas is what it returns.
           python3-pip python3-setuptools python3-wheel python3-pandas python3-pytest
           # libprof.dask (python/libprof/dask.py) and its test on a LocalCluster.
-          python3-dask python3-distributed)
+          python3-dask python3-distributed
+          chromium)  # tests/report/ renders profview report's pages in headless Chromium
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -21,6 +21,7 @@ using libprof::analysis::ExportCommandOptions;
 using libprof::analysis::FindingsCommandOptions;
 using libprof::analysis::MergeCommandOptions;
 using libprof::analysis::OutputFormat;
+using libprof::analysis::ReportCommandOptions;
 using libprof::analysis::StacksCommandOptions;
 using libprof::analysis::SummaryCommandOptions;
 
@@ -233,6 +234,28 @@ constexpr const char* kCollectivesDefinitions =
     "(median of end differences); residual: distance of aligned ends from each instance's mean "
     "end.";
 
+constexpr const char* kReportHelp =
+    "Write the traces as one self-contained HTML page to look at in any browser, offline (no "
+    "network, no server, no script needed): the headline (trace span, host time in CUDA calls, "
+    "GPU busy, dropped records), the top findings with their call sites, a timeline with one "
+    "lane per host thread and per GPU stream and blocked calls marked with an arrow to the work "
+    "they waited for, detail views around the top findings, GPU utilisation and device memory "
+    "in use over time, copy bandwidth by kind and the summary tables; with several processes, "
+    "an overview per rank. The file appears under its name only once complete. "
+    "--from/--to/--nvtx/--pid/--tid select what is shown.";
+
+constexpr const char* kReportDefinitions =
+    "Report:\n"
+    "  Names and numbers are those of profview summary, findings (grouped, as without --all) "
+    "and memory; times count from the recording start.\n"
+    "  Timeline lanes with more than 400 slices in view are drawn per pixel: bar height = share "
+    "of the pixel's time the lane was busy, colour = the kind of work that took most of it; "
+    "slices at least 3 pixels wide are still drawn one by one. The page's size so grows with "
+    "lanes, not with records.\n"
+    "  Copy bandwidth limits: device-to-device copies against half the device memory's "
+    "theoretical bandwidth (trace header); host and peer links are not recorded, so no limit is "
+    "drawn for them.";
+
 constexpr const char* kMergeHelp =
     "Merge trace files (one per process, or already merged) into one multi-process trace file, "
     "which every subcommand reads like the separate files: all headers, then every chunk "
@@ -395,6 +418,30 @@ int main(int argc, char** argv) {
   collectives_cmd->add_option("--top", collectives.top,
                               "late instances listed, longest wait first (default 10)");
 
+  ReportCommandOptions report;
+  CommonFlags report_flags;
+  std::string report_min_wait = "20us", report_gap = "500ms";
+  CLI::App* report_cmd = app.add_subcommand("report", kReportHelp);
+  report_cmd->footer(kReportDefinitions);
+  AddCommon(report_cmd, &report, &report_flags);
+  report_cmd->remove_option(report_cmd->get_option("--format"));  // always HTML
+  report_cmd->remove_option(report_cmd->get_option("--wide"));    // a page shows whole names
+  report_cmd
+      ->add_option("-o,--output", report.output,
+                   "the HTML file to write; replaced if it exists")
+      ->required()
+      ->type_name("FILE");
+  report_cmd->add_flag("--raw", report.raw, "show nested, internal and noisy API calls too");
+  report_cmd
+      ->add_option("--min-wait", report_min_wait,
+                   "findings: report waits and synchronous costs of at least this long (default "
+                   "20us, as findings)")
+      ->type_name("TIME");
+  report_cmd
+      ->add_option("--gap-threshold", report_gap,
+                   "findings: GPU idle gaps of at least this long (default 500ms, as findings)")
+      ->type_name("TIME");
+
   MergeCommandOptions merge;
   CLI::App* merge_cmd = app.add_subcommand("merge", kMergeHelp);
   merge_cmd->add_option("-o,--output", merge.output, "the merged trace file to write")
@@ -502,6 +549,22 @@ int main(int argc, char** argv) {
       }
       collectives.min_late_ns = *min_late_ns;
       result = libprof::analysis::RunCollectives(collectives, &warnings);
+    } else if (report_cmd->parsed()) {
+      if (!Finish(report_flags, &report, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      for (auto [text, target, flag] :
+           {std::tuple{&report_min_wait, &report.thresholds.min_wait_ns, "--min-wait"},
+            std::tuple{&report_gap, &report.thresholds.gap_threshold_ns, "--gap-threshold"}}) {
+        auto parsed = libprof::analysis::ParseDuration(*text);
+        if (!parsed) {
+          std::cerr << "profview: " << flag << ": " << parsed.error() << "\n";
+          return kBadUsage;
+        }
+        *target = *parsed;
+      }
+      result = libprof::analysis::RunReport(report, &warnings);
     } else if (merge_cmd->parsed()) {
       merge.terminal_width = libprof::analysis::TerminalWidth();
       result = libprof::analysis::RunMerge(merge, &warnings);

@@ -63,10 +63,11 @@ bool AnyRepeated(const std::vector<SummaryRow>& rows) {
                      [](const SummaryRow& r) { return r.stats.count() > 1; });
 }
 
+}  // namespace
+
 // The table of host, device or NVTX rows, CUDA.jl's columns plus bytes/bandwidth for copies and
 // GPU time for NVTX ranges.
-std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx,
-                     size_t width) {
+TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx) {
   const bool distribution = AnyRepeated(rows);
   const bool bytes =
       std::any_of(rows.begin(), rows.end(), [](const SummaryRow& r) { return r.has_bytes; });
@@ -101,10 +102,10 @@ std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, boo
     line.push_back(DisplayName(r));
     table.push_back(std::move(line));
   }
-  return RenderTable(columns, table, width);
+  return {std::move(columns), std::move(table)};
 }
 
-std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
+TableCells CopyRowCells(const std::vector<CopyRow>& copies) {
   std::vector<TableColumn> columns = {{"Copy", Align::kLeft},        {"Memory", Align::kLeft},
                                       {"Count", Align::kRight},      {"Bytes", Align::kRight},
                                       {"Total time", Align::kRight}, {"Bandwidth", Align::kRight}};
@@ -115,7 +116,20 @@ std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
          std::to_string(c.count), FormatBytes(c.bytes),
          FormatDuration(static_cast<double>(c.total_ns)), FormatBandwidth(c.bytes, c.total_ns)});
   }
-  return RenderTable(columns, table, width);
+  return {std::move(columns), std::move(table)};
+}
+
+namespace {
+
+std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx,
+                     size_t width) {
+  const TableCells cells = SummaryRowCells(rows, trace_ns, nvtx);
+  return RenderTable(cells.columns, cells.rows, width);
+}
+
+std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
+  const TableCells cells = CopyRowCells(copies);
+  return RenderTable(cells.columns, cells.rows, width);
 }
 
 std::string Section(const Summary& s, size_t width) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analysis/metrics/summary.h"
+#include "analysis/reports/table_renderer.h"
 
 namespace libprof::analysis {
 
@@ -30,6 +31,11 @@ std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total
                          size_t terminal_width);
 std::string SummaryCsv(const std::vector<Summary>& parts, const Summary& total);
 std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total);
+
+// The cells of the host, device or NVTX table (`nvtx`: with the GPU time column) and of the
+// copies table, as SummaryTable prints them; the HTML report renders the same cells.
+TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx);
+TableCells CopyRowCells(const std::vector<CopyRow>& copies);
 
 // The per-process table of a summary over several processes (the straggler question of a
 // multi-rank job): rank, pid, host, GPU busy time and share, host time in CUDA APIs and in

@@ -25,6 +25,13 @@ struct TableColumn {
   CellFit fit = nullptr;
 };
 
+// A table's columns and cells before rendering: the text tables and the HTML report render the
+// same cells, so that both show the same names and numbers.
+struct TableCells {
+  std::vector<TableColumn> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
 // Renders rows (each with one cell per column) under a header row. Headers are left-aligned;
 // widths are measured in characters (UTF-8 code points). If the table is wider than
 // `max_width`, shrinkable columns are narrowed down to their min_width.
