@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 
 #include "analysis/model/units.h"
 #include "analysis/reports/formats.h"
@@ -95,7 +96,9 @@ std::string CollectivesTable(const CollectivesReport& r, size_t width) {
          ":\n";
   rows.clear();
   for (const RankClock& c : s.clocks) {
-    rows.push_back({std::to_string(c.rank), r.processes[c.process].path,
+    // The file's name: whole paths would take the table's width.
+    rows.push_back({std::to_string(c.rank),
+                    std::filesystem::path(r.processes[c.process].path).filename().string(),
                     c.aligned ? SignedDuration(c.offset_ns) : "not aligned",
                     std::to_string(c.instances),
                     FormatDuration(c.rms_residual_ns), FormatDuration(double(c.max_residual_ns))});
