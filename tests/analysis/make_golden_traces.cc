@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
       ranks[r].Write(dir + "/job/rank" + std::to_string(r) + ".pb");
     }
   }
+  t::StartUpScenario().Write(dir + "/startup.pb");
   t::TraceBuilder empty(9191);
   empty.SetEnd(100);
   empty.Write(dir + "/empty.pb");
