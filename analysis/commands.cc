@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "analysis/process_loop.h"
+#include "analysis/reports/collectives_report.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
@@ -24,6 +25,7 @@
 #include "analysis/reports/timeline_export.h"
 #include "analysis/reports/trace_listing.h"
 #include "analysis/model/units.h"
+#include "analysis/rules/rank_rules.h"
 
 namespace libprof::analysis {
 namespace {
@@ -53,6 +55,26 @@ std::expected<std::string, std::string> RunSqliteExport(const ExportCommandOptio
   return "Wrote " + std::to_string(stats->rows) + " rows of " + std::to_string(stats->processes) +
          (stats->processes == 1 ? " process" : " processes") + " to " + options.output +
          " (tables and example queries: profview export --help, viewer-cli/USAGE.md)\n";
+}
+
+// When the summary saw NCCL's ranges: "\n" and the collectives table, from a second read of the
+// traces that have them (the summary streams its files; collectives need each process's index).
+std::expected<std::string, std::string> CollectivesAppendix(const SummaryReport& report,
+                                                            const CommandOptions& options) {
+  bool nccl = false;
+  for (const Summary& part : report.parts) {
+    for (const SummaryRow& row : part.nvtx) nccl |= row.domain == "NCCL";
+  }
+  if (!nccl) return std::string();
+  std::vector<ProcessCollectives> collectives;
+  std::vector<std::string> said_already;  // the first read gave the file warnings
+  auto done = ForEachProcess(options.files, options.filters, &said_already, [&](const ProcessTrace& t) {
+    if (HasNcclRanges(t)) collectives.push_back(ExtractCollectives(TraceIndex(t)));
+  });
+  if (!done) return std::unexpected(done.error());
+  const std::vector<CollectiveRow> rows = CollectiveTable(collectives);
+  if (rows.empty()) return std::string();
+  return "\n" + CollectiveRowsTable(rows, collectives.size(), options.terminal_width);
 }
 
 std::expected<std::string, std::string> FormatSummary(const SummaryReport& report,
@@ -103,7 +125,11 @@ std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& 
   // Streams the files rather than loading them (summary.h).
   auto report = SummarizeFiles(options.files, options.filters, summary, warnings);
   if (!report) return std::unexpected(report.error());
-  return FormatSummary(*report, options);
+  auto text = FormatSummary(*report, options);
+  if (!text || options.format != OutputFormat::kTable) return text;
+  auto collectives = CollectivesAppendix(*report, options);
+  if (!collectives) return std::unexpected(collectives.error());
+  return *text + *collectives;
 }
 
 std::expected<std::string, std::string> RunCombine(const CombineCommandOptions& options,
@@ -142,12 +168,24 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   FindingsReportContext context{.all = options.all,
                                 .thresholds = options.thresholds,
                                 .terminal_width = options.terminal_width};
+  // The cross-rank rules need every rank: the collectives of each process are kept (a few
+  // numbers per call) and the rules run once all are read.
+  std::vector<ProcessCollectives> collectives;
   auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
     std::vector<Finding> part = FindFindings(t, options.thresholds);
     findings.insert(findings.end(), part.begin(), part.end());
     context.trace_ns += t.window_ns();
+    if (HasNcclRanges(t)) {
+      collectives.push_back(ExtractCollectives(TraceIndex(t)));
+      for (const std::string& w : collectives.back().warnings) warnings->push_back(w);
+    }
   });
   if (!done) return std::unexpected(done.error());
+  if (collectives.size() > 1) {
+    const RankSkewReport skew = AnalyzeRankSkew(collectives, options.thresholds.min_wait_ns);
+    std::vector<Finding> late = FindLateRanks(collectives, skew, options.thresholds);
+    findings.insert(findings.end(), late.begin(), late.end());
+  }
   switch (options.format) {
     case OutputFormat::kCsv:
       return FindingsCsv(findings, context);
@@ -187,6 +225,30 @@ std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
       break;
   }
   return table;
+}
+
+std::expected<std::string, std::string> RunCollectives(const CollectivesCommandOptions& options,
+                                                       std::vector<std::string>* warnings) {
+  CollectivesReport report{.top = options.top};
+  auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
+    const TraceIndex index(t);
+    report.processes.push_back(ExtractCollectives(index));
+    for (const std::string& w : report.processes.back().warnings) warnings->push_back(w);
+  });
+  if (!done) return std::unexpected(done.error());
+  report.table = CollectiveTable(report.processes);
+  if (report.processes.size() > 1) {
+    report.skew = AnalyzeRankSkew(report.processes, options.min_late_ns);
+  }
+  switch (options.format) {
+    case OutputFormat::kJson:
+      return CollectivesJson(report);
+    case OutputFormat::kCsv:
+      return std::unexpected("collectives: --format csv is not supported (table or json)");
+    case OutputFormat::kTable:
+      break;
+  }
+  return CollectivesTable(report, options.terminal_width);
 }
 
 std::expected<std::string, std::string> RunStreams(const CommandOptions& options,

@@ -95,6 +95,16 @@ struct ExportCommandOptions : CommandOptions {
 std::expected<std::string, std::string> RunExport(const ExportCommandOptions& options,
                                                   std::vector<std::string>* warnings);
 
+// `profview collectives`: NCCL collectives per operation with nccl-tests' bandwidths and, over
+// several ranks' traces, clock alignment, stragglers, late-rank instances and unmatched calls
+// (analysis/metrics/collective_stats.h, rank_skew.h).
+struct CollectivesCommandOptions : CommandOptions {
+  uint64_t min_late_ns = 20'000;  // a rank late by less is not counted late (as --min-wait)
+  size_t top = 10;                // late instances listed
+};
+std::expected<std::string, std::string> RunCollectives(const CollectivesCommandOptions& options,
+                                                       std::vector<std::string>* warnings);
+
 struct ReportCommandOptions : CommandOptions {
   std::string output;          // the HTML file to write
   FindingsOptions thresholds;  // of the findings listed and marked on the timeline

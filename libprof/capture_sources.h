@@ -60,10 +60,11 @@ class ActivitySource {
 // NVTX ranges and marks, buffered by the application's threads.
 class NvtxSource {
  public:
-  // Moves completed events and new domains out (appends), with string ids of `strings`;
+  // Moves completed events, new domains and new payload schemas out (appends), with string ids of `strings`;
   // `final` (once, at the end) also closes the ranges still open at `now_ns`.
   virtual void Drain(StringInterner& strings, std::vector<NvtxEvent>* events,
-                     std::vector<NvtxDomain>* domains, bool final, uint64_t now_ns) = 0;
+                     std::vector<NvtxDomain>* domains, std::vector<NvtxPayloadSchema>* schemas,
+                     bool final, uint64_t now_ns) = 0;
   // Events dropped since the last call.
   virtual uint64_t TakeDropped() = 0;
 

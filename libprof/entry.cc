@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "libprof/log.h"
+#include "libprof/nvtx/nvtx_payload_handlers.h"
 #include "libprof/nvtx/nvtx_recorder.h"
 #include "libprof/profiler.h"
 
@@ -30,6 +31,14 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
   } catch (...) {
     return 0;  // NVTX then turns its calls into no-ops: the application runs on.
   }
+}
+
+// The same library, for each NVTX extension module of each instance (nvtxDetail/nvtxExtInit.h):
+// libprof takes the payload extension (schemas and payloads, which NCCL uses) and declines the
+// others, whose calls NVTX then turns into no-ops.
+__attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(
+    nvtxExtModuleInfo_t* module_info) {
+  return libprof::InstallNvtxExtension(module_info);  // noexcept
 }
 
 }  // extern "C"

@@ -219,7 +219,8 @@ void Recorder::WriteRecords(TraceRecords& records) {
 void Recorder::DrainNvtx(bool final) {
   if (sources_.nvtx == nullptr) return;
   TraceRecords records;
-  sources_.nvtx->Drain(context_->strings, &records.nvtx_events, &records.nvtx_domains, final,
+  sources_.nvtx->Drain(context_->strings, &records.nvtx_events, &records.nvtx_domains,
+                       &records.nvtx_payload_schemas, final,
                        context_->clock.NowNs());
   writer_.AddAll(records);
 }

@@ -202,6 +202,10 @@ inline void Decode(const trace::NvtxEvent& e, ListContext& ctx, NvtxEvent* event
   event->depth = e.depth();
   event->open = e.open();
   event->range_id = e.range_id();
+  event->payloads.clear();
+  for (const trace::NvtxPayload& p : e.payloads()) {
+    event->payloads.push_back(NvtxPayload{.schema_id = p.schema_id(), .data = p.data()});
+  }
 }
 
 inline void Decode(const trace::MemoryOp& m, ListContext& ctx, MemoryOp* op) {
@@ -309,6 +313,26 @@ inline void Decode(const trace::UnifiedMemoryCounter& u, ListContext& ctx,
   counter->src_device_id = u.src_device_id();
   counter->dst_device_id = u.dst_device_id();
   counter->flags = u.flags();
+inline void Decode(const trace::NvtxPayloadSchema& s, ListContext&, NvtxPayloadSchema* schema) {
+  *schema = {.domain_id = s.domain_id(),
+             .schema_id = s.schema_id(),
+             .name_id = s.name_id(),
+             .schema_type = s.schema_type(),
+             .flags = s.flags(),
+             .static_size_bytes = s.static_size_bytes(),
+             .is_enum = s.is_enum()};
+  for (const trace::NvtxPayloadEntry& e : s.entries()) {
+    schema->entries.push_back({.flags = e.flags(),
+                               .type = e.type(),
+                               .name_id = e.name_id(),
+                               .array_length = e.array_length(),
+                               .offset_bytes = e.offset_bytes(),
+                               .size_bytes = e.size_bytes()});
+  }
+  for (const trace::NvtxPayloadEnumValue& v : s.enum_values()) {
+    schema->enum_values.push_back(
+        {.name_id = v.name_id(), .value = v.value(), .is_flag = v.is_flag()});
+  }
 }
 
 }  // namespace libprof::decoding

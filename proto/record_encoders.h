@@ -55,8 +55,27 @@ inline constexpr uint32_t kType = 1, kStartDeltaNs = 2, kDurationNs = 3, kCorrel
 namespace nvtx_event {
 inline constexpr uint32_t kKind = 1, kStartDeltaNs = 2, kDurationNs = 3, kThreadIndex = 4,
                           kEndThreadIndex = 5, kDomainId = 6, kMessageId = 7, kCategory = 8,
-                          kColorArgb = 9, kHasColor = 10, kDepth = 11, kOpen = 12, kRangeId = 13;
+                          kColorArgb = 9, kHasColor = 10, kDepth = 11, kOpen = 12, kRangeId = 13,
+                          kPayloads = 14;
 }  // namespace nvtx_event
+
+namespace nvtx_payload {
+inline constexpr uint32_t kSchemaId = 1, kData = 2;
+}
+
+namespace nvtx_payload_schema {
+inline constexpr uint32_t kDomainId = 1, kSchemaId = 2, kNameId = 3, kSchemaType = 4, kFlags = 5,
+                          kStaticSizeBytes = 6, kIsEnum = 7, kEntries = 8, kEnumValues = 9;
+}
+
+namespace nvtx_payload_entry {
+inline constexpr uint32_t kFlags = 1, kType = 2, kNameId = 3, kArrayLength = 4, kOffsetBytes = 5,
+                          kSizeBytes = 6;
+}
+
+namespace nvtx_payload_enum_value {
+inline constexpr uint32_t kNameId = 1, kValue = 2, kIsFlag = 3;
+}
 
 namespace memory_op {
 inline constexpr uint32_t kOperation = 1, kMemoryKind = 2, kAddress = 3, kBytes = 4,
@@ -255,6 +274,13 @@ inline void Encode(const NvtxEvent& r, Context& c, std::string* out) {
   w.Uint(f::kDepth, r.depth);
   w.Bool(f::kOpen, r.open);
   w.Uint(f::kRangeId, r.range_id);
+  for (const NvtxPayload& payload : r.payloads) {
+    std::string nested;
+    Proto3Writer p(&nested);
+    p.Uint(wire::nvtx_payload::kSchemaId, payload.schema_id);
+    p.Bytes(wire::nvtx_payload::kData, payload.data);
+    w.writer().add_message(f::kPayloads, nested);
+  }
 }
 
 template <typename Context>
@@ -403,6 +429,37 @@ inline void Encode(const UnifiedMemoryCounter& r, Context& c, std::string* out) 
   w.Uint(f::kSrcDeviceId, r.src_device_id);
   w.Uint(f::kDstDeviceId, r.dst_device_id);
   w.Uint(f::kFlags, r.flags);
+inline void Encode(const NvtxPayloadSchema& r, Context&, std::string* out) {
+  namespace f = wire::nvtx_payload_schema;
+  Proto3Writer w(out);
+  w.Uint(f::kDomainId, r.domain_id);
+  w.Uint(f::kSchemaId, r.schema_id);
+  w.Uint(f::kNameId, r.name_id);
+  w.Uint(f::kSchemaType, r.schema_type);
+  w.Uint(f::kFlags, r.flags);
+  w.Uint(f::kStaticSizeBytes, r.static_size_bytes);
+  w.Bool(f::kIsEnum, r.is_enum);
+  for (const NvtxPayloadEntry& entry : r.entries) {
+    namespace e = wire::nvtx_payload_entry;
+    std::string nested;
+    Proto3Writer n(&nested);
+    n.Uint(e::kFlags, entry.flags);
+    n.Uint(e::kType, entry.type);
+    n.Uint(e::kNameId, entry.name_id);
+    n.Uint(e::kArrayLength, entry.array_length);
+    n.Uint(e::kOffsetBytes, entry.offset_bytes);
+    n.Uint(e::kSizeBytes, entry.size_bytes);
+    w.writer().add_message(f::kEntries, nested);
+  }
+  for (const NvtxPayloadEnumValue& value : r.enum_values) {
+    namespace v = wire::nvtx_payload_enum_value;
+    std::string nested;
+    Proto3Writer n(&nested);
+    n.Uint(v::kNameId, value.name_id);
+    n.Uint(v::kValue, value.value);
+    n.Bool(v::kIsFlag, value.is_flag);
+    w.writer().add_message(f::kEnumValues, nested);
+  }
 }
 
 }  // namespace libprof

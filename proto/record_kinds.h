@@ -66,7 +66,8 @@ enum class KindRole : uint8_t {
   X(ContextInfo, contexts, 16, kDefinition)        \
   X(StreamInfo, streams, 15, kDefinition)          \
   X(NvtxDomain, nvtx_domains, 20, kDefinition)     \
-  X(UnifiedMemoryCounter, unified_memory_counters, 28, kTimed)
+  X(UnifiedMemoryCounter, unified_memory_counters, 28, kTimed) \
+  X(NvtxPayloadSchema, nvtx_payload_schemas, 29, kDefinition)
 
 #define LIBPROF_DECLARE_KIND(Type, list, field, role) struct Type;
 LIBPROF_RECORD_KINDS(LIBPROF_DECLARE_KIND)

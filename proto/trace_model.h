@@ -212,6 +212,14 @@ struct Synchronization {
   bool operator==(const Synchronization&) const = default;
 };
 
+// One binary payload of an NVTX event (the NVTX payload extension, nvToolsExtPayload.h): the
+// bytes as the application passed them; proto/nvtx_payload.h decodes them with the schema.
+struct NvtxPayload {
+  uint64_t schema_id = 0;
+  std::string data;
+  bool operator==(const NvtxPayload&) const = default;
+};
+
 struct NvtxEvent {
   NvtxKind kind = NvtxKind::kUnknown;
   uint64_t start_ns = 0;
@@ -226,6 +234,7 @@ struct NvtxEvent {
   uint32_t depth = 0;
   bool open = false;  // never closed before recording ended
   uint64_t range_id = 0;
+  std::vector<NvtxPayload> payloads{};  // payload extension: at push/start and at pop/end
   bool operator==(const NvtxEvent&) const = default;
 };
 
@@ -233,6 +242,38 @@ struct NvtxDomain {
   uint32_t id = 0;
   uint32_t name_id = 0;
   bool operator==(const NvtxDomain&) const = default;
+};
+
+// A payload schema or enum (nvtxPayloadSchemaRegister / nvtxPayloadEnumRegister), its layout
+// resolved at capture: proto/nvtx_payload.h says how.
+struct NvtxPayloadEntry {
+  uint64_t flags = 0;  // NVTX_PAYLOAD_ENTRY_FLAG_*
+  uint64_t type = 0;   // NVTX_PAYLOAD_ENTRY_TYPE_*, or a schema/enum id of the same domain
+  uint32_t name_id = 0;
+  uint64_t array_length = 0;
+  uint64_t offset_bytes = 0;
+  uint64_t size_bytes = 0;  // of one element; 0 = unknown
+  bool operator==(const NvtxPayloadEntry&) const = default;
+};
+
+struct NvtxPayloadEnumValue {
+  uint32_t name_id = 0;
+  uint64_t value = 0;
+  bool is_flag = false;
+  bool operator==(const NvtxPayloadEnumValue&) const = default;
+};
+
+struct NvtxPayloadSchema {
+  uint32_t domain_id = 0;
+  uint64_t schema_id = 0;
+  uint32_t name_id = 0;
+  uint32_t schema_type = 0;  // NVTX_PAYLOAD_SCHEMA_TYPE_*; 0 for an enum
+  uint64_t flags = 0;
+  uint64_t static_size_bytes = 0;  // static schema: payload size; enum: value size
+  bool is_enum = false;
+  std::vector<NvtxPayloadEntry> entries{};
+  std::vector<NvtxPayloadEnumValue> enum_values{};
+  bool operator==(const NvtxPayloadSchema&) const = default;
 };
 
 struct MemoryOp {

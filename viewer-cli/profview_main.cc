@@ -16,6 +16,7 @@
 namespace {
 
 using libprof::analysis::CheckCommandOptions;
+using libprof::analysis::CollectivesCommandOptions;
 using libprof::analysis::CombineCommandOptions;
 using libprof::analysis::CommandOptions;
 using libprof::analysis::DiffCommandOptions;
@@ -234,6 +235,28 @@ constexpr const char* kExportDefinitions =
     "blocked 4.93 ms waiting for ...\") and a wait arrow from each blamed operation.\n"
     "  Slices that partly overlap on one thread or stream go to an extra \"(overlapping N)\" "
     "track.";
+
+constexpr const char* kCollectivesHelp =
+    "NCCL collectives, from NCCL's own NVTX ranges and their payloads (communicator, message "
+    "size, reduction, root): per operation and communicator size, the calls, bytes, device time "
+    "and the algorithm and bus bandwidths of nccl-tests. Given the traces of several ranks, "
+    "each instance is matched across the ranks (communicator and sequence number), the ranks' "
+    "clocks are aligned on the instants they leave a collective together, each rank's time is "
+    "split into waiting for the last rank and transferring, and the late ranks are named.";
+
+constexpr const char* kCollectivesDefinitions =
+    "Definitions:\n"
+    "  Time: of the device work launched inside the NCCL range (first start to last end); the "
+    "range's host time when none was recorded.\n"
+    "  Bytes: nccl-tests' size S: the message for AllReduce, Broadcast, Reduce, Send/Recv; the "
+    "whole buffer (ranks x message) for AllGather, ReduceScatter, AlltoAll, Gather, Scatter.\n"
+    "  algbw = S / time; busbw = algbw x 2(n-1)/n (AllReduce), (n-1)/n (AllGather, "
+    "ReduceScatter, AlltoAll), 1 (the others): nccl-tests' PERFORMANCE.md.\n"
+    "  Arrival: when a rank's device work of the instance started; wait = latest arrival - "
+    "own arrival; transfer = own end - latest arrival (aligned clocks).\n"
+    "  Offset: subtracted from the rank's times to put them on the reference rank's clock "
+    "(median of end differences); residual: distance of aligned ends from each instance's mean "
+    "end.";
 
 constexpr const char* kReportHelp =
     "Write the traces as one self-contained HTML page to look at in any browser, offline (no "
@@ -468,6 +491,20 @@ int main(int argc, char** argv) {
                    "mark waits and synchronous costs of at least this long (default 20us, as "
                    "findings)")
       ->type_name("TIME");
+
+  CollectivesCommandOptions collectives;
+  CommonFlags collectives_flags;
+  std::string min_late = "20us";
+  CLI::App* collectives_cmd = app.add_subcommand("collectives", kCollectivesHelp);
+  collectives_cmd->footer(kCollectivesDefinitions);
+  AddCommon(collectives_cmd, &collectives, &collectives_flags);
+  collectives_cmd
+      ->add_option("--min-wait", min_late,
+                   "a rank that arrived last by less than this is not counted late (default "
+                   "20us, as findings)")
+      ->type_name("TIME");
+  collectives_cmd->add_option("--top", collectives.top,
+                              "late instances listed, longest wait first (default 10)");
 
   ReportCommandOptions report;
   CommonFlags report_flags;
@@ -753,6 +790,18 @@ int main(int argc, char** argv) {
       }
       export_options.standard_output = &std::cout;
       result = libprof::analysis::RunExport(export_options, &warnings);
+    } else if (collectives_cmd->parsed()) {
+      if (!Finish(collectives_flags, &collectives, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      auto min_late_ns = libprof::analysis::ParseDuration(min_late);
+      if (!min_late_ns) {
+        std::cerr << "profview: --min-wait: " << min_late_ns.error() << "\n";
+        return kBadUsage;
+      }
+      collectives.min_late_ns = *min_late_ns;
+      result = libprof::analysis::RunCollectives(collectives, &warnings);
     } else if (report_cmd->parsed()) {
       if (!Finish(report_flags, &report, &error)) {
         std::cerr << "profview: " << error << "\n";

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 #include <unordered_set>
 #include <utility>
 
@@ -120,6 +122,54 @@ uint64_t CoveredAtLeast(std::vector<Interval> intervals, int k) {
   return total;
 }
 
+namespace {
+
+std::string Gpu(uint32_t device) { return "GPU " + std::to_string(device); }
+
+// Where a copy reads and writes: a peer copy names both devices; a device-to-device copy stays on
+// its device; host and array memory count as "host" (arrays live on the device: named so).
+void CountLink(const Memcpy& m, uint64_t ns,
+               std::map<std::pair<std::string, std::string>, CopyLink>* links,
+               std::map<uint32_t, DeviceCopies>* devices) {
+  std::string from, to;
+  std::optional<uint32_t> src, dst;
+  switch (m.copy_kind) {
+    case CopyKind::kHtoD: case CopyKind::kHtoA:
+      from = "host", dst = m.device_id;
+      break;
+    case CopyKind::kDtoH: case CopyKind::kAtoH:
+      src = m.device_id, to = "host";
+      break;
+    case CopyKind::kPtoP:
+      src = m.src_device_id, dst = m.dst_device_id;
+      break;
+    case CopyKind::kHtoH:
+      from = "host", to = "host";
+      break;
+    default:  // DtoD and the array kinds on one device
+      src = m.device_id, dst = m.device_id;
+      break;
+  }
+  if (src) from = Gpu(*src);
+  if (dst) to = Gpu(*dst);
+  CopyLink& link = (*links)[{from, to}];
+  link.from = from, link.to = to;
+  ++link.count;
+  link.bytes += m.bytes;
+  link.total_ns += ns;
+  for (auto [device, into] : {std::pair{src, false}, std::pair{dst, true}}) {
+    if (!device || (into && src == dst)) continue;  // a copy within one device counts once
+    DeviceCopies& d = (*devices)[*device];
+    d.device_id = *device;
+    ++d.count;
+    d.total_ns += ns;
+    (into ? d.bytes_in : d.bytes_out) += m.bytes;
+    if (src == dst) d.bytes_in += m.bytes;
+  }
+}
+
+}  // namespace
+
 StreamsReport AnalyzeStreams(const ProcessTrace& trace) {
   StreamsReport report;
   report.pid = trace.header.pid;
@@ -139,6 +189,8 @@ StreamsReport AnalyzeStreams(const ProcessTrace& trace) {
   std::map<std::pair<uint32_t, uint32_t>, StreamStats> streams;  // (device, stream)
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Interval>> busy;
   std::map<uint32_t, DeviceWork> devices;
+  std::map<std::pair<std::string, std::string>, CopyLink> links;
+  std::map<uint32_t, DeviceCopies> device_copies;
   for (const DeviceOp& op : index.device_ops()) {
     const std::vector<Interval> pieces = clip(op.start_ns, op.end_ns);
     if (pieces.empty() && op.duration() > 0) continue;  // outside the analysed time
@@ -164,6 +216,7 @@ StreamsReport AnalyzeStreams(const ProcessTrace& trace) {
         break;
       }
       case DeviceOpKind::kMemcpy: {
+        CountLink(r.memcpys[op.record], clipped, &links, &device_copies);
         const CopyDirection d = DirectionOf(r.memcpys[op.record].copy_kind);
         tally = &s.copies[static_cast<size_t>(d)];
         for (const Interval& p : pieces) {
@@ -204,6 +257,8 @@ StreamsReport AnalyzeStreams(const ProcessTrace& trace) {
     d.all = Overlap(all_copies, kernels, work, &queued_cache);
     report.devices.push_back(d);
   }
+  for (auto& [key, link] : links) report.links.push_back(std::move(link));
+  for (auto& [id, d] : device_copies) report.device_copies.push_back(d);
   return report;
 }
 

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "analysis/model/intervals.h"
@@ -55,12 +56,34 @@ struct DeviceOverlap {
   CopyOverlap all;  // every copy direction together (each instant counted once)
 };
 
+// The copies between two places (a device, or "host" memory), whatever their stream: peer copies
+// (cudaMemcpyPeer*, copies between two devices' memory) keep both devices. Bandwidth: bytes over
+// the copies' summed duration.
+struct CopyLink {
+  std::string from;  // "host", "GPU 0"
+  std::string to;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t total_ns = 0;  // summed duration, clipped to the analysed time
+};
+
+// Per device: every copy that involved it (as source or destination).
+struct DeviceCopies {
+  uint32_t device_id = 0;
+  uint64_t count = 0;
+  uint64_t bytes_in = 0;   // copied into its memory
+  uint64_t bytes_out = 0;  // copied out of it
+  uint64_t total_ns = 0;
+};
+
 struct StreamsReport {
   uint32_t pid = 0;
   std::string file;
   uint64_t trace_ns = 0;               // the analysed time (window_ns)
   std::vector<StreamStats> streams;    // by device, then stream id
   std::vector<DeviceOverlap> devices;  // by device id; devices with device work only
+  std::vector<CopyLink> links;         // by source, then destination
+  std::vector<DeviceCopies> device_copies;  // by device id; devices with copies only
 };
 
 // Analyses one (filtered) process. Every interval is clipped to trace.windows. Definitions:

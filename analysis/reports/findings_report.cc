@@ -144,13 +144,14 @@ constexpr Section kSections[] = {
     {TimeKind::kHost, "H", "Time lost"},
     {TimeKind::kGpuIdle, "G", "Idle"},
     {TimeKind::kSaving, "P", "Saving"},
+    {TimeKind::kRankWait, "R", "Waited"},
 };
 
 TimeKind KindOf(const Finding& f) { return TimeKindOf(FamilyOf(f)); }
 
 // The totals of the headlines, per kind of time.
 struct Totals {
-  uint64_t host = 0, gpu_idle = 0, saving = 0, start_up = 0;
+  uint64_t host = 0, gpu_idle = 0, saving = 0, start_up = 0, rank_wait = 0;
   size_t host_threads = 0;
 };
 
@@ -170,6 +171,9 @@ Totals TotalsOf(const std::vector<Finding>& findings) {
         break;
       case TimeKind::kStartUp:
         t.start_up += f.blocked_ns;
+        break;
+      case TimeKind::kRankWait:
+        t.rank_wait += f.blocked_ns;
         break;
       case TimeKind::kHost:
         t.host += f.blocked_ns;
@@ -209,6 +213,9 @@ std::string Headline(TimeKind kind, const std::vector<const Finding*>& findings,
              ") estimate " + Dur(t.saving) +
              " could be saved; it overlaps the host and GPU time above (" +
              Count(findings.size()) + ").\n";
+    case TimeKind::kRankWait:
+      return "Ranks: ranks waited " + Dur(t.rank_wait) +
+             " in all for a late rank in NCCL collectives (" + Count(findings.size()) + ").\n";
     case TimeKind::kStartUp:
       break;
   }

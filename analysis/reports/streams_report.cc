@@ -70,6 +70,41 @@ std::string DeviceBlock(const StreamsReport& r, const DeviceOverlap& d, size_t m
   return out;
 }
 
+std::string Gbps(uint64_t bytes, uint64_t ns) {
+  return ns == 0 ? "-" : FormatBandwidth(bytes, ns);
+}
+
+// Copies by link (source -> destination) and by device: where the bytes went, how fast.
+std::string LinkBlock(const StreamsReport& r, size_t max_width) {
+  if (r.links.empty()) return "";
+  std::vector<std::vector<std::string>> rows;
+  for (const CopyLink& l : r.links) {
+    rows.push_back({l.from + " -> " + l.to, std::to_string(l.count), FormatBytes(l.bytes),
+                    FormatDuration(static_cast<double>(l.total_ns)), Gbps(l.bytes, l.total_ns)});
+  }
+  std::string out = RenderTable({{"Copy link", Align::kLeft},
+                                 {"Copies", Align::kRight},
+                                 {"Bytes", Align::kRight},
+                                 {"Copy time", Align::kRight},
+                                 {"Bandwidth", Align::kRight}},
+                                rows, max_width);
+  rows.clear();
+  for (const DeviceCopies& d : r.device_copies) {
+    rows.push_back({"GPU " + std::to_string(d.device_id), std::to_string(d.count),
+                    FormatBytes(d.bytes_in), FormatBytes(d.bytes_out),
+                    FormatDuration(static_cast<double>(d.total_ns)),
+                    Gbps(d.bytes_in + d.bytes_out, d.total_ns)});
+  }
+  if (rows.empty()) return out;
+  return out + RenderTable({{"Device", Align::kLeft},
+                            {"Copies", Align::kRight},
+                            {"Bytes in", Align::kRight},
+                            {"Bytes out", Align::kRight},
+                            {"Copy time", Align::kRight},
+                            {"Bandwidth", Align::kRight}},
+                           rows, max_width);
+}
+
 }  // namespace
 
 std::string StreamsTable(const std::vector<StreamsReport>& reports, size_t max_width) {
@@ -81,13 +116,15 @@ std::string StreamsTable(const std::vector<StreamsReport>& reports, size_t max_w
     out += "Trace time " + FormatDuration(static_cast<double>(r.trace_ns)) + ".\n";
     if (r.devices.empty()) out += "No device activity.\n";
     for (const DeviceOverlap& d : r.devices) out += DeviceBlock(r, d, max_width);
+    out += LinkBlock(r, max_width);
     if (reports.size() > 1) out += "\n";
   }
   out +=
       "Busy: union of the stream's operations. With kernels running: copy time during which a\n"
       "kernel ran on the GPU. Alone, kernel queued elsewhere: copy time during which no kernel\n"
       "ran although a kernel launched on another stream had not started. Overlap percentages\n"
-      "are of the row's copy time (see profview streams --help).\n";
+      "are of the row's copy time (see profview streams --help). Copy link: source -> destination\n"
+      "memory (a peer copy names both GPUs); bandwidth: bytes over the copies' summed time.\n";
   return out;
 }
 
@@ -179,6 +216,27 @@ std::string StreamsJson(const std::vector<StreamsReport>& reports) {
       j.Key("all").BeginObject();
       overlap(d.all);
       j.EndObject().EndObject().EndObject();
+    }
+    j.EndArray();
+    j.Key("links").BeginArray();
+    for (const CopyLink& l : r.links) {
+      j.BeginObject()
+          .Field("from", l.from)
+          .Field("to", l.to)
+          .Field("count", l.count)
+          .Field("bytes", l.bytes)
+          .Field("total_ns", l.total_ns)
+          .EndObject();
+    }
+    j.EndArray().Key("device_copies").BeginArray();
+    for (const DeviceCopies& d : r.device_copies) {
+      j.BeginObject()
+          .Field("device_id", d.device_id)
+          .Field("count", d.count)
+          .Field("bytes_in", d.bytes_in)
+          .Field("bytes_out", d.bytes_out)
+          .Field("total_ns", d.total_ns)
+          .EndObject();
     }
     j.EndArray().EndObject();
   }

@@ -7,7 +7,9 @@
 #include <unordered_map>
 
 #include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/rank_skew.h"
 #include "analysis/model/api_names.h"
+#include "analysis/model/collectives.h"
 #include "analysis/reports/chrome_trace_writer.h"
 #include "analysis/model/kernel_names.h"
 #include "analysis/model/stream_deps.h"
@@ -228,6 +230,7 @@ class ProcessExporter {
       name = argv0.substr(
           argv0.find_last_of('/') == std::string::npos ? 0 : argv0.find_last_of('/') + 1);
     }
+    if (h.rank) name = "rank " + std::to_string(*h.rank) + ": " + name;
     if (pid_ != h.pid) name += " (pid " + std::to_string(h.pid) + ")";
     EventArgs name_args;
     name_args.Add("name", name);
@@ -451,12 +454,44 @@ class ProcessExporter {
   std::map<TrackKey, uint32_t> tids_;  // every track of the process, in display order
 };
 
+// The ranks of a job (traces with NCCL collectives, two or more): their clocks put on the
+// reference rank's by the collectives' common ends (rank_skew.h), which is closer than the
+// wall clock of different hosts (hundreds of µs apart). `offsets` are TimeOffsets'; a rank's
+// becomes the reference's minus its own offset from it. Returns the alignment's residual, or -1
+// when nothing was aligned.
+int64_t AlignRanks(const std::vector<ProcessTrace>& traces, std::vector<int64_t>* offsets) {
+  std::vector<size_t> ranks;
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (HasNcclRanges(traces[i])) ranks.push_back(i);
+  }
+  if (ranks.size() < 2) return -1;
+  std::vector<ProcessCollectives> collectives;
+  for (size_t i : ranks) collectives.push_back(ExtractCollectives(TraceIndex(traces[i])));
+  const RankSkewReport skew = AnalyzeRankSkew(collectives, 0);
+  size_t reference = ranks.size();
+  for (const RankClock& c : skew.clocks) {
+    if (c.aligned && c.offset_ns == 0 && c.instances > 0 && reference == ranks.size()) {
+      reference = c.process;
+    }
+  }
+  if (reference == ranks.size()) return -1;
+  const int64_t base = (*offsets)[ranks[reference]];
+  bool any = false;
+  for (const RankClock& c : skew.clocks) {
+    if (!c.aligned || c.instances == 0) continue;
+    (*offsets)[ranks[c.process]] = base - c.offset_ns;
+    any |= c.process != reference;
+  }
+  return any ? static_cast<int64_t>(skew.max_residual_ns) : -1;
+}
+
 }  // namespace
 
 std::expected<ExportStats, std::string> ExportTimeline(const std::vector<ProcessTrace>& traces,
                                                        const ExportOptions& options,
                                                        std::ostream* out) {
-  const std::vector<int64_t> offsets = TimeOffsets(traces);
+  std::vector<int64_t> offsets = TimeOffsets(traces);
+  const int64_t rank_residual = AlignRanks(traces, &offsets);
   // The common origin: the earliest recording start on the common timebase.
   int64_t origin = 0;
   for (size_t i = 0; i < traces.size(); ++i) {
@@ -471,6 +506,10 @@ std::expected<ExportStats, std::string> ExportTimeline(const std::vector<Process
                                      : "earliest recording start (wall clock, Unix time)")
       .Add("time_origin_ns", origin)
       .Add("processes", static_cast<uint64_t>(traces.size()));
+  if (rank_residual >= 0) {
+    other.Add("rank_clocks", "aligned on the ends of matched NCCL collectives")
+        .Add("rank_alignment_residual_ns", static_cast<uint64_t>(rank_residual));
+  }
   ChromeTraceWriter writer(out, other);
   std::set<uint32_t> used_pids;
   uint32_t next_synthetic_pid = kSyntheticPidBase;

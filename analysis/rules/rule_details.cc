@@ -27,4 +27,8 @@ std::string UnifiedMemoryDetails::WaitingFor(std::optional<uint32_t> device_id) 
   return "CPU page faults";
 }
 
+std::string LateRankDetails::WaitingFor(std::optional<uint32_t> /*device_id*/) const {
+  return "rank " + std::to_string(rank) + " (#" + std::to_string(seq) + ")";
+}
+
 }  // namespace libprof::analysis

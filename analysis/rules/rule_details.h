@@ -217,10 +217,29 @@ struct UnifiedMemoryDetails : DetailsBase {
   }
 };
 
+// late-rank: one instance of a collective (the finding's api is the operation, its process the
+// late rank's, blocked_ns the other ranks' waits summed).
+struct LateRankDetails : DetailsBase {
+  uint32_t rank = 0;  // the late rank
+  std::string communicator{};  // NCCL's communicator id, hex
+  uint64_t seq = 0;          // the instance's number within its communicator
+  uint64_t late_by_ns = 0;   // after the latest of the others
+  uint32_t waiting_ranks = 0;
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "rank 3 (#812)"
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("rank", rank, FieldUse::kTimeline);
+    out("communicator", communicator, FieldUse::kMeasure);
+    out("seq", seq, FieldUse::kTimeline);
+    out("late_by_ns", late_by_ns, FieldUse::kTimeline);
+    out("waiting_ranks", waiting_ranks, FieldUse::kMeasure);
+  }
+};
+
 using FindingDetails =
     std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
                  IdleBreakdownDetails, AllocChurnDetails, OverlapDetails, StartUpDetails,
-                 UnifiedMemoryDetails>;
+                 UnifiedMemoryDetails, LateRankDetails>;
 
 // The position of T in FindingDetails, for the registry (RuleInfo::details).
 template <class T, size_t I = 0>

@@ -8,6 +8,7 @@
 #include "analysis/rules/gpu_rules.h"
 #include "analysis/rules/memory_rules.h"
 #include "analysis/rules/overlap_rules.h"
+#include "analysis/rules/rank_rules.h"
 #include "analysis/rules/rule_details.h"
 #include "analysis/rules/unified_memory_rules.h"
 
@@ -31,6 +32,8 @@ constexpr std::string_view kBreakdownFields[] = {"utilization",  "kernels",     
 constexpr std::string_view kChurnFields[] = {
     "bytes",        "free_api",          "pairs",          "pairs_host_ns", "implicit_syncs",
     "sync_wait_ns", "caching_saving_ns", "async_saving_ns"};
+constexpr std::string_view kLateRankFields[] = {"rank", "communicator", "seq", "late_by_ns",
+                                                "waiting_ranks"};
 constexpr std::string_view kOverlapFields[] = {"kernels", "serialised_by", "copies", "copy_ns",
                                                "kernel_ns"};
 constexpr std::string_view kUvmGpuFields[] = {"allocation", "kernel", "fault_groups",
@@ -83,6 +86,10 @@ constexpr RuleInfo kRules[] = {
      "creation fill half the time since; later module loading counts too; the GPU rules leave "
      "out its idle time",
      DetailsIndex<StartUpDetails>(), kStartUpFields, FindGpuFindings},
+    {RuleId::kLateRank, "late-rank", RuleFamily::kRankWait,
+     "an NCCL collective whose ranks waited for one that arrived >= --min-wait after the "
+     "others (traces of several ranks)",
+     DetailsIndex<LateRankDetails>(), kLateRankFields, NoProcessPass, /*cross_rank=*/true},
     {RuleId::kAllocChurn, "alloc-churn", RuleFamily::kPattern,
      ">= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous allocation) pairs of one "
      "size: host time, implicit synchronisations, and the saving of a caching allocator (every "
@@ -136,6 +143,8 @@ const char* ToString(RuleFamily family) {
       return "pattern";
     case RuleFamily::kStartUp:
       return "start-up";
+    case RuleFamily::kRankWait:
+      return "rank-wait";
   }
   return "?";
 }
@@ -151,6 +160,8 @@ TimeKind TimeKindOf(RuleFamily family) {
       return TimeKind::kSaving;
     case RuleFamily::kStartUp:
       return TimeKind::kStartUp;
+    case RuleFamily::kRankWait:
+      return TimeKind::kRankWait;
   }
   return TimeKind::kHost;
 }
@@ -165,6 +176,8 @@ const char* ToString(TimeKind kind) {
       return "saving";
     case TimeKind::kStartUp:
       return "start-up";
+    case TimeKind::kRankWait:
+      return "rank-wait";
   }
   return "?";
 }

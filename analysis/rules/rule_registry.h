@@ -42,6 +42,7 @@ enum class RuleId : uint8_t {
   kGpuLowUtilization,
   kGpuIdleBreakdown,
   kStartUp,
+  kLateRank,
   kAllocChurn,
   kNoOverlapDefaultStream,
   kUvmGpuPageFaults,
@@ -56,14 +57,16 @@ enum class RuleFamily : uint8_t {
   kGpuIdle,   // idle time of a device
   kPattern,   // a saving estimated over many calls, which may have findings of their own
   kStartUp,   // wall time from the recording start until the steady state, paid once
+  kRankWait,  // time other ranks waited in a collective for a late rank (summed over ranks)
 };
-// "host-wait", "host-cost", "gpu-idle", "pattern", "start-up"
+// "host-wait", "host-cost", "gpu-idle", "pattern", "start-up", "rank-wait"
 const char* ToString(RuleFamily family);
 
 // The unit a family's time lost is in, which says which table of `profview findings` shows it
 // and the JSON/CSV field "time_kind": "host" (host-wait, host-cost: host time of API calls),
-// "gpu-idle" (idle device time), "saving" (pattern: an estimate), "start-up" (wall time).
-enum class TimeKind : uint8_t { kHost, kGpuIdle, kSaving, kStartUp };
+// "gpu-idle" (idle device time), "saving" (pattern: an estimate), "start-up" (wall time),
+// "rank-wait" (rank-wait: time ranks waited for a late rank, summed over ranks).
+enum class TimeKind : uint8_t { kHost, kGpuIdle, kSaving, kStartUp, kRankWait };
 TimeKind TimeKindOf(RuleFamily family);
 const char* ToString(TimeKind kind);
 
@@ -87,6 +90,9 @@ struct RuleInfo {
   size_t details;                            // the FindingDetails alternative its findings hold
   std::span<const std::string_view> fields;  // the JSON fields those details add
   RulePass pass;
+  // A rule over several processes (the ranks of a job): its pass finds nothing in one process;
+  // RunFindings computes it once every process has been read (rank_rules.h).
+  bool cross_rank = false;
 };
 
 // Every rule, in RuleId order (the order --help and USAGE.md list them in).

@@ -3,6 +3,10 @@
 #include <cstddef>
 #include <string>
 
+#include "libprof/nvtx/nvtx_api.h"
+#include <nvtx3/nvToolsExtPayload.h>
+
+#include "libprof/nvtx/nvtx_payload_handlers.h"
 #include "libprof/nvtx/nvtx_recorder.h"
 #include "libprof/nvtx/utf8.h"
 
@@ -67,8 +71,11 @@ NvtxAttributes Wide(NvtxRecorder& recorder, const wchar_t* text) {
   return NvtxAttributes{.message_id = WideId(recorder, text)};
 }
 
-// Reads only the fields that lie within `attributes->size`, as NVTX's versioning asks.
-NvtxAttributes Decode(NvtxRecorder& recorder, const nvtxEventAttributes_t* attributes) {
+// Reads only the fields that lie within `attributes->size`, as NVTX's versioning asks. A payload
+// of the payload extension (payloadType NVTX_PAYLOAD_TYPE_EXT: payload.ullValue points to
+// reserved0 nvtxPayloadData_t) is copied, the other payload types are not recorded.
+NvtxAttributes Decode(NvtxRecorder& recorder, const nvtxEventAttributes_t* attributes,
+                      uint32_t domain = 0) {
   NvtxAttributes out;
   if (attributes == nullptr) return out;
   // A size of 0 is a common omission in hand-filled structs; read it as the current layout.
@@ -79,6 +86,14 @@ NvtxAttributes Decode(NvtxRecorder& recorder, const nvtxEventAttributes_t* attri
   if (has(offsetof(A, color), sizeof(A::color)) && attributes->colorType == NVTX_COLOR_ARGB) {
     out.color_argb = attributes->color;
     out.has_color = true;
+  }
+  if (has(offsetof(A, payload), sizeof(A::payload)) &&
+      attributes->payloadType == NVTX_PAYLOAD_TYPE_EXT && attributes->reserved0 > 0) {
+    out.payloads = CopyPayloads(
+        recorder, domain,
+        reinterpret_cast<const nvtxPayloadData_t*>(
+            static_cast<uintptr_t>(attributes->payload.ullValue)),
+        static_cast<size_t>(attributes->reserved0));
   }
   if (!has(offsetof(A, message), sizeof(A::message))) return out;
   switch (attributes->messageType) {
@@ -109,7 +124,8 @@ NvtxAttributes IfEnabled(NvtxRecorder& recorder, Decoder decode, Arg arg) {
 void DomainMarkEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) noexcept {
   Guarded([&] {
     NvtxRecorder& r = NvtxRecorder::Get();
-    if (r.enabled()) r.Mark(DecodeDomain(r, domain), Decode(r, attributes));
+    const uint32_t id = DecodeDomain(r, domain);
+    if (r.enabled()) r.Mark(id, Decode(r, attributes, id));
   });
 }
 
@@ -117,7 +133,8 @@ nvtxRangeId_t DomainRangeStartEx(nvtxDomainHandle_t domain,
                                  const nvtxEventAttributes_t* attributes) noexcept {
   return Guarded(nvtxRangeId_t{0}, [&] {
     NvtxRecorder& r = NvtxRecorder::Get();
-    return r.StartRange(DecodeDomain(r, domain), IfEnabled(r, Decode, attributes));
+    const uint32_t id = DecodeDomain(r, domain);
+    return r.StartRange(id, r.enabled() ? Decode(r, attributes, id) : NvtxAttributes{});
   });
 }
 
@@ -129,7 +146,8 @@ void DomainRangeEnd(nvtxDomainHandle_t /*domain: the start's domain is kept*/,
 int DomainRangePushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) noexcept {
   return Guarded(-1, [&] {
     NvtxRecorder& r = NvtxRecorder::Get();
-    return r.Push(DecodeDomain(r, domain), IfEnabled(r, Decode, attributes));
+    const uint32_t id = DecodeDomain(r, domain);
+    return r.Push(id, r.enabled() ? Decode(r, attributes, id) : NvtxAttributes{});
   });
 }
 

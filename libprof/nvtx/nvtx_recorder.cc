@@ -155,7 +155,7 @@ int NvtxRecorder::Push(uint32_t domain, const NvtxAttributes& attributes) {
   if (IsTrigger(domain, attributes.message_id)) TriggerOpened();
   return level;
 }
-int NvtxRecorder::Pop(uint32_t domain) {
+int NvtxRecorder::Pop(uint32_t domain, std::vector<NvtxPayload> end_payloads) {
   const bool record = enabled();
   const uint64_t now = record ? NowNs() : 0;
   NvtxThreadState& thread = CurrentThread();
@@ -172,6 +172,7 @@ int NvtxRecorder::Pop(uint32_t domain) {
       NvtxEvent event = MakeNvtxEvent(NvtxKind::kPushPop, frame.start_ns, now, thread.tid, domain,
                                       frame.attributes);
       event.depth = level;
+      for (NvtxPayload& payload : end_payloads) event.payloads.push_back(std::move(payload));
       EmitLocked(thread, event);
     }
   }
@@ -218,7 +219,7 @@ void NvtxRecorder::TriggerClosed() {
   if (trigger_open_.fetch_sub(1) == 1 && trigger_on_change_) trigger_on_change_(false);
 }
 
-void NvtxRecorder::EndRange(uint64_t range_id) {
+void NvtxRecorder::EndRange(uint64_t range_id, std::vector<NvtxPayload> end_payloads) {
   const uint64_t now = NowNs();
   OpenRange range;
   {
@@ -235,6 +236,7 @@ void NvtxRecorder::EndRange(uint64_t range_id) {
                                   range.domain, range.attributes);
   event.end_thread_id = thread.tid;
   event.range_id = range_id;
+  for (NvtxPayload& payload : end_payloads) event.payloads.push_back(std::move(payload));
   std::lock_guard<SpinLock> lock(thread.lock);
   EmitLocked(thread, event);
 }
@@ -249,7 +251,8 @@ void NvtxRecorder::Mark(uint32_t domain, const NvtxAttributes& attributes) {
 }
 
 void NvtxRecorder::Drain(StringInterner& strings, std::vector<NvtxEvent>* events,
-                         std::vector<NvtxDomain>* new_domains, bool final, uint64_t now_ns) {
+                         std::vector<NvtxDomain>* new_domains,
+                         std::vector<NvtxPayloadSchema>* new_schemas, bool final, uint64_t now_ns) {
   std::lock_guard<SpinLock> drain(drain_lock_);
   if (exported_to_ != &strings) {
     // A new trace table: its ids share nothing with the last one's, and its trace has seen no
@@ -258,6 +261,7 @@ void NvtxRecorder::Drain(StringInterner& strings, std::vector<NvtxEvent>* events
     exported_ids_.clear();
     std::lock_guard<SpinLock> lock(domains_lock_);
     domains_drained_ = 0;
+    schemas_drained_ = 0;
   }
   const size_t first = events->size();
   const size_t first_domain = new_domains->size();
@@ -313,13 +317,48 @@ void NvtxRecorder::Drain(StringInterner& strings, std::vector<NvtxEvent>* events
     new_domains->insert(new_domains->end(), domains_.begin() + domains_drained_, domains_.end());
     domains_drained_ = domains_.size();
   }
+  std::vector<NvtxPayloadSchema> fresh_schemas;
+  {
+    std::lock_guard<SpinLock> lock(domains_lock_);
+    fresh_schemas.assign(schemas_.begin() + schemas_drained_, schemas_.end());
+    schemas_drained_ = schemas_.size();
+  }
   std::vector<NvtxDomain> fresh(new_domains->begin() + first_domain, new_domains->end());
-  ExportStrings(strings, events, first, &fresh);
+  ExportStrings(strings, events, first, &fresh, &fresh_schemas);
   std::copy(fresh.begin(), fresh.end(), new_domains->begin() + first_domain);
+  new_schemas->insert(new_schemas->end(), fresh_schemas.begin(), fresh_schemas.end());
+}
+
+uint64_t NvtxRecorder::RegisterSchema(NvtxPayloadSchema schema,
+                                      std::span<const nvtx_payload::TypeInfo> type_info) {
+  std::lock_guard<SpinLock> lock(domains_lock_);
+  if (schema.schema_id == 0) schema.schema_id = next_dynamic_schema_id_++;
+  const uint32_t domain = schema.domain_id;
+  nvtx_payload::ResolveLayout(
+      type_info, [&](uint64_t id) { return FindSchemaLocked(domain, id); }, &schema);
+  const uint64_t id = schema.schema_id;
+  schemas_.push_back(std::move(schema));
+  return id;
+}
+
+const NvtxPayloadSchema* NvtxRecorder::FindSchemaLocked(uint32_t domain,
+                                                        uint64_t schema_id) const {
+  // Latest registration wins (a library re-registering a static id after a fork, say).
+  for (auto it = schemas_.rbegin(); it != schemas_.rend(); ++it) {
+    if (it->domain_id == domain && it->schema_id == schema_id) return &*it;
+  }
+  return nullptr;
+}
+
+uint64_t NvtxRecorder::SchemaStaticSize(uint32_t domain, uint64_t schema_id) const {
+  std::lock_guard<SpinLock> lock(domains_lock_);
+  const NvtxPayloadSchema* schema = FindSchemaLocked(domain, schema_id);
+  return schema == nullptr ? 0 : schema->static_size_bytes;
 }
 
 void NvtxRecorder::ExportStrings(StringInterner& strings, std::vector<NvtxEvent>* events,
-                                 size_t first, std::vector<NvtxDomain>* domains) {
+                                 size_t first, std::vector<NvtxDomain>* domains,
+                                 std::vector<NvtxPayloadSchema>* schemas) {
   // Every id used above was interned before its event or domain was collected, so it is below
   // this size.
   std::vector<std::string> fresh;
@@ -333,6 +372,11 @@ void NvtxRecorder::ExportStrings(StringInterner& strings, std::vector<NvtxEvent>
     (*events)[i].message_id = exported((*events)[i].message_id);
   }
   for (NvtxDomain& domain : *domains) domain.name_id = exported(domain.name_id);
+  for (NvtxPayloadSchema& schema : *schemas) {
+    schema.name_id = exported(schema.name_id);
+    for (NvtxPayloadEntry& entry : schema.entries) entry.name_id = exported(entry.name_id);
+    for (NvtxPayloadEnumValue& value : schema.enum_values) value.name_id = exported(value.name_id);
+  }
 }
 
 void NvtxRecorder::PrepareFork() {
@@ -380,7 +424,8 @@ void NvtxRecorder::ResetAfterFork() {
   buffered_.store(0, std::memory_order_relaxed);
   dropped_pending_.store(0, std::memory_order_relaxed);
   dropped_total_.store(0, std::memory_order_relaxed);
-  domains_drained_ = 0;  // the child's trace file needs every domain again
+  domains_drained_ = 0;  // the child's trace file needs every domain and schema again
+  schemas_drained_ = 0;
 }
 
 }  // namespace libprof

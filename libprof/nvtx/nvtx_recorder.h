@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,6 +31,7 @@
 #include "libprof/nvtx/nvtx_string_table.h"
 #include "libprof/nvtx/nvtx_thread_state.h"
 #include "libprof/nvtx/spin_lock.h"
+#include "proto/nvtx_payload.h"
 #include "proto/trace_model.h"
 #include "proto/trace_writer.h"
 
@@ -82,12 +84,20 @@ class NvtxRecorder final : public NvtxSource {
   // Returns the 0-based nesting level of the new range within (thread, domain).
   int Push(uint32_t domain, const NvtxAttributes& attributes);
   // Returns the level of the range ended, or -1 if the thread has none open in `domain`.
-  int Pop(uint32_t domain);
+  // `end_payloads` (nvtxRangePopPayload) are added to the range's own.
+  int Pop(uint32_t domain, std::vector<NvtxPayload> end_payloads = {});
   // Returns a process-unique id (never 0); EndRange may come from any thread. Unknown ids and
   // ids already ended are ignored.
   uint64_t StartRange(uint32_t domain, const NvtxAttributes& attributes);
-  void EndRange(uint64_t range_id);
+  void EndRange(uint64_t range_id, std::vector<NvtxPayload> end_payloads = {});
   void Mark(uint32_t domain, const NvtxAttributes& attributes);
+  // nvtxPayloadSchemaRegister / nvtxPayloadEnumRegister: keeps `schema` (names as local string
+  // ids) for the trace, its layout resolved with `type_info` (proto/nvtx_payload.h). Returns its
+  // id: the application's, or one assigned from NVTX's dynamic range when it gave 0.
+  uint64_t RegisterSchema(NvtxPayloadSchema schema,
+                          std::span<const nvtx_payload::TypeInfo> type_info);
+  // The payload size a static schema or enum of `domain` declares; 0 when unknown.
+  uint64_t SchemaStaticSize(uint32_t domain, uint64_t schema_id) const;
   // An event lost to an internal error (allocation failure) in a handler.
   void CountDropped(uint64_t count = 1);
 
@@ -107,7 +117,8 @@ class NvtxRecorder final : public NvtxSource {
   // still open, with open = true, end_ns = now_ns. One caller at a time (libprof's writer
   // thread), and one table: a different table starts over, announcing every domain again.
   void Drain(StringInterner& strings, std::vector<NvtxEvent>* events,
-             std::vector<NvtxDomain>* new_domains, bool final, uint64_t now_ns) override;
+             std::vector<NvtxDomain>* new_domains, std::vector<NvtxPayloadSchema>* new_schemas,
+             bool final, uint64_t now_ns) override;
   // Events dropped since the last call (cap reached or internal error), and since the start.
   uint64_t TakeDropped() override {
     return dropped_pending_.exchange(0, std::memory_order_relaxed);
@@ -144,7 +155,9 @@ class NvtxRecorder final : public NvtxSource {
   // Copies strings interned since the last Drain into `strings`, and rewrites the local ids of
   // events[first...] and of `domains` to ids of `strings`. Caller holds drain_lock_.
   void ExportStrings(StringInterner& strings, std::vector<NvtxEvent>* events, size_t first,
-                     std::vector<NvtxDomain>* domains);
+                     std::vector<NvtxDomain>* domains, std::vector<NvtxPayloadSchema>* schemas);
+  // Caller holds domains_lock_.
+  const NvtxPayloadSchema* FindSchemaLocked(uint32_t domain, uint64_t schema_id) const;
   uint64_t NowNs() const { return ReadClockNs(clock_.load(std::memory_order_relaxed)); }
 
   const uint64_t generation_;  // tells a thread's cached buffer of this recorder from others'
@@ -174,7 +187,7 @@ class NvtxRecorder final : public NvtxSource {
   SpinLock ranges_lock_;
   std::unordered_map<uint64_t, OpenRange> open_ranges_;
 
-  SpinLock domains_lock_;
+  mutable SpinLock domains_lock_;
   struct NameHash {
     using is_transparent = void;
     size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
@@ -182,6 +195,9 @@ class NvtxRecorder final : public NvtxSource {
   std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> domain_ids_;
   std::vector<NvtxDomain> domains_;  // domains_[id - 1]
   size_t domains_drained_ = 0;
+  std::vector<NvtxPayloadSchema> schemas_;  // registration order (domains_lock_)
+  size_t schemas_drained_ = 0;
+  uint64_t next_dynamic_schema_id_ = nvtx_payload::kSchemaIdDynamicStart;
   std::atomic<uint32_t> domain_count_{0};
 
   NvtxStringTable local_strings_;  // what handler threads intern into; Drain exports them

@@ -46,7 +46,8 @@ NvtxEvent MakeNvtxEvent(NvtxKind kind, uint64_t start_ns, uint64_t end_ns, uint3
                    .message_id = attributes.message_id,
                    .category = attributes.category,
                    .color_argb = attributes.color_argb,
-                   .has_color = attributes.has_color};
+                   .has_color = attributes.has_color,
+                   .payloads = attributes.payloads};
 }
 
 void NvtxThreadState::AppendOpenFrames(uint64_t end_ns, std::vector<NvtxEvent>* out) const {

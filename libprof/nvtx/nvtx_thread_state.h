@@ -26,6 +26,8 @@ struct NvtxAttributes {
   uint32_t category = 0;
   uint32_t color_argb = 0;
   bool has_color = false;
+  // Payload extension: copies of the payloads given with the event (schema ids as given).
+  std::vector<NvtxPayload> payloads{};
 };
 
 NvtxEvent MakeNvtxEvent(NvtxKind kind, uint64_t start_ns, uint64_t end_ns, uint32_t thread_id,

@@ -3,6 +3,7 @@
 set(LIBPROF_NVTX_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/nvtx_handlers.cc
   ${CMAKE_CURRENT_LIST_DIR}/nvtx_install.cc
+  ${CMAKE_CURRENT_LIST_DIR}/nvtx_payload_handlers.cc
   ${CMAKE_CURRENT_LIST_DIR}/nvtx_recorder.cc
   ${CMAKE_CURRENT_LIST_DIR}/nvtx_string_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/nvtx_thread_state.cc

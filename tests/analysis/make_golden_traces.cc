@@ -1,5 +1,6 @@
 // Writes the synthetic traces of scenarios.h (plus an empty, a truncated and a corrupt file)
 // into the directory given as argv[1], for the golden tests of the profview CLI.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -22,6 +23,13 @@ int main(int argc, char** argv) {
   t::LaunchBoundScenario().Write(dir + "/launch_bound.pb");
   t::OverlapScenario().Write(dir + "/overlap.pb");
   t::CallSitesScenario().Write(dir + "/callsites.pb");
+  {
+    const auto ranks = t::LateRankScenario();  // one file per rank, in a directory of their own
+    std::filesystem::create_directories(dir + "/job");
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      ranks[r].Write(dir + "/job/rank" + std::to_string(r) + ".pb");
+    }
+  }
   t::StartUpScenario().Write(dir + "/startup.pb");
   t::UnifiedMemoryScenario().Write(dir + "/unified_memory.pb");
   t::TraceBuilder empty(9191);

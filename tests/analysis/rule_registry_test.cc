@@ -15,6 +15,10 @@
 #include <sstream>
 
 #include "tests/analysis/scenarios.h"
+#include "analysis/metrics/rank_skew.h"
+#include "analysis/model/collectives.h"
+#include "analysis/model/trace_index.h"
+#include "analysis/rules/rank_rules.h"
 #include "analysis/rules/findings.h"
 #include "analysis/rules/rule_details.h"
 #include "analysis/model/trace_loader.h"
@@ -151,6 +155,21 @@ TEST(RuleRegistryTest, FindingsHoldTheDetailsTheirEntryNames) {
     auto traces = LoadTraceFile(entry.path().string(), &warnings);
     ASSERT_TRUE(traces.has_value()) << traces.error();
     for (const ProcessTrace& t : *traces) CheckFindings(t, &seen);
+  }
+  // The cross-rank rules, over the ranks of a job.
+  std::vector<ProcessCollectives> ranks;
+  std::vector<ProcessTrace> traces;
+  for (const TraceBuilder& b : LateRankScenario()) traces.push_back(b.Build());
+  for (const ProcessTrace& t : traces) ranks.push_back(ExtractCollectives(TraceIndex(t)));
+  for (const Finding& f : FindLateRanks(ranks, AnalyzeRankSkew(ranks, 20'000), {})) {
+    const RuleInfo& rule = Rule(f.rule);
+    EXPECT_TRUE(rule.cross_rank) << rule.id;
+    seen.insert(f.rule);
+    EXPECT_EQ(f.details.index(), rule.details) << rule.id;
+    DetailFields(f.details, [&](std::string_view key, const auto&, FieldUse) {
+      EXPECT_NE(std::find(rule.fields.begin(), rule.fields.end(), key), rule.fields.end())
+          << rule.id << " renders " << key << ", which its registry entry does not list";
+    });
   }
   // Each rule fires somewhere, so the check above covered it.
   for (const RuleInfo& rule : Rules()) EXPECT_TRUE(seen.contains(rule.rule)) << rule.id;

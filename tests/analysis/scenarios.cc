@@ -467,6 +467,28 @@ TraceBuilder UnifiedMemoryScenario() {
   return b;
 }
 
+std::vector<TraceBuilder> LateRankScenario() {
+  constexpr uint64_t kComm = 0x1c0ffee5eedull;
+  const double offsets[] = {0, 150, -70, 310};
+  std::vector<TraceBuilder> ranks;
+  for (int r = 0; r < 4; ++r) {
+    TraceBuilder& b = ranks.emplace_back(7000 + r);
+    b.header().rank = r;
+    b.header().start_time_ns = Us(offsets[r] + 100);
+    const double o = offsets[r] + 500;  // every time below is on rank 0's clock, then shifted
+    b.NcclCommInit(kComm, 4, r, o + 0, o + 50);
+    for (int k = 0; k < 3; ++k) {
+      const double base = 1000 + k * 5000;
+      const double arrive = base + 10 * r + (k == 1 && r == 3 ? 2090 : 0);
+      const double last = base + (k == 1 ? 2120 : 30);
+      b.NcclCollective("AllReduce", kComm, 8 << 20, o + arrive - 20, o + arrive - 5, o + arrive,
+                       o + last + 500);
+    }
+    b.SetEnd(offsets[r] + 20000);
+  }
+  return ranks;
+}
+
 }  // namespace libprof::analysis::testing
 
 namespace libprof::analysis::testing {

@@ -2,6 +2,8 @@
 // to disk). Each models a situation from the issue with known, hand-computed answers.
 #pragma once
 
+#include <vector>
+
 #include "tests/analysis/trace_builder.h"
 
 namespace libprof::analysis::testing {
@@ -37,6 +39,12 @@ TraceBuilder LaunchBoundScenario();
 // kernel on another non-blocking stream (a pair), and three that are not pairs (same stream,
 // a cudaStreamSynchronize between, a pinned copy that returned at once). See scenarios.cc.
 TraceBuilder OverlapScenario();
+
+// Four ranks of one job (one trace each, clocks off by 0, +150, -70 and +310 µs) running three
+// 8 MiB AllReduces of 500 µs of transfer on one communicator: in #1 rank 3 arrives 2.1 ms after
+// the others (which arrive 10 µs apart), so they wait 2.12, 2.11 and 2.10 ms (6.33 ms in all);
+// in #0 and #2 the ranks arrive 10 µs apart (not late: under --min-wait). Exercises late-rank and `profview collectives`.
+std::vector<TraceBuilder> LateRankScenario();
 
 // Only API calls, no device activity.
 TraceBuilder HostOnlyScenario();

@@ -173,3 +173,39 @@ TEST_F(StreamsTest, ClipsToTheAnalysedWindow) {
 
 }  // namespace
 }  // namespace libprof::analysis::testing
+
+namespace libprof::analysis::testing {
+namespace {
+
+// Proves that peer copies keep both devices: per link (source -> destination) and per device,
+// the copies, bytes and time, as a two-GPU trace would give them.
+TEST(StreamsLinksTest, PeerCopiesCountOnBothDevicesAndTheirLink) {
+  TraceBuilder b;
+  const uint64_t c1 = b.Api("cudaMemcpyPeerAsync", 0, 5);
+  Memcpy& peer = b.AddMemcpy(CopyKind::kPtoP, MemoryKind::kDevice, MemoryKind::kDevice, 8 << 20,
+                             10, 110, c1, 7, true);
+  peer.device_id = 0, peer.src_device_id = 0, peer.dst_device_id = 1;
+  const uint64_t c2 = b.Api("cudaMemcpyAsync", 0, 5);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, 1 << 20, 200, 250, c2, 7,
+              true).device_id = 1;
+  b.SetEnd(1000);
+  const StreamsReport r = AnalyzeStreams(b.Build());
+  ASSERT_EQ(r.links.size(), 2u);
+  EXPECT_EQ(r.links[0].from, "GPU 0");
+  EXPECT_EQ(r.links[0].to, "GPU 1");
+  EXPECT_EQ(r.links[0].bytes, 8u << 20);
+  EXPECT_EQ(r.links[0].total_ns, 100'000u);
+  EXPECT_EQ(r.links[1].from, "host");
+  EXPECT_EQ(r.links[1].to, "GPU 1");
+  ASSERT_EQ(r.device_copies.size(), 2u);
+  EXPECT_EQ(r.device_copies[0].bytes_out, 8u << 20);
+  EXPECT_EQ(r.device_copies[0].bytes_in, 0u);
+  EXPECT_EQ(r.device_copies[1].bytes_in, (8u << 20) + (1u << 20));
+  EXPECT_EQ(r.device_copies[1].count, 2u);
+  EXPECT_EQ(r.device_copies[1].total_ns, 150'000u);
+  const std::string text = StreamsTable({r}, 120);
+  EXPECT_NE(text.find("GPU 0 -> GPU 1"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace libprof::analysis::testing

@@ -148,6 +148,89 @@ NvtxEvent& TraceBuilder::AddRange(std::string_view message, double start_us, dou
   return records_.nvtx_events.back();
 }
 
+namespace {
+// NCCL's static schema ids (src/include/nvtx.h): NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + NVTX_SID_*.
+constexpr uint64_t kNcclStatic = uint64_t{1} << 24;
+constexpr uint64_t kNcclCommInitRank = kNcclStatic + 0, kNcclWithReduction = kNcclStatic + 5,
+                   kNcclPlain = kNcclStatic + 4, kNcclRedOp = kNcclStatic + 24;
+struct NcclWithReduction {
+  uint64_t comm;
+  uint64_t bytes;
+  int32_t op;
+};
+struct NcclPlain {
+  uint64_t comm;
+  uint64_t bytes;
+};
+struct NcclCommInitRank {
+  uint64_t comm;
+  int32_t nranks, rank, device;
+};
+template <typename T>
+NvtxPayload Payload(uint64_t schema, const T& value) {
+  return {.schema_id = schema,
+          .data = std::string(reinterpret_cast<const char*>(&value), sizeof(value))};
+}
+}  // namespace
+
+void TraceBuilder::AddNcclSchemas() {
+  if (nccl_schemas_) return;
+  nccl_schemas_ = true;
+  AddRange("(domain)", 0, 0, 1, NvtxKind::kMark, 0, "NCCL");  // creates the domain
+  records_.nvtx_events.pop_back();
+  const uint32_t domain = records_.nvtx_domains.back().id;
+  auto entry = [&](uint64_t type, std::string_view name, uint64_t offset, uint64_t size) {
+    return NvtxPayloadEntry{.type = type, .name_id = Intern(name), .offset_bytes = offset,
+                            .size_bytes = size};
+  };
+  NvtxPayloadSchema redop{.domain_id = domain, .schema_id = kNcclRedOp, .static_size_bytes = 4,
+                          .is_enum = true};
+  for (auto [name, value] : {std::pair{"Sum", 0}, {"Product", 1}, {"Max", 2}, {"Min", 3}}) {
+    redop.enum_values.push_back({.name_id = Intern(name), .value = uint64_t(value)});
+  }
+  records_.nvtx_payload_schemas.push_back(redop);
+  records_.nvtx_payload_schemas.push_back(
+      {.domain_id = domain, .schema_id = kNcclWithReduction, .schema_type = 1,
+       .static_size_bytes = sizeof(NcclWithReduction),
+       .entries = {entry(18, "NCCL communicator ID", 0, 8), entry(22, "Message size [bytes]", 8, 8),
+                   entry(kNcclRedOp, "Reduction operation", 16, 4)}});
+  records_.nvtx_payload_schemas.push_back(
+      {.domain_id = domain, .schema_id = kNcclPlain, .schema_type = 1,
+       .static_size_bytes = sizeof(NcclPlain),
+       .entries = {entry(18, "NCCL communicator ID", 0, 8),
+                   entry(22, "Message size [bytes]", 8, 8)}});
+  records_.nvtx_payload_schemas.push_back(
+      {.domain_id = domain, .schema_id = kNcclCommInitRank, .schema_type = 1,
+       .static_size_bytes = sizeof(NcclCommInitRank),
+       .entries = {entry(18, "NCCL communicator ID", 0, 8), entry(5, "No. of ranks", 8, 4),
+                   entry(5, "Rank", 12, 4), entry(5, "CUDA device", 16, 4)}});
+}
+
+void TraceBuilder::NcclCommInit(uint64_t comm, int nranks, int rank, double start_us,
+                                double end_us, uint32_t tid) {
+  AddNcclSchemas();
+  NvtxEvent& e = AddRange("ncclCommInitRankConfig", start_us, end_us, tid, NvtxKind::kPushPop, 0,
+                          "NCCL");
+  e.payloads.push_back(Payload(kNcclCommInitRank, NcclCommInitRank{comm, nranks, rank, 0}));
+}
+
+uint64_t TraceBuilder::NcclCollective(std::string_view op, uint64_t comm, uint64_t bytes,
+                                      double host_start, double host_end, double k_start,
+                                      double k_end, uint32_t stream, uint32_t tid) {
+  AddNcclSchemas();
+  NvtxEvent& e = AddRange("nccl" + std::string(op), host_start, host_end, tid,
+                          NvtxKind::kPushPop, 0, "NCCL");
+  if (op == "AllReduce" || op == "ReduceScatter" || op == "Reduce") {
+    e.payloads.push_back(Payload(kNcclWithReduction, NcclWithReduction{comm, bytes, 0}));
+  } else {
+    e.payloads.push_back(Payload(kNcclPlain, NcclPlain{comm, bytes}));
+  }
+  // The launch inside the range, as ncclEnqueue makes it.
+  const double mid = (host_start + host_end) / 2;
+  return Launch("ncclDevKernel_" + std::string(op) + "_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                mid, std::min(host_end, mid + 1), k_start, k_end, stream, tid, "cudaLaunchKernelExC");
+}
+
 uint64_t TraceBuilder::Launch(std::string_view kernel, double api_start, double api_end,
                               double k_start, double k_end, uint32_t stream, uint32_t tid,
                               std::string_view api) {

@@ -51,6 +51,17 @@ class TraceBuilder {
                       NvtxKind kind = NvtxKind::kPushPop, uint32_t depth = 0,
                       std::string_view domain = "");
 
+  // NCCL's NVTX annotations as NCCL writes them (src/include/nvtx_payload_schemas.h): its
+  // schemas in the "NCCL" domain (registered at the first use), a communicator's creation
+  // (ncclCommInitRankConfig, payload at pop) and a collective whose range holds the launch of
+  // its kernel `k_start`..`k_end` on `stream`. AllReduce, ReduceScatter and Reduce carry the
+  // reduction (Sum); the others (comm, bytes). Returns the launch's correlation id.
+  void NcclCommInit(uint64_t comm, int nranks, int rank, double start_us, double end_us,
+                    uint32_t tid = 1);
+  uint64_t NcclCollective(std::string_view op, uint64_t comm, uint64_t bytes, double host_start,
+                          double host_end, double k_start, double k_end, uint32_t stream = 7,
+                          uint32_t tid = 1);
+
   // Convenience: an API call that launched a kernel `launch` µs long, or a copy.
   uint64_t Launch(std::string_view kernel, double api_start, double api_end, double k_start,
                   double k_end, uint32_t stream, uint32_t tid = 1,
@@ -72,6 +83,8 @@ class TraceBuilder {
   std::unique_ptr<StringInterner> strings_ = std::make_unique<StringInterner>();  // movable
   std::map<std::pair<ApiDomain, std::string>, uint32_t> callback_ids_;
   uint64_t next_corr_ = 1;
+  bool nccl_schemas_ = false;
+  void AddNcclSchemas();
   double end_us_ = 0;
 };
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 lib="$1"
 exports=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
-expected=$'InitializeInjection\nInitializeInjectionNvtx2'
+expected=$'InitializeInjection\nInitializeInjectionNvtx2\nInitializeInjectionNvtxExtension'
 if [[ "$exports" != "$expected" ]]; then
   echo "FAIL: $lib exports:"; echo "$exports"; echo "expected only:"; echo "$expected"; exit 1
 fi

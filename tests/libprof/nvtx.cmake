@@ -32,6 +32,7 @@ target_link_libraries(libprof_nvtx_e2e_app PRIVATE libprof_nvtx_e2e_second Threa
 
 libprof_add_test(libprof_nvtx_test unit
   SOURCES nvtx_recorder_test.cc nvtx_handlers_test.cc nvtx_utf8_test.cc nvtx_e2e_test.cc
+    nvtx_payload_handlers_test.cc
   LIBS libprof_nvtx_for_tests)
 target_compile_definitions(libprof_nvtx_test PRIVATE
   NVTX_E2E_APP="$<TARGET_FILE:libprof_nvtx_e2e_app>"

@@ -31,8 +31,9 @@ void Dump() {
     libprof::NvtxRecorder& recorder = libprof::NvtxRecorder::Get();
     std::vector<libprof::NvtxEvent> events;
     std::vector<libprof::NvtxDomain> domains;
+    std::vector<libprof::NvtxPayloadSchema> schemas;
     libprof::StringInterner strings;
-    recorder.Drain(strings, &events, &domains, /*final=*/true, libprof::TraceClock().NowNs());
+    recorder.Drain(strings, &events, &domains, &schemas, /*final=*/true, libprof::TraceClock().NowNs());
     std::vector<std::pair<uint32_t, std::string>> pairs;
     strings.CollectFrom(0, &pairs);
     std::unordered_map<uint32_t, std::string> text(pairs.begin(), pairs.end());

@@ -465,7 +465,8 @@ TEST(NvtxRecorderTest, NewTableGetsEveryDomainAgain) {
   recorder.Mark(app, Message(recorder, "second"));
   std::vector<NvtxEvent> events;
   std::vector<NvtxDomain> domains;
-  recorder.Drain(other, &events, &domains, /*final=*/false, 0);
+  std::vector<NvtxPayloadSchema> schemas;
+  recorder.Drain(other, &events, &domains, &schemas, /*final=*/false, 0);
   ASSERT_EQ(domains.size(), 1u);
   ASSERT_EQ(events.size(), 1u);
   std::vector<std::pair<uint32_t, std::string>> texts;

@@ -14,6 +14,7 @@ namespace libprof::nvtx_test {
 struct Drained {
   std::vector<NvtxEvent> events;
   std::vector<NvtxDomain> domains;
+  std::vector<NvtxPayloadSchema> schemas;
 };
 
 // The trace's string table that a recorder drains into, as the capture context holds it in
@@ -28,7 +29,7 @@ inline StringInterner& TraceStrings(NvtxRecorder& recorder) {
 
 inline Drained DrainAll(NvtxRecorder& recorder, bool final = false, uint64_t now_ns = 0) {
   Drained out;
-  recorder.Drain(TraceStrings(recorder), &out.events, &out.domains, final, now_ns);
+  recorder.Drain(TraceStrings(recorder), &out.events, &out.domains, &out.schemas, final, now_ns);
   return out;
 }
 

@@ -76,8 +76,8 @@ struct FakeActivity final : ActivitySource {
 struct FakeNvtx final : NvtxSource {
   std::atomic<uint64_t> dropped{0};
   std::atomic<bool> final_drain{false};
-  void Drain(StringInterner&, std::vector<NvtxEvent>* events, std::vector<NvtxDomain>*, bool final,
-             uint64_t now_ns) override {
+  void Drain(StringInterner&, std::vector<NvtxEvent>* events, std::vector<NvtxDomain>*,
+             std::vector<NvtxPayloadSchema>*, bool final, uint64_t now_ns) override {
     if (!final) return;
     final_drain = true;
     NvtxEvent open_range;

@@ -193,7 +193,10 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                            .has_color = true,
                            .depth = 0,
                            .open = true,
-                           .range_id = 55 + salt});
+                           .range_id = 55 + salt,
+                           .payloads = {{.schema_id = (1u << 24) + 5,
+                                         .data = std::string("\x01\0\xff", 3)},
+                                        {.schema_id = 1023}}});
   r.nvtx_events.push_back({.kind = NvtxKind::kMark,
                            .start_ns = t + 20,
                            .end_ns = t + 20,
@@ -202,6 +205,22 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                            .message_id = strings.Intern("checkpoint"),
                            .depth = 2});
   r.nvtx_domains.push_back({.id = 1, .name_id = strings.Intern("my.domain")});
+  r.nvtx_payload_schemas.push_back(
+      {.domain_id = 1,
+       .schema_id = (1u << 24) + 5,
+       .name_id = strings.Intern("params"),
+       .schema_type = 1,
+       .flags = 16,
+       .static_size_bytes = 24,
+       .entries = {{.type = 18, .name_id = strings.Intern("comm"), .size_bytes = 8},
+                   {.flags = 16, .type = 5, .array_length = 2, .offset_bytes = 8,
+                    .size_bytes = 4}}});
+  r.nvtx_payload_schemas.push_back({.domain_id = 1,
+                                    .schema_id = (1u << 24) + 24,
+                                    .static_size_bytes = 4,
+                                    .is_enum = true,
+                                    .enum_values = {{.name_id = strings.Intern("Sum")},
+                                                    {.value = 3, .is_flag = true}}});
   r.memory_ops.push_back({.operation = MemoryOperation::kAllocation,
                           .memory_kind = MemoryKind::kDevice,
                           .address = 0x7f0000000000ull + salt,

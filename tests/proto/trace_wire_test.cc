@@ -183,7 +183,31 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                                                 {"has_color", nvtx_event::kHasColor},
                                                 {"depth", nvtx_event::kDepth},
                                                 {"open", nvtx_event::kOpen},
-                                                {"range_id", nvtx_event::kRangeId}});
+                                                {"range_id", nvtx_event::kRangeId},
+                                                {"payloads", nvtx_event::kPayloads}});
+  ExpectFields(trace::NvtxPayload::descriptor(),
+               {{"schema_id", nvtx_payload::kSchemaId}, {"data", nvtx_payload::kData}});
+  ExpectFields(trace::NvtxPayloadSchema::descriptor(),
+               {{"domain_id", nvtx_payload_schema::kDomainId},
+                {"schema_id", nvtx_payload_schema::kSchemaId},
+                {"name_id", nvtx_payload_schema::kNameId},
+                {"schema_type", nvtx_payload_schema::kSchemaType},
+                {"flags", nvtx_payload_schema::kFlags},
+                {"static_size_bytes", nvtx_payload_schema::kStaticSizeBytes},
+                {"is_enum", nvtx_payload_schema::kIsEnum},
+                {"entries", nvtx_payload_schema::kEntries},
+                {"enum_values", nvtx_payload_schema::kEnumValues}});
+  ExpectFields(trace::NvtxPayloadEntry::descriptor(),
+               {{"flags", nvtx_payload_entry::kFlags},
+                {"type", nvtx_payload_entry::kType},
+                {"name_id", nvtx_payload_entry::kNameId},
+                {"array_length", nvtx_payload_entry::kArrayLength},
+                {"offset_bytes", nvtx_payload_entry::kOffsetBytes},
+                {"size_bytes", nvtx_payload_entry::kSizeBytes}});
+  ExpectFields(trace::NvtxPayloadEnumValue::descriptor(),
+               {{"name_id", nvtx_payload_enum_value::kNameId},
+                {"value", nvtx_payload_enum_value::kValue},
+                {"is_flag", nvtx_payload_enum_value::kIsFlag}});
   ExpectFields(trace::NvtxDomain::descriptor(),
                {{"id", nvtx_domain::kId}, {"name_id", nvtx_domain::kNameId}});
   ExpectFields(trace::MemoryOp::descriptor(), {{"operation", memory_op::kOperation},
