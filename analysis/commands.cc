@@ -54,7 +54,9 @@ std::expected<std::string, std::string> RunSummary(const CommandOptions& options
   // Streams the files rather than loading them (summary.h).
   auto report =
       SummarizeFiles(options.files, options.filters,
-                     SummaryOptions{.raw = options.raw, .by_caller = options.by_caller}, warnings);
+                     SummaryOptions{.raw = options.raw,
+                                    .by_caller = options.by_caller,
+                                    .call_sites = options.call_sites}, warnings);
   if (!report) return std::unexpected(report.error());
   switch (options.format) {
     case OutputFormat::kCsv:
@@ -79,8 +81,10 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   FindingsReportContext context{.all = options.all,
                                 .thresholds = options.thresholds,
                                 .terminal_width = options.terminal_width};
+  FindingsOptions thresholds = options.thresholds;
+  thresholds.call_sites = options.call_sites;
   auto done = ForEachProcess(options, warnings, [&](const ProcessTrace& t) {
-    std::vector<Finding> part = FindFindings(t, options.thresholds);
+    std::vector<Finding> part = FindFindings(t, thresholds);
     findings.insert(findings.end(), part.begin(), part.end());
     context.trace_ns += t.window_ns();
   });
@@ -164,7 +168,7 @@ std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& op
                                                   std::vector<std::string>* warnings) {
   auto traces = Load(options, warnings);
   if (!traces) return std::unexpected(traces.error());
-  auto report = AnalyzeStacks(*traces, options.api);
+  auto report = AnalyzeStacks(*traces, options.api, options.call_sites);
   if (!report) return std::unexpected(report.error());
   switch (options.format) {
     case OutputFormat::kCsv:
@@ -183,7 +187,8 @@ std::expected<std::string, std::string> RunExport(const ExportCommandOptions& op
     return std::unexpected("no output file given (-o FILE, or - for stdout)");
   auto traces = Load(options, warnings);
   if (!traces) return std::unexpected(traces.error());
-  const ExportOptions export_options{.raw = options.raw, .findings = options.thresholds};
+  ExportOptions export_options{.raw = options.raw, .findings = options.thresholds};
+  export_options.findings.call_sites = options.call_sites;
   if (options.output == "-") {
     if (options.standard_output == nullptr) return std::unexpected("no output stream for -o -");
     auto stats = ExportTimeline(*traces, export_options, options.standard_output);

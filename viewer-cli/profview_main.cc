@@ -28,6 +28,8 @@ constexpr int kBadUsage = 2;
 struct CommonFlags {
   std::string format = "table";
   std::string from, to;
+  std::vector<std::string> framework_paths;
+  bool framework_paths_given = false;
 };
 
 void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
@@ -55,6 +57,13 @@ void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
       ->type_name("TIME");
   sub->add_option("--to", flags->to, "end of the time window, from the recording start")
       ->type_name("TIME");
+  sub->add_option("--framework-path", flags->framework_paths,
+                  "Python frames whose file path contains PART are framework code, passed over "
+                  "when naming a call site (repeatable; replaces the default: /site-packages/, "
+                  "/dist-packages/, /lib/python3, <frozen ; \"\" makes every frame the user's)")
+      ->type_name("PART")
+      ->allow_extra_args(false)
+      ->each([flags](const std::string&) { flags->framework_paths_given = true; });
 }
 
 // Turns the text flags into options; false with a message on a bad value.
@@ -73,6 +82,7 @@ bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* erro
     *target = *parsed;
   }
   options->terminal_width = libprof::analysis::TerminalWidth();
+  if (flags.framework_paths_given) options->call_sites.framework_paths = flags.framework_paths;
   return true;
 }
 

@@ -86,6 +86,14 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
     j.Field("call_site", f.call_site);
     j.Key("stack").BeginArray();
     for (const FindingFrame& frame : f.stack) {
+      if (!frame.python_file.empty()) {
+        j.BeginObject()
+            .Field("function", frame.function)
+            .Field("file", frame.python_file)
+            .Field("line", frame.line)
+            .EndObject();
+        continue;
+      }
       j.BeginObject()
           .Field("function", frame.function)
           .Field("module", frame.module)

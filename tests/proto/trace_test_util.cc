@@ -254,6 +254,13 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                             .function_offset = 0x34});
   r.stack_frames.push_back({.id = 2 + 2 * salt, .address = 0x401000});  // unknown module
   r.call_stacks.push_back({.id = 1 + salt, .frame_ids = {1 + 2 * salt, 2 + 2 * salt, 1}});
+  r.call_stacks.push_back(
+      {.id = 100 + salt,
+       .frame_ids = {1},
+       .python_frames = {{.file_id = strings.Intern("/home/u/train.py"),
+                          .line = 7 + salt,
+                          .function_id = strings.Intern("step")},
+                         {.file_id = strings.Intern("<frozen runpy>"), .line = 0, .function_id = 0}}});
   return r;
 }
 
