@@ -1,6 +1,10 @@
 #include "analysis/commands.h"
 
+#include <fstream>
+#include <iterator>
+
 #include "analysis/reports/findings_report.h"
+#include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/reports/memory_report.h"
 #include "analysis/reports/output_file.h"
@@ -8,6 +12,7 @@
 #include "analysis/metrics/streams.h"
 #include "analysis/reports/streams_report.h"
 #include "analysis/metrics/summary.h"
+#include "analysis/metrics/summary_partial.h"
 #include "analysis/reports/summary_report.h"
 #include "analysis/reports/table_renderer.h"
 #include "analysis/reports/timeline_export.h"
@@ -46,27 +51,80 @@ std::expected<void, std::string> ForEachProcess(const CommandOptions& options,
   return CheckFilterMatches(options.filters, matches);
 }
 
-}  // namespace
-
-std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
-                                                   std::vector<std::string>* warnings) {
-  if (options.files.empty()) return std::unexpected("no trace file given");
-  // Streams the files rather than loading them (summary.h).
-  auto report =
-      SummarizeFiles(options.files, options.filters,
-                     SummaryOptions{.raw = options.raw,
-                                    .by_caller = options.by_caller,
-                                    .call_sites = options.call_sites}, warnings);
-  if (!report) return std::unexpected(report.error());
+std::expected<std::string, std::string> FormatSummary(const SummaryReport& report,
+                                                      const CommandOptions& options) {
   switch (options.format) {
     case OutputFormat::kCsv:
-      return SummaryCsv(report->parts, report->total);
+      return SummaryCsv(report.parts, report.total);
     case OutputFormat::kJson:
-      return SummaryJson(report->parts, report->total);
+      return SummaryJson(report.parts, report.total);
     case OutputFormat::kTable:
       break;
   }
-  return SummaryTable(report->parts, report->total, options.terminal_width);
+  return SummaryTable(report.parts, report.total, options.terminal_width);
+}
+
+// `partial` written to `output` ("-": returned), or a one-line report.
+std::expected<std::string, std::string> WritePartial(const SummaryPartial& partial,
+                                                     const std::string& output) {
+  const std::string json = SummaryPartialJson(partial);
+  if (output == "-") return json;
+  auto file = OutputFile::Create(output);
+  if (!file) return std::unexpected(file.error());
+  (*file)->stream() << json;
+  if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
+  const size_t n = partial.state.parts.size();
+  return "Wrote a partial summary of " + std::to_string(n) + (n == 1 ? " process" : " processes") +
+         " to " + output + " (profview combine merges partials)\n";
+}
+
+// The partial summary of `options.files` written to options.partial_output (or returned).
+std::expected<std::string, std::string> WriteSummaryPartial(const SummaryCommandOptions& options,
+                                                            const SummaryOptions& summary,
+                                                            std::vector<std::string>* warnings) {
+  auto partial = SummarizeFilesPartial(options.files, options.filters, summary);
+  if (!partial) return std::unexpected(partial.error());
+  // Printed now and kept in the partial, for combine to print again.
+  for (const SummaryPartial::Warning& w : partial->warnings) warnings->push_back(w.text);
+  return WritePartial(std::move(*partial), options.partial_output);
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& options,
+                                                   std::vector<std::string>* warnings) {
+  if (options.files.empty()) return std::unexpected("no trace file given");
+  const SummaryOptions summary{
+      .raw = options.raw, .by_caller = options.by_caller, .call_sites = options.call_sites};
+  if (!options.partial_output.empty()) return WriteSummaryPartial(options, summary, warnings);
+  // Streams the files rather than loading them (summary.h).
+  auto report = SummarizeFiles(options.files, options.filters, summary, warnings);
+  if (!report) return std::unexpected(report.error());
+  return FormatSummary(*report, options);
+}
+
+std::expected<std::string, std::string> RunCombine(const CombineCommandOptions& options,
+                                                   std::vector<std::string>* warnings) {
+  if (options.files.empty()) return std::unexpected("no partial summary given");
+  PartialsCombiner combiner;
+  for (const std::string& path : options.files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::unexpected(path + ": cannot open the partial summary");
+    std::string text{std::istreambuf_iterator<char>(in), {}};
+    if (in.bad()) return std::unexpected(path + ": cannot read the partial summary");
+    auto partial = ParseSummaryPartial(text, path);
+    if (!partial) return std::unexpected(partial.error());
+    std::string().swap(text);
+    if (auto added = combiner.Add(std::move(*partial), path); !added) {
+      return std::unexpected(added.error());
+    }
+  }
+  if (!options.partial_output.empty()) {
+    return WritePartial(combiner.TakePartial(), options.partial_output);
+  }
+  auto report = combiner.Finish(warnings);
+  if (!report) return std::unexpected(report.error());
+  return FormatSummary(*report, options);
 }
 
 std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
@@ -204,6 +262,26 @@ std::expected<std::string, std::string> RunExport(const ExportCommandOptions& op
   return "Wrote " + std::to_string(stats->events) + " events of " +
          std::to_string(stats->processes) + (stats->processes == 1 ? " process" : " processes") +
          " to " + options.output + " (open it in ui.perfetto.dev or chrome://tracing)\n";
+}
+
+std::expected<std::string, std::string> RunReport(const ReportCommandOptions& options,
+                                                  std::vector<std::string>* warnings) {
+  if (options.output.empty()) return std::unexpected("no output file given (-o FILE)");
+  if (options.output == "-") return std::unexpected("the report is a file: give -o FILE.html");
+  // Created before the traces are read, so that an unwritable path fails at once; removed
+  // (never renamed into place) when reading or writing fails.
+  auto file = OutputFile::Create(options.output);
+  if (!file) return std::unexpected(file.error());
+  auto traces = Load(options, warnings);
+  if (!traces) return std::unexpected(traces.error());
+  const HtmlReportOptions report_options{.raw = options.raw, .findings = options.thresholds};
+  auto stats = WriteHtmlReport(*traces, report_options, &(*file)->stream());
+  if (!stats) return std::unexpected(options.output + ": " + stats.error());
+  if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
+  return "Wrote the report of " + std::to_string(stats->processes) +
+         (stats->processes == 1 ? " process" : " processes") + " (" +
+         std::to_string(stats->findings) + (stats->findings == 1 ? " finding" : " findings") +
+         ") to " + options.output + " (open it in a browser; it needs no network)\n";
 }
 
 std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,

@@ -29,13 +29,30 @@ struct CommandOptions {
   size_t terminal_width = 120;
 };
 
+struct SummaryCommandOptions : CommandOptions {
+  // `summary --partial -o FILE`: write a partial summary (metrics/summary_partial.h) to this file
+  // ("-": returned as the output) instead of the tables.
+  std::string partial_output;
+};
+
 struct FindingsCommandOptions : CommandOptions {
   FindingsOptions thresholds;
   bool all = false;  // one row per call instead of grouped rows
 };
 
 // Warnings (truncated file, dropped records) are appended to *warnings, one line each.
-std::expected<std::string, std::string> RunSummary(const CommandOptions& options,
+std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& options,
+                                                   std::vector<std::string>* warnings);
+
+// `profview combine PARTIALS...`: the summary of every trace the partial summaries cover, as
+// `summary` prints it over those files (options.files are the partials; filters and --raw/--by
+// come from them). Errors name the partial that is not one, damaged, or of another version.
+// Each partial is read, merged and freed before the next, so memory holds one partial and the
+// combination (whose unions shrink as ranks overlap), not all of them.
+struct CombineCommandOptions : CommandOptions {
+  std::string partial_output;  // combine --partial -o FILE: the combination as one partial
+};
+std::expected<std::string, std::string> RunCombine(const CombineCommandOptions& options,
                                                    std::vector<std::string>* warnings);
 std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions& options,
                                                     std::vector<std::string>* warnings);
@@ -66,6 +83,17 @@ struct ExportCommandOptions : CommandOptions {
 // under a temporary name and renamed to `output` once complete. Returns a one-line report for
 // stdout ("" when the timeline itself went to stdout).
 std::expected<std::string, std::string> RunExport(const ExportCommandOptions& options,
+                                                  std::vector<std::string>* warnings);
+
+struct ReportCommandOptions : CommandOptions {
+  std::string output;          // the HTML file to write
+  FindingsOptions thresholds;  // of the findings listed and marked on the timeline
+};
+
+// `profview report`: one self-contained HTML page (analysis/reports/html_report.h), written
+// under a temporary name and renamed to `output` once complete, so that a trace that cannot be
+// read leaves no half-written page. Returns a one-line report for stdout.
+std::expected<std::string, std::string> RunReport(const ReportCommandOptions& options,
                                                   std::vector<std::string>* warnings);
 
 struct MergeCommandOptions {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,7 @@ struct Options {
   uint32_t threads = 1;
   uint64_t seed = 1;
   uint32_t pid = 10000;
+  std::optional<uint32_t> rank;  // a rank of a parallel job, as libprof records LIBPROF_RANK
   std::string out;
   bool kinds[kKinds] = {true, true, true, true, true, true, true, true};
 };
@@ -423,6 +425,8 @@ TraceHeader MakeHeader(const Options& options) {
   TraceHeader h;
   h.libprof_version = "synthetic";
   h.pid = options.pid;
+  h.rank = options.rank;
+  if (options.rank) h.rank_source = "LIBPROF_RANK";
   h.parent_pid = 1;
   h.hostname = "synthetic-host";
   h.command_line = {"python3", "train.py", "--seed", std::to_string(options.seed)};
@@ -452,7 +456,7 @@ TraceHeader MakeHeader(const Options& options) {
 
 constexpr const char* kUsage =
     "usage: make_synthetic_trace -o PATH [--records N] [--threads T] [--seed S] [--pid P]\n"
-    "                            [--kinds KIND,...]\n"
+    "                            [--rank R] [--kinds KIND,...]\n"
     "Writes a synthetic training-loop trace of about N timed records (default 1000000).\n"
     "--kinds writes only those kinds (runtime, driver, kernel, memcpy, memset, sync, nvtx,\n"
     "memory) of the same simulated run. Prints the records written per kind and the bytes.\n";
@@ -491,6 +495,8 @@ bool ParseArgs(int argc, char** argv, Options* options) {
       ok = ParseNumber(value, &options->seed);
     else if (flag == "--pid")
       ok = ParseNumber(value, &options->pid);
+    else if (flag == "--rank")
+      ok = ParseNumber(value, &options->rank.emplace());
     else if (flag == "--kinds")
       ok = ParseKinds(value, options);
     else

@@ -7,7 +7,13 @@ set -euo pipefail
 packages=(cmake g++ make binutils python3
           libprotobuf-dev protobuf-compiler libprotozero-dev
           libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev
-          nlohmann-json3-dev)  # header-only; the tests parse profview export's JSON with it
+          nlohmann-json3-dev  # header-only: partial summaries (analysis/metrics); tests parse JSON with it
+          # The Python package (python/), installed from the checkout with pip, offline, and its
+          # pytest tests (tests/python/); pandas is what it returns.
+          python3-pip python3-setuptools python3-wheel python3-pandas python3-pytest
+          # libprof.dask (python/libprof/dask.py) and its test on a LocalCluster.
+          python3-dask python3-distributed
+          chromium)  # tests/report/ renders profview report's pages in headless Chromium
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,12 +14,15 @@
 
 namespace {
 
+using libprof::analysis::CombineCommandOptions;
 using libprof::analysis::CommandOptions;
 using libprof::analysis::ExportCommandOptions;
 using libprof::analysis::FindingsCommandOptions;
 using libprof::analysis::MergeCommandOptions;
 using libprof::analysis::OutputFormat;
+using libprof::analysis::ReportCommandOptions;
 using libprof::analysis::StacksCommandOptions;
+using libprof::analysis::SummaryCommandOptions;
 
 constexpr int kBadInput = 1;
 constexpr int kBadUsage = 2;
@@ -28,6 +31,7 @@ constexpr int kBadUsage = 2;
 struct CommonFlags {
   std::string format = "table";
   std::string from, to;
+  bool wide = false;
   std::vector<std::string> framework_paths;
   bool framework_paths_given = false;
 };
@@ -57,6 +61,10 @@ void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
       ->type_name("TIME");
   sub->add_option("--to", flags->to, "end of the time window, from the recording start")
       ->type_name("TIME");
+  sub->add_flag("--wide", flags->wide,
+                "tables as wide as their content, with full kernel and API names (JSON and CSV "
+                "always have them); by default tables fit the terminal ($COLUMNS) and abbreviate "
+                "names: argument lists elided, namespaces kept");
   sub->add_option("--framework-path", flags->framework_paths,
                   "Python frames whose file path contains PART are framework code, passed over "
                   "when naming a call site (repeatable; replaces the default: /site-packages/, "
@@ -81,7 +89,8 @@ bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* erro
     }
     *target = *parsed;
   }
-  options->terminal_width = libprof::analysis::TerminalWidth();
+  options->terminal_width =
+      flags.wide ? libprof::analysis::kUnlimitedWidth : libprof::analysis::TerminalWidth();
   if (flags.framework_paths_given) options->call_sites.framework_paths = flags.framework_paths;
   return true;
 }
@@ -90,6 +99,12 @@ constexpr const char* kSummaryHelp =
     "Summarise host API calls, device activity, memory copies and NVTX ranges per name, like "
     "CUDA.jl's CUDA.@profile. Several files (one per process) are summarised per process and in "
     "total.";
+
+constexpr const char* kCombineHelp =
+    "Combine partial summaries (profview summary --partial -o FILE, one per group of trace "
+    "files) into the summary of all their files: the same tables, CSV or JSON as `profview "
+    "summary` over those files in name order, byte for byte. Options and filters come from the "
+    "partials, which must all have been made with the same ones.";
 
 constexpr const char* kSummaryDefinitions =
     "Definitions:\n"
@@ -206,6 +221,28 @@ constexpr const char* kExportDefinitions =
     "  Slices that partly overlap on one thread or stream go to an extra \"(overlapping N)\" "
     "track.";
 
+constexpr const char* kReportHelp =
+    "Write the traces as one self-contained HTML page to look at in any browser, offline (no "
+    "network, no server, no script needed): the headline (trace span, host time in CUDA calls, "
+    "GPU busy, dropped records), the top findings with their call sites, a timeline with one "
+    "lane per host thread and per GPU stream and blocked calls marked with an arrow to the work "
+    "they waited for, detail views around the top findings, GPU utilisation and device memory "
+    "in use over time, copy bandwidth by kind and the summary tables; with several processes, "
+    "an overview per rank. The file appears under its name only once complete. "
+    "--from/--to/--nvtx/--pid/--tid select what is shown.";
+
+constexpr const char* kReportDefinitions =
+    "Report:\n"
+    "  Names and numbers are those of profview summary, findings (grouped, as without --all) "
+    "and memory; times count from the recording start.\n"
+    "  Timeline lanes with more than 400 slices in view are drawn per pixel: bar height = share "
+    "of the pixel's time the lane was busy, colour = the kind of work that took most of it; "
+    "slices at least 3 pixels wide are still drawn one by one. The page's size so grows with "
+    "lanes, not with records.\n"
+    "  Copy bandwidth limits: device-to-device copies against half the device memory's "
+    "theoretical bandwidth (trace header); host and peer links are not recorded, so no limit is "
+    "drawn for them.";
+
 constexpr const char* kMergeHelp =
     "Merge trace files (one per process, or already merged) into one multi-process trace file, "
     "which every subcommand reads like the separate files: all headers, then every chunk "
@@ -227,7 +264,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every subcommand");
 
-  CommandOptions summary;
+  SummaryCommandOptions summary;
   CommonFlags summary_flags;
   CLI::App* summary_cmd = app.add_subcommand("summary", kSummaryHelp);
   summary_cmd->footer(kSummaryDefinitions);
@@ -241,6 +278,31 @@ int main(int argc, char** argv) {
                    "through, from the call stacks libprof recorded (LIBPROF_BACKTRACE)")
       ->check(CLI::IsMember({"api", "caller"}))
       ->type_name("api|caller");
+  bool summary_partial = false;
+  summary_cmd->add_flag("--partial", summary_partial,
+                        "write a partial summary (-o FILE) for `profview combine` instead of "
+                        "the tables: the map step of a many-rank analysis");
+  summary_cmd
+      ->add_option("-o,--output", summary.partial_output,
+                   "with --partial: the file to write (- for stdout); replaced if it exists")
+      ->type_name("FILE");
+
+  CombineCommandOptions combine;
+  std::string combine_format = "table";
+  CLI::App* combine_cmd = app.add_subcommand("combine", kCombineHelp);
+  combine_cmd->add_option("partials", combine.files, "partial summaries (summary --partial)")
+      ->required()
+      ->type_name("PARTIAL");
+  combine_cmd->add_option("--format", combine_format, "output format: table (default), csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  bool combine_partial = false;
+  combine_cmd->add_flag("--partial", combine_partial,
+                        "write the combination as one partial summary (-o FILE) instead of the "
+                        "tables: a step of a tree of reduces");
+  combine_cmd
+      ->add_option("-o,--output", combine.partial_output,
+                   "with --partial: the file to write (- for stdout); replaced if it exists")
+      ->type_name("FILE");
 
   FindingsCommandOptions findings;
   CommonFlags findings_flags;
@@ -329,6 +391,30 @@ int main(int argc, char** argv) {
                    "findings)")
       ->type_name("TIME");
 
+  ReportCommandOptions report;
+  CommonFlags report_flags;
+  std::string report_min_wait = "20us", report_gap = "500ms";
+  CLI::App* report_cmd = app.add_subcommand("report", kReportHelp);
+  report_cmd->footer(kReportDefinitions);
+  AddCommon(report_cmd, &report, &report_flags);
+  report_cmd->remove_option(report_cmd->get_option("--format"));  // always HTML
+  report_cmd->remove_option(report_cmd->get_option("--wide"));    // a page shows whole names
+  report_cmd
+      ->add_option("-o,--output", report.output,
+                   "the HTML file to write; replaced if it exists")
+      ->required()
+      ->type_name("FILE");
+  report_cmd->add_flag("--raw", report.raw, "show nested, internal and noisy API calls too");
+  report_cmd
+      ->add_option("--min-wait", report_min_wait,
+                   "findings: report waits and synchronous costs of at least this long (default "
+                   "20us, as findings)")
+      ->type_name("TIME");
+  report_cmd
+      ->add_option("--gap-threshold", report_gap,
+                   "findings: GPU idle gaps of at least this long (default 500ms, as findings)")
+      ->type_name("TIME");
+
   MergeCommandOptions merge;
   CLI::App* merge_cmd = app.add_subcommand("merge", kMergeHelp);
   merge_cmd->add_option("-o,--output", merge.output, "the merged trace file to write")
@@ -361,7 +447,20 @@ int main(int argc, char** argv) {
         return kBadUsage;
       }
       summary.by_caller = summary_by == "caller";
+      if (summary_partial != !summary.partial_output.empty()) {
+        std::cerr << "profview: --partial and -o go together (summary --partial -o FILE)\n";
+        return kBadUsage;
+      }
       result = libprof::analysis::RunSummary(summary, &warnings);
+    } else if (combine_cmd->parsed()) {
+      CommonFlags flags;
+      flags.format = combine_format;
+      Finish(flags, &combine, &error);  // no time flags: cannot fail
+      if (combine_partial != !combine.partial_output.empty()) {
+        std::cerr << "profview: --partial and -o go together (combine --partial -o FILE)\n";
+        return kBadUsage;
+      }
+      result = libprof::analysis::RunCombine(combine, &warnings);
     } else if (findings_cmd->parsed()) {
       if (!Finish(findings_flags, &findings, &error)) {
         std::cerr << "profview: " << error << "\n";
@@ -411,6 +510,22 @@ int main(int argc, char** argv) {
       export_options.thresholds.min_wait_ns = *min_wait_ns;
       export_options.standard_output = &std::cout;
       result = libprof::analysis::RunExport(export_options, &warnings);
+    } else if (report_cmd->parsed()) {
+      if (!Finish(report_flags, &report, &error)) {
+        std::cerr << "profview: " << error << "\n";
+        return kBadUsage;
+      }
+      for (auto [text, target, flag] :
+           {std::tuple{&report_min_wait, &report.thresholds.min_wait_ns, "--min-wait"},
+            std::tuple{&report_gap, &report.thresholds.gap_threshold_ns, "--gap-threshold"}}) {
+        auto parsed = libprof::analysis::ParseDuration(*text);
+        if (!parsed) {
+          std::cerr << "profview: " << flag << ": " << parsed.error() << "\n";
+          return kBadUsage;
+        }
+        *target = *parsed;
+      }
+      result = libprof::analysis::RunReport(report, &warnings);
     } else if (merge_cmd->parsed()) {
       merge.terminal_width = libprof::analysis::TerminalWidth();
       result = libprof::analysis::RunMerge(merge, &warnings);

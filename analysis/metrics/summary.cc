@@ -7,38 +7,11 @@
 #include "proto/trace_inputs.h"
 #include "proto/trace_reader.h"
 #include "analysis/metrics/process_summarizer.h"
+#include "analysis/metrics/summary_combiner.h"
+#include "analysis/metrics/summary_partial.h"
 
 namespace libprof::analysis {
 namespace {
-
-// Merges `part` (sorted, disjoint), shifted by `offset`, into `total` (sorted, disjoint),
-// coalescing overlapping and touching pieces as MergeIntervals does.
-void MergeShifted(const std::vector<Interval>& part, int64_t offset, std::vector<Interval>* total) {
-  std::vector<Interval> out;
-  out.reserve(total->size() + part.size());
-  auto add = [&out](Interval i) {
-    if (i.end_ns <= i.start_ns) return;
-    if (!out.empty() && i.start_ns <= out.back().end_ns) {
-      out.back().end_ns = std::max(out.back().end_ns, i.end_ns);
-    } else {
-      out.push_back(i);
-    }
-  };
-  auto shifted = [offset](const Interval& i) {
-    return Interval{static_cast<uint64_t>(static_cast<int64_t>(i.start_ns) + offset),
-                    static_cast<uint64_t>(static_cast<int64_t>(i.end_ns) + offset)};
-  };
-  size_t a = 0, b = 0;
-  while (a < total->size() || b < part.size()) {
-    if (b == part.size() ||
-        (a < total->size() && (*total)[a].start_ns <= shifted(part[b]).start_ns)) {
-      add((*total)[a++]);
-    } else {
-      add(shifted(part[b++]));
-    }
-  }
-  *total = std::move(out);
-}
 
 template <typename Key>
 void MergeRows(const std::vector<SummaryRow>& from, std::map<Key, SummaryRow>* into,
@@ -46,6 +19,12 @@ void MergeRows(const std::vector<SummaryRow>& from, std::map<Key, SummaryRow>* i
   for (const SummaryRow& row : from) {
     auto [it, inserted] = into->try_emplace(key(row), row);
     if (inserted) continue;
+    // Rows of different kinds under one name (rare): the smaller kind names the row, whatever
+    // order the processes come in, so that combining partial summaries changes nothing.
+    if (row.kind < it->second.kind) {
+      it->second.kind = row.kind;
+      it->second.has_bytes = row.has_bytes;
+    }
     it->second.stats.Merge(row.stats);
     it->second.bytes += row.bytes;
     it->second.gpu_ns += row.gpu_ns;
@@ -55,12 +34,6 @@ void MergeRows(const std::vector<SummaryRow>& from, std::map<Key, SummaryRow>* i
 std::string ByName(const SummaryRow& row) { return row.name; }
 std::pair<std::string, std::string> ByDomainName(const SummaryRow& row) {
   return {row.domain, row.name};
-}
-
-// Frees a part's interval lists once the total has them (assigning {} would keep the memory).
-void DropIntervals(Summary* part) {
-  std::vector<Interval>().swap(part->host_intervals);
-  std::vector<Interval>().swap(part->device_intervals);
 }
 
 bool Contains(const std::vector<uint32_t>& list, uint32_t value) {
@@ -210,6 +183,51 @@ void SortSummaryRows(std::vector<SummaryRow>* rows) {
   });
 }
 
+namespace {
+
+// What SummarizeFiles and SummarizeFilesPartial share: every file read in turn, each part handed
+// to `take` with its header as soon as its file is done.
+template <typename Take>
+std::expected<void, std::string> ForEachPart(const std::vector<std::string>& files,
+                                             const FilterOptions& effective,
+                                             const SummaryOptions& options,
+                                             const StreamLimits* limits, bool keep_intervals,
+                                             std::vector<uint32_t>* pids_seen,
+                                             std::vector<uint32_t>* threads_seen,
+                                             std::vector<std::string>* warnings, Take take) {
+  for (const std::string& path : files) {
+    auto file = SummarizeFile(path, effective, options, limits ? *limits : StreamLimits{},
+                              keep_intervals, warnings);
+    if (!file) return std::unexpected(file.error());
+    pids_seen->insert(pids_seen->end(), file->pids.begin(), file->pids.end());
+    threads_seen->insert(threads_seen->end(), file->threads_seen.begin(),
+                         file->threads_seen.end());
+    for (size_t i = 0; i < file->parts.size(); ++i) {
+      take(path, std::move(file->parts[i]), std::move(file->headers[i]));
+    }
+  }
+  return {};
+}
+
+// A window with from >= to is an error, reported (as ApplyFilters does) after the files are
+// read; until then it is ignored.
+bool BadWindow(const FilterOptions& filters) {
+  return (filters.from_ns || filters.to_ns) &&
+         filters.from_ns.value_or(0) >= filters.to_ns.value_or(UINT64_MAX);
+}
+
+FilterOptions EffectiveFilters(const FilterOptions& filters) {
+  FilterOptions effective = filters;
+  if (BadWindow(filters)) effective.from_ns = effective.to_ns = std::nullopt;
+  return effective;
+}
+
+bool SameClock(const TraceHeader& a, const TraceHeader& b) {
+  return a.hostname == b.hostname && a.timebase == b.timebase;
+}
+
+}  // namespace
+
 std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::string>& paths,
                                                          const FilterOptions& filters,
                                                          const SummaryOptions& options,
@@ -217,13 +235,6 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
                                                          const StreamLimits* limits) {
   auto files = ExpandTraceInputs(paths);
   if (!files) return std::unexpected(files.error());
-  // A window with from >= to is an error, reported (as ApplyFilters does) after the files are
-  // read; until then it is ignored.
-  FilterOptions effective = filters;
-  const bool bad_window = (filters.from_ns || filters.to_ns) &&
-                          filters.from_ns.value_or(0) >= filters.to_ns.value_or(UINT64_MAX);
-  if (bad_window) effective.from_ns = effective.to_ns = std::nullopt;
-
   // The headers of every file first, to know whether a total is wanted and on which timebase,
   // so that each file's intervals join the total as soon as it is read. A file that cannot be
   // opened fails later, in its turn, as with loading.
@@ -236,64 +247,49 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
     }
   }
   const bool keep_intervals = selected.size() > 1;
-  // --nvtx may leave processes out, which can change the timebase: then the total waits.
-  const bool defer_total = !filters.nvtx.empty();
-  std::vector<const TraceHeader*> selected_ptrs;
-  for (const TraceHeader& h : selected) selected_ptrs.push_back(&h);
-  const std::vector<int64_t> offsets = TimeOffsets(selected_ptrs);
-
-  SummaryReport report;
-  std::vector<TraceHeader> part_headers;
-  SummaryTotal total;
+  // --nvtx may leave processes out, which can change the timebase: then the combiner keeps the
+  // total on both until it knows.
+  std::optional<bool> same_clock;
+  if (filters.nvtx.empty()) {
+    same_clock = std::all_of(selected.begin(), selected.end(), [&](const TraceHeader& h) {
+      return SameClock(h, selected.front());
+    });
+  }
+  SummaryCombiner combiner(same_clock);
   std::vector<uint32_t> pids_seen, threads_seen;
-  for (const std::string& path : *files) {
-    auto file = SummarizeFile(path, effective, options, limits ? *limits : StreamLimits{},
-                              keep_intervals, warnings);
-    if (!file) return std::unexpected(file.error());
-    pids_seen.insert(pids_seen.end(), file->pids.begin(), file->pids.end());
-    threads_seen.insert(threads_seen.end(), file->threads_seen.begin(), file->threads_seen.end());
-    for (size_t i = 0; i < file->parts.size(); ++i) {
-      Summary& part = file->parts[i];
-      if (keep_intervals && !defer_total) {
-        total.Add(part, offsets[report.parts.size()]);
-        DropIntervals(&part);
-      }
-      report.parts.push_back(std::move(part));
-      part_headers.push_back(std::move(file->headers[i]));
-    }
-  }
+  auto done = ForEachPart(*files, EffectiveFilters(filters), options, limits, keep_intervals,
+                          &pids_seen, &threads_seen, warnings,
+                          [&](const std::string&, Summary part, TraceHeader header) {
+                            combiner.Add(std::move(part), header);
+                          });
+  if (!done) return std::unexpected(done.error());
+  auto matched = CheckFiltersMatched(filters, pids_seen, threads_seen, combiner.parts() > 0);
+  if (!matched) return std::unexpected(matched.error());
+  return combiner.Finish();
+}
 
-  for (uint32_t pid : filters.pids) {
-    if (!Contains(pids_seen, pid)) {
-      return std::unexpected("no process with pid " + std::to_string(pid) + " in the traces");
-    }
+std::expected<SummaryPartial, std::string> SummarizeFilesPartial(
+    const std::vector<std::string>& paths, const FilterOptions& filters,
+    const SummaryOptions& options, const StreamLimits* limits) {
+  auto files = ExpandTraceInputs(paths);
+  if (!files) return std::unexpected(files.error());
+  SummaryPartial partial;
+  partial.options = options;
+  partial.filters = filters;
+  partial.files = *files;
+  SummaryCombiner combiner;
+  for (const std::string& path : *files) {
+    std::vector<std::string> warnings;
+    auto done = ForEachPart({path}, EffectiveFilters(filters), options, limits,
+                            /*keep_intervals=*/true, &partial.pids_seen, &partial.threads_seen,
+                            &warnings, [&](const std::string&, Summary part, TraceHeader header) {
+                              combiner.Add(std::move(part), header);
+                            });
+    if (!done) return std::unexpected(done.error());
+    for (std::string& w : warnings) partial.warnings.push_back({path, std::move(w)});
   }
-  if (bad_window) return std::unexpected("--from must be earlier than --to");
-  for (uint32_t tid : filters.tids) {
-    if (!Contains(threads_seen, tid)) {
-      return std::unexpected("no activity of thread " + std::to_string(tid) + " in the traces");
-    }
-  }
-  if (report.parts.empty()) {
-    std::string names;
-    for (const std::string& n : filters.nvtx) names += (names.empty() ? "'" : ", '") + n + "'";
-    return std::unexpected("no NVTX range named " + names + " in the traces");
-  }
-  if (report.parts.size() == 1) {
-    report.total = report.parts.front();
-  } else {
-    if (defer_total) {
-      std::vector<const TraceHeader*> kept;
-      for (const TraceHeader& h : part_headers) kept.push_back(&h);
-      const std::vector<int64_t> kept_offsets = TimeOffsets(kept);
-      for (size_t i = 0; i < report.parts.size(); ++i) {
-        total.Add(report.parts[i], kept_offsets[i]);
-        DropIntervals(&report.parts[i]);
-      }
-    }
-    report.total = total.Finish();
-  }
-  return report;
+  partial.state = combiner.TakeState();
+  return partial;
 }
 
 Summary Summarize(const ProcessTrace& trace, const SummaryOptions& options,

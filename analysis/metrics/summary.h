@@ -145,4 +145,12 @@ class SummaryTotal {
 // SummaryTotal over parts whose lists are already on the common timebase.
 Summary CombineSummaries(const std::vector<Summary>& parts);
 
+// `summary --partial`: the summaries of these files' processes as a partial summary
+// (summary_partial.h) that PartialsCombiner merges with others. Filters apply as in
+// SummarizeFiles, but their "matched nothing" errors wait for the combination.
+struct SummaryPartial;
+std::expected<SummaryPartial, std::string> SummarizeFilesPartial(
+    const std::vector<std::string>& paths, const FilterOptions& filters,
+    const SummaryOptions& options, const StreamLimits* limits = nullptr);
+
 }  // namespace libprof::analysis

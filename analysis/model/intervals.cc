@@ -68,4 +68,31 @@ uint64_t OverlapLength(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint6
   return end > start ? end - start : 0;
 }
 
+void MergeShifted(const std::vector<Interval>& part, int64_t offset, std::vector<Interval>* total) {
+  std::vector<Interval> out;
+  out.reserve(total->size() + part.size());
+  auto add = [&out](Interval i) {
+    if (i.end_ns <= i.start_ns) return;
+    if (!out.empty() && i.start_ns <= out.back().end_ns) {
+      out.back().end_ns = std::max(out.back().end_ns, i.end_ns);
+    } else {
+      out.push_back(i);
+    }
+  };
+  auto shifted = [offset](const Interval& i) {
+    return Interval{static_cast<uint64_t>(static_cast<int64_t>(i.start_ns) + offset),
+                    static_cast<uint64_t>(static_cast<int64_t>(i.end_ns) + offset)};
+  };
+  size_t a = 0, b = 0;
+  while (a < total->size() || b < part.size()) {
+    if (b == part.size() ||
+        (a < total->size() && (*total)[a].start_ns <= shifted(part[b]).start_ns)) {
+      add((*total)[a++]);
+    } else {
+      add(shifted(part[b++]));
+    }
+  }
+  *total = std::move(out);
+}
+
 }  // namespace libprof::analysis

@@ -32,6 +32,10 @@ std::vector<Interval> Intersect(const std::vector<Interval>& a, const std::vecto
 // The gaps between consecutive intervals of `merged` (sorted, disjoint), in order.
 std::vector<Interval> Gaps(const std::vector<Interval>& merged);
 
+// Merges `part` (sorted, disjoint), shifted by `offset_ns`, into `total` (sorted, disjoint),
+// coalescing overlapping and touching pieces as MergeIntervals does; linear time.
+void MergeShifted(const std::vector<Interval>& part, int64_t offset_ns, std::vector<Interval>* total);
+
 // Length of [a_start, a_end) ∩ [b_start, b_end).
 uint64_t OverlapLength(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end);
 

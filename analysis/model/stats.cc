@@ -11,6 +11,7 @@ void Stats::Add(uint64_t value) {
   squares_ += static_cast<unsigned __int128>(value) * value;
   min_ = std::min(min_, value);
   max_ = std::max(max_, value);
+  histogram_.Add(value);
 }
 
 void Stats::Merge(const Stats& other) {
@@ -19,6 +20,30 @@ void Stats::Merge(const Stats& other) {
   squares_ += other.squares_;
   min_ = std::min(min_, other.min_);
   max_ = std::max(max_, other.max_);
+  histogram_.Merge(other.histogram_);
+}
+
+Stats::State Stats::state() const {
+  return State{.count = count_,
+               .total = total_,
+               .min = min(),
+               .max = max_,
+               .squares = squares_,
+               .histogram = histogram_};
+}
+
+std::optional<Stats> Stats::FromState(State state) {
+  uint64_t counted = 0;
+  for (const auto& [bucket, n] : state.histogram.Buckets()) counted += n;
+  if (counted != state.count || state.min > state.max) return std::nullopt;
+  Stats s;
+  s.count_ = state.count;
+  s.total_ = state.total;
+  s.squares_ = state.squares;
+  s.min_ = state.count == 0 ? std::numeric_limits<uint64_t>::max() : state.min;
+  s.max_ = state.max;
+  s.histogram_ = std::move(state.histogram);
+  return s;
 }
 
 double Stats::mean() const {

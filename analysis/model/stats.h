@@ -1,5 +1,6 @@
-// Running statistics of durations (count, total, mean, sample standard deviation, min, max) that
-// can be merged, for the "mean ± std (min ‥ max)" cells and for totals over several processes.
+// Running statistics of durations (count, total, mean, sample standard deviation, min, max, and
+// quantiles from a log-bucketed histogram) that can be merged, for the "mean ± std (min ‥ max)"
+// cells, the p50/p90/p99 of the JSON, and totals over several processes or partial summaries.
 //
 // Layer: analysis/model/. Pure.
 //
@@ -10,6 +11,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
+
+#include "analysis/model/log_histogram.h"
 
 namespace libprof::analysis {
 
@@ -26,6 +30,18 @@ class Stats {
   // Sample standard deviation (n - 1 in the denominator, like Julia's std and CUDA.jl); 0 for
   // fewer than two values.
   double std() const;
+  // The q-quantile (0 < q <= 1) within 0.8% (log_histogram.h); 0 when empty.
+  uint64_t Quantile(double q) const { return histogram_.Quantile(q, count_, min(), max_); }
+
+  // Everything a Stats holds, to write it out and read it back exactly (partial summaries).
+  struct State {
+    uint64_t count = 0, total = 0, min = 0, max = 0;
+    unsigned __int128 squares = 0;
+    LogHistogram histogram;
+  };
+  State state() const;
+  // nullopt when `state` cannot come from Add/Merge (its histogram disagrees with its count).
+  static std::optional<Stats> FromState(State state);
 
  private:
   uint64_t count_ = 0;
@@ -35,6 +51,7 @@ class Stats {
   unsigned __int128 squares_ = 0;
   uint64_t min_ = std::numeric_limits<uint64_t>::max();
   uint64_t max_ = 0;
+  LogHistogram histogram_;
 };
 
 }  // namespace libprof::analysis

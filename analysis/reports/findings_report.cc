@@ -18,14 +18,31 @@ std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
 RuleFamily FamilyOf(const Finding& f) { return Rule(f.rule).family; }
 
-std::string WaitingFor(const Finding& f) {
+}  // namespace
+
+std::string FindingWaitingFor(const Finding& f) {
   std::string text = DetailsWaitingFor(f.details, f.device_id);
   if (!text.empty() || f.blamed.empty()) return text;
   const Blamed& b = f.blamed.front();
-  text = b.kind == "kernel" ? ShortKernelName(b.name, 40) : b.name;
+  text = b.name;
   const uint64_t more = f.blamed.size() - 1 + f.blamed_omitted;
   if (more > 0) text += " +" + std::to_string(more);
   return text;
+}
+
+namespace {
+
+std::string WaitingFor(const Finding& f) { return FindingWaitingFor(f); }
+
+// A "Waiting for" cell cut to `width`: the name abbreviated (FitName), a trailing " +N" (the
+// other work waited for) kept whole.
+std::string FitWaitingFor(const std::string& text, size_t width) {
+  const size_t plus = text.rfind(" +");
+  const bool counted = plus != std::string::npos && plus + 2 < text.size() &&
+                       text.find_first_not_of("0123456789", plus + 2) == std::string::npos;
+  const size_t suffix = counted ? text.size() - plus : 0;
+  if (!counted || suffix + 4 > width) return FitName(text, width);
+  return FitName(text.substr(0, plus), width - suffix) + text.substr(plus);
 }
 
 std::string NvtxPath(const Finding& f) {
@@ -113,7 +130,10 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
   j.EndObject();
 }
 
-std::string Headline(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+}  // namespace
+
+std::string FindingsHeadline(const std::vector<Finding>& findings,
+                             const FindingsReportContext& c) {
   uint64_t host = 0, pattern = 0;
   std::set<std::pair<uint32_t, uint32_t>> threads;
   // Per (pid, device): the idle time of the breakdown, of the gaps and of the chunks. Each is a
@@ -156,7 +176,23 @@ std::string Headline(const std::vector<Finding>& findings, const FindingsReportC
   return line + ".\n";
 }
 
-}  // namespace
+TableCells FindingGroupCells(const std::vector<FindingGroup>& groups) {
+  std::vector<TableColumn> columns = {{"#", Align::kRight},
+                                      {"Time lost", Align::kRight},
+                                      {"Count", Align::kRight},
+                                      {"Mean", Align::kRight},
+                                      {"Rule", Align::kLeft},
+                                      {"API", Align::kLeft, false, 12, FitName},
+                                      {"Waiting for", Align::kLeft, true, 12, FitWaitingFor}};
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const FindingGroup& g = groups[i];
+    rows.push_back({std::to_string(i + 1), Dur(g.total_blocked_ns), std::to_string(g.count),
+                    Dur(g.total_blocked_ns / g.count), std::string(RuleName(g.worst.rule)),
+                    g.worst.api, WaitingFor(g.worst)});
+  }
+  return {std::move(columns), std::move(rows)};
+}
 
 std::string FindingsTable(const std::vector<Finding>& findings, const FindingsReportContext& c) {
   if (findings.empty()) {
@@ -166,7 +202,7 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
            " (--gap-threshold) and no chunk of the trace "
            "was under the utilization threshold.\n";
   }
-  std::string out = Headline(findings, c) + "\n";
+  std::string out = FindingsHeadline(findings, c) + "\n";
   std::set<uint32_t> pids;
   for (const Finding& f : findings) pids.insert(f.pid);
   const bool with_pid = pids.size() > 1;
@@ -174,8 +210,8 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
     std::vector<TableColumn> columns = {
         {"#", Align::kRight},         {"Start", Align::kRight},
         {"Host time", Align::kRight}, {"Time lost", Align::kRight},
-        {"Rule", Align::kLeft},       {"API", Align::kLeft},
-        {"Corr", Align::kRight},      {"Waiting for", Align::kLeft, true, 12}};
+        {"Rule", Align::kLeft},       {"API", Align::kLeft, false, 12, FitName},
+        {"Corr", Align::kRight},      {"Waiting for", Align::kLeft, true, 12, FitWaitingFor}};
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < findings.size(); ++i) {
       const Finding& f = findings[i];
@@ -189,21 +225,8 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
     return out;
   }
   const std::vector<FindingGroup> groups = GroupFindings(findings);
-  std::vector<TableColumn> columns = {{"#", Align::kRight},
-                                      {"Time lost", Align::kRight},
-                                      {"Count", Align::kRight},
-                                      {"Mean", Align::kRight},
-                                      {"Rule", Align::kLeft},
-                                      {"API", Align::kLeft},
-                                      {"Waiting for", Align::kLeft, true, 12}};
-  std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < groups.size(); ++i) {
-    const FindingGroup& g = groups[i];
-    rows.push_back({std::to_string(i + 1), Dur(g.total_blocked_ns), std::to_string(g.count),
-                    Dur(g.total_blocked_ns / g.count), std::string(RuleName(g.worst.rule)),
-                    g.worst.api, WaitingFor(g.worst)});
-  }
-  out += RenderTable(columns, rows, c.terminal_width) + "\n";
+  const TableCells cells = FindingGroupCells(groups);
+  out += RenderTable(cells.columns, cells.rows, c.terminal_width) + "\n";
   for (size_t i = 0; i < groups.size(); ++i) {
     out += ExplanationLine(i + 1, groups[i].worst, groups[i].count, with_pid);
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "analysis/rules/findings.h"
+#include "analysis/reports/table_renderer.h"
 
 namespace libprof::analysis {
 
@@ -29,6 +30,14 @@ struct FindingsReportContext {
   uint64_t trace_ns = 0;  // total analysed time of the processes, for the headline's percentage
   size_t terminal_width = 120;
 };
+
+// The pieces of the table, for the HTML report: the headline ("44 findings: API calls lost ..."),
+// the grouped table's cells (#, Time lost, Count, Mean, Rule, API, Waiting for) and one
+// finding's "Waiting for" cell.
+std::string FindingsHeadline(const std::vector<Finding>& findings,
+                             const FindingsReportContext& context);
+TableCells FindingGroupCells(const std::vector<FindingGroup>& groups);
+std::string FindingWaitingFor(const Finding& finding);
 
 std::string FindingsTable(const std::vector<Finding>& findings,
                           const FindingsReportContext& context);

@@ -35,7 +35,7 @@ std::string Block(const MemoryReport& r, size_t max_width) {
          Duration(s.host_ns), Mean(s.host_ns, s.calls), Syncs(s.implicit_syncs, s.sync_wait_ns)});
   }
   out += "Allocations and frees by API\n";
-  out += RenderTable({{"API", Align::kLeft, true, 12},
+  out += RenderTable({{"API", Align::kLeft, true, 12, FitName},
                       {"Memory", Align::kLeft},
                       {"Allocs", Align::kRight},
                       {"Allocated", Align::kRight},
@@ -63,7 +63,7 @@ std::string Block(const MemoryReport& r, size_t max_width) {
     }
     std::vector<TableColumn> columns = {
         {"GPU", Align::kRight},         {"Peak", Align::kRight},
-        {"At", Align::kRight},          {"By", Align::kLeft, true, 12},
+        {"At", Align::kRight},          {"By", Align::kLeft, true, 12, FitName},
         {"Correlation", Align::kRight}, {"Thread", Align::kRight},
         {"At end", Align::kRight},      {"Unmatched frees", Align::kRight}};
     if (nvtx) columns.insert(columns.begin() + 6, {"In NVTX", Align::kLeft, true, 8});
@@ -79,8 +79,8 @@ std::string Block(const MemoryReport& r, size_t max_width) {
                     Duration(g.host_ns), Mean(g.host_ns, g.pairs),
                     Syncs(g.implicit_syncs, g.sync_wait_ns)});
     }
-    out += RenderTable({{"Allocated by", Align::kLeft, true, 12},
-                        {"Freed by", Align::kLeft, true, 12},
+    out += RenderTable({{"Allocated by", Align::kLeft, true, 12, FitName},
+                        {"Freed by", Align::kLeft, true, 12, FitName},
                         {"Size", Align::kRight},
                         {"Pairs", Align::kRight},
                         {"Host time", Align::kRight},

@@ -20,34 +20,69 @@ std::string PadRight(const std::string& s, size_t w) {
   return n >= w ? s : s + std::string(w - n, ' ');
 }
 
-// The name column of a row: kernels shortened, NVTX ranges prefixed with their domain.
+// The name column of a row (abbreviated by the table to its width): NVTX ranges prefixed with
+// their domain.
 std::string DisplayName(const SummaryRow& row) {
-  if (row.kind == "kernel") return ShortKernelName(row.name);
   if (row.kind == "nvtx" && !row.domain.empty()) return row.domain + ": " + row.name;
   return row.name;
 }
+
+// A "Time distribution" cell in a narrowed column: "mean ± std" without "(min ‥ max)".
+std::string FitDistribution(const std::string& text, size_t width) {
+  const size_t range = text.find(" (");
+  if (range != std::string::npos && DisplayWidth(text.substr(0, range)) <= width) {
+    return text.substr(0, range);
+  }
+  return Truncate(text, width);
+}
+
+// A Name cell narrowed: a name abbreviated (FitName); a call chain of `summary --by caller`
+// ("cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)") keeps the API and
+// the caller and drops the frames between, then is cut.
+std::string FitSummaryName(const std::string& text, size_t width) {
+  static constexpr std::string_view kArrow = " ← ";
+  const size_t first = text.find(kArrow);
+  if (first == std::string::npos) return FitName(text, width);
+  const size_t last = text.rfind(kArrow);
+  if (last != first) {
+    const std::string shorter =
+        text.substr(0, first) + std::string(kArrow) + "…" + text.substr(last);
+    if (DisplayWidth(shorter) <= width) return shorter;
+  }
+  return Truncate(text, width);
+}
+
+// The narrowest the Name column gets before the distribution column gives way: a qualified
+// kernel name with its argument lists elided ("cudnn::detail::dgrad_engine<…>(…)") fits.
+constexpr size_t kNameMinWidth = 34;
+// The distribution column narrowed to "mean ± std".
+constexpr size_t kDistributionMinWidth = 18;
 
 bool AnyRepeated(const std::vector<SummaryRow>& rows) {
   return std::any_of(rows.begin(), rows.end(),
                      [](const SummaryRow& r) { return r.stats.count() > 1; });
 }
 
+}  // namespace
+
 // The table of host, device or NVTX rows, CUDA.jl's columns plus bytes/bandwidth for copies and
 // GPU time for NVTX ranges.
-std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx,
-                     size_t width) {
+TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx) {
   const bool distribution = AnyRepeated(rows);
   const bool bytes =
       std::any_of(rows.begin(), rows.end(), [](const SummaryRow& r) { return r.has_bytes; });
   std::vector<TableColumn> columns = {
       {"Time (%)", Align::kRight}, {"Total time", Align::kRight}, {"Calls", Align::kRight}};
-  if (distribution) columns.push_back({"Time distribution", Align::kLeft});
+  if (distribution) {
+    columns.push_back(
+        {"Time distribution", Align::kLeft, true, kDistributionMinWidth, FitDistribution});
+  }
   if (bytes) {
     columns.push_back({"Bytes", Align::kRight});
     columns.push_back({"Bandwidth", Align::kRight});
   }
   if (nvtx) columns.push_back({"GPU time", Align::kRight});
-  columns.push_back({"Name", Align::kLeft, /*shrinkable=*/true, 16});
+  columns.push_back({"Name", Align::kLeft, /*shrinkable=*/true, kNameMinWidth, FitSummaryName});
 
   std::vector<const Stats*> stats;
   for (const SummaryRow& r : rows) stats.push_back(&r.stats);
@@ -67,10 +102,10 @@ std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, boo
     line.push_back(DisplayName(r));
     table.push_back(std::move(line));
   }
-  return RenderTable(columns, table, width);
+  return {std::move(columns), std::move(table)};
 }
 
-std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
+TableCells CopyRowCells(const std::vector<CopyRow>& copies) {
   std::vector<TableColumn> columns = {{"Copy", Align::kLeft},        {"Memory", Align::kLeft},
                                       {"Count", Align::kRight},      {"Bytes", Align::kRight},
                                       {"Total time", Align::kRight}, {"Bandwidth", Align::kRight}};
@@ -81,7 +116,20 @@ std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
          std::to_string(c.count), FormatBytes(c.bytes),
          FormatDuration(static_cast<double>(c.total_ns)), FormatBandwidth(c.bytes, c.total_ns)});
   }
-  return RenderTable(columns, table, width);
+  return {std::move(columns), std::move(table)};
+}
+
+namespace {
+
+std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx,
+                     size_t width) {
+  const TableCells cells = SummaryRowCells(rows, trace_ns, nvtx);
+  return RenderTable(cells.columns, cells.rows, width);
+}
+
+std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
+  const TableCells cells = CopyRowCells(copies);
+  return RenderTable(cells.columns, cells.rows, width);
 }
 
 std::string Section(const Summary& s, size_t width) {
@@ -151,7 +199,10 @@ void RowJson(JsonWriter& j, const SummaryRow& r) {
       .Field("mean_ns", static_cast<uint64_t>(std::llround(r.stats.mean())))
       .Field("std_ns", static_cast<uint64_t>(std::llround(r.stats.std())))
       .Field("min_ns", r.stats.min())
-      .Field("max_ns", r.stats.max());
+      .Field("max_ns", r.stats.max())
+      .Field("p50_ns", r.stats.Quantile(0.5))
+      .Field("p90_ns", r.stats.Quantile(0.9))
+      .Field("p99_ns", r.stats.Quantile(0.99));
   if (r.has_bytes) j.Field("bytes", r.bytes);
   if (r.kind == "nvtx") j.Field("gpu_ns", r.gpu_ns);
   j.EndObject();
@@ -268,7 +319,49 @@ std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total
   }
   out += "Total over " + std::to_string(parts.size()) + " processes\n" +
          Section(total, terminal_width);
+  out += "\n" + RankTable(parts, terminal_width);
   return out;
+}
+
+uint64_t SyncCallNs(const Summary& s) {
+  uint64_t ns = 0;
+  for (const SummaryRow& r : s.host) {
+    if (r.name.find("Synchronize") != std::string::npos) ns += r.stats.total();
+  }
+  return ns;
+}
+
+std::string RankTable(const std::vector<Summary>& parts, size_t terminal_width) {
+  std::vector<const Summary*> order;
+  for (const Summary& p : parts) order.push_back(&p);
+  std::vector<uint64_t> sync(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) sync[i] = SyncCallNs(parts[i]);
+  auto sync_of = [&](const Summary* s) { return sync[static_cast<size_t>(s - parts.data())]; };
+  std::stable_sort(order.begin(), order.end(), [&](const Summary* a, const Summary* b) {
+    if (a->gpu_busy_ns != b->gpu_busy_ns) return a->gpu_busy_ns > b->gpu_busy_ns;
+    return sync_of(a) < sync_of(b);
+  });
+  const std::vector<TableColumn> columns = {{"Rank", Align::kRight},
+                                            {"PID", Align::kRight},
+                                            {"Host", Align::kLeft, true, 8},
+                                            {"GPU busy", Align::kRight},
+                                            {"Busy (%)", Align::kRight},
+                                            {"In CUDA APIs", Align::kRight},
+                                            {"In sync calls", Align::kRight},
+                                            {"Top API (host time)", Align::kLeft, true, 16}};
+  std::vector<std::vector<std::string>> rows;
+  for (const Summary* s : order) {
+    const double trace = static_cast<double>(s->trace_ns);
+    rows.push_back({s->rank ? std::to_string(*s->rank) : "-", std::to_string(s->pid), s->hostname,
+                    FormatDuration(static_cast<double>(s->gpu_busy_ns)),
+                    FormatPercent(static_cast<double>(s->gpu_busy_ns), trace),
+                    FormatDuration(static_cast<double>(s->host_api_ns)),
+                    FormatDuration(static_cast<double>(sync_of(s))),
+                    s->host.empty() ? "" : s->host.front().name});
+  }
+  return "Per process, slowest first (longest GPU busy time; a rank that computes longest holds "
+         "the others back in their sync calls)\n" +
+         RenderTable(columns, rows, terminal_width);
 }
 
 std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total) {

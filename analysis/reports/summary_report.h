@@ -1,4 +1,5 @@
-// Formats Summary results as CUDA.jl-style tables, CSV or JSON.
+// Formats Summary results as CUDA.jl-style tables, CSV or JSON. p50/p90/p99 come from Stats'
+// log-bucketed histogram: within 0.8% of the exact quantile (model/log_histogram.h).
 //
 // Layer: analysis/reports/. Pure formatting of summary.h's structs.
 //
@@ -7,7 +8,8 @@
 //   {"trace_ns", "events", "host_api_ns", "gpu_busy_ns", "dropped_records", "hidden_calls",
 //    "hidden_ns", "host": [row], "device": [row], "copies": [copy], "nvtx": [row],
 //    "processes": [{"pid", "hostname", "file", ...the same fields...}]}
-//   row:  {"name", "calls", "total_ns", "mean_ns", "std_ns", "min_ns", "max_ns"} plus "kind"
+//   row:  {"name", "calls", "total_ns", "mean_ns", "std_ns", "min_ns", "max_ns", "p50_ns",
+//          "p90_ns", "p99_ns"} plus "kind"
 //         (device), "bytes" (copies and memsets), "domain" and "gpu_ns" (nvtx)
 //   copy: {"copy_kind", "src_kind", "dst_kind", "count", "bytes", "total_ns", "gb_per_s"}
 // CSV: one header line, then rows of sections "trace" (name = the metric, value in total_ns),
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "analysis/metrics/summary.h"
+#include "analysis/reports/table_renderer.h"
 
 namespace libprof::analysis {
 
@@ -28,6 +31,19 @@ std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total
                          size_t terminal_width);
 std::string SummaryCsv(const std::vector<Summary>& parts, const Summary& total);
 std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total);
+
+// The cells of the host, device or NVTX table (`nvtx`: with the GPU time column) and of the
+// copies table, as SummaryTable prints them; the HTML report renders the same cells.
+TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx);
+TableCells CopyRowCells(const std::vector<CopyRow>& copies);
+
+// The per-process table of a summary over several processes (the straggler question of a
+// multi-rank job): rank, pid, host, GPU busy time and share, host time in CUDA APIs and in
+// *Synchronize* calls, the API with most host time; longest GPU busy time first.
+std::string RankTable(const std::vector<Summary>& parts, size_t terminal_width);
+
+// Time spent in host rows whose API name contains "Synchronize" (device, stream, event, context).
+uint64_t SyncCallNs(const Summary& summary);
 
 // "mean ± std (min ‥ max)" cells for rows of durations, aligned across rows ("" for a single
 // value). Exposed for tests.

@@ -57,6 +57,10 @@ std::string Truncate(const std::string& text, size_t width) {
   return out + "…";
 }
 
+std::string FitName(const std::string& text, size_t width) {
+  return AbbreviateName(text, width);
+}
+
 size_t TerminalWidth() {
   if (const char* env = std::getenv("COLUMNS")) {
     char* end = nullptr;
@@ -83,11 +87,44 @@ std::string RenderTable(const std::vector<TableColumn>& columns,
     for (size_t w : widths) sum += w + 3;
     return sum;
   };
+  const std::vector<size_t> natural = widths;
   for (size_t c = columns.size(); c-- > 0 && total() > max_width;) {
     if (!columns[c].shrinkable) continue;
     const size_t floor = std::max(columns[c].min_width, DisplayWidth(columns[c].header));
     const size_t excess = total() - max_width;
     widths[c] = widths[c] > floor + excess ? widths[c] - excess : std::min(widths[c], floor);
+  }
+  // Cells cut to their column's width. A column of abbreviated names then takes only the width
+  // its longest abbreviation needs, and what that frees goes back to the columns that were cut,
+  // the last first (it was the first to give way); a few rounds settle it.
+  std::vector<std::vector<std::string>> cells(rows.size());
+  for (int round = 0; round < 4; ++round) {
+    const std::vector<size_t> fitted_to = widths;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      cells[r].resize(columns.size());
+      for (size_t c = 0; c < columns.size(); ++c) {
+        const std::string& text = rows[r][c];
+        cells[r][c] = DisplayWidth(text) <= widths[c] ? text
+                      : columns[c].fit           ? columns[c].fit(text, widths[c])
+                                                 : Truncate(text, widths[c]);
+      }
+    }
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (columns[c].fit == nullptr) continue;
+      size_t used = DisplayWidth(columns[c].header);
+      for (const auto& row : cells) used = std::max(used, DisplayWidth(row[c]));
+      widths[c] = std::min(widths[c], used);
+    }
+    for (size_t c = columns.size(); c-- > 0 && total() < max_width;) {
+      if (widths[c] < natural[c]) widths[c] = std::min(natural[c], widths[c] + max_width - total());
+    }
+    if (widths == fitted_to) break;  // the cells were cut to these widths
+  }
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (columns[c].fit == nullptr) continue;
+    size_t used = DisplayWidth(columns[c].header);
+    for (const auto& row : cells) used = std::max(used, DisplayWidth(row[c]));
+    widths[c] = std::min(widths[c], used);
   }
   std::string out = Rule(widths, "┌", "┬", "┐");
   out += "│";
@@ -96,7 +133,7 @@ std::string RenderTable(const std::vector<TableColumn>& columns,
   }
   out += '\n';
   out += Rule(widths, "├", "┼", "┤");
-  for (const auto& row : rows) {
+  for (const auto& row : cells) {
     out += "│";
     for (size_t c = 0; c < columns.size(); ++c) {
       out += " " + Pad(Truncate(row[c], widths[c]), widths[c], columns[c].align) + " │";

@@ -11,6 +11,9 @@ namespace libprof::analysis {
 
 enum class Align { kLeft, kRight };
 
+// How a cell too wide for its column is cut to `width` characters.
+using CellFit = std::string (*)(const std::string& text, size_t width);
+
 struct TableColumn {
   std::string header;
   Align align = Align::kLeft;
@@ -18,6 +21,15 @@ struct TableColumn {
   // terminal; the last such column gives way first. Never below `min_width` characters.
   bool shrinkable = false;
   size_t min_width = 12;
+  // How its cells are cut: Truncate by default; FitName for kernel, API and function names.
+  CellFit fit = nullptr;
+};
+
+// A table's columns and cells before rendering: the text tables and the HTML report render the
+// same cells, so that both show the same names and numbers.
+struct TableCells {
+  std::vector<TableColumn> columns;
+  std::vector<std::vector<std::string>> rows;
 };
 
 // Renders rows (each with one cell per column) under a header row. Headers are left-aligned;
@@ -28,6 +40,12 @@ std::string RenderTable(const std::vector<TableColumn>& columns,
 
 // Cuts `text` to at most `width` characters, ending in "…" when cut.
 std::string Truncate(const std::string& text, size_t width);
+// A name abbreviated to `width` characters the way every table abbreviates names
+// (kernel_names.h AbbreviateName: argument lists elided, namespaces kept).
+std::string FitName(const std::string& text, size_t width);
+
+// The width that leaves tables as wide as their content: `--wide`.
+inline constexpr size_t kUnlimitedWidth = static_cast<size_t>(-1) / 2;
 
 // The terminal width: $COLUMNS when it is a positive number, else the width of the terminal on
 // stdout (ioctl TIOCGWINSZ), else 120.

@@ -317,7 +317,7 @@ class ProcessExporter {
     std::string title;
     if (wait) {
       title = f.api + " blocked " + Dur(f.blocked_ns);
-      if (!f.blamed.empty()) title += " waiting for " + ShortKernelName(f.blamed.front().name);
+      if (!f.blamed.empty()) title += " waiting for " + AbbreviateName(f.blamed.front().name, kProseNameChars);
     } else {
       title = f.api + ": " + std::string(RuleName(f.rule)) + " (" + Dur(f.blocked_ns) + ")";
     }
@@ -364,7 +364,7 @@ class ProcessExporter {
     const uint32_t tid = Tid(op_track_[i]);
     const EventArgs args = DeviceOpArgs(index_, op);
     const std::string& full = index_.OpName(op);
-    const std::string name = op.kind == DeviceOpKind::kKernel ? ShortKernelName(full) : full;
+    const std::string name = op.kind == DeviceOpKind::kKernel ? AbbreviateName(full, kProseNameChars) : full;
     w_.Write(ChromeEvent::Complete(name, ToString(op.kind), pid_, tid, Ts(op.start_ns),
                                    static_cast<int64_t>(op.duration()))
                  .WithArgs(&args));

@@ -181,13 +181,30 @@ std::vector<ListingRow> TraceRows(const ProcessTrace& trace, bool raw) {
   return rows;
 }
 
+namespace {
+
+// A Name cell cut to `width`: its indentation and marker kept, the name abbreviated.
+std::string FitIndentedName(const std::string& text, size_t width) {
+  size_t prefix = text.find_first_not_of(' ');
+  if (prefix == std::string::npos) return Truncate(text, width);
+  for (std::string_view marker : {"▼ ", "◆ "}) {
+    if (text.compare(prefix, marker.size(), marker) == 0) prefix += marker.size();
+  }
+  const std::string head = text.substr(0, prefix);
+  const size_t head_width = DisplayWidth(head);
+  if (head_width + 4 > width) return Truncate(text, width);
+  return head + FitName(text.substr(prefix), width - head_width);
+}
+
+}  // namespace
+
 std::string TraceTable(const std::vector<ListingRow>& rows, size_t terminal_width) {
   if (rows.empty()) return "No activity was recorded.\n";
   std::vector<TableColumn> columns = {{"ID", Align::kRight},
                                       {"Start", Align::kRight},
                                       {"Time", Align::kRight},
                                       {"Thread", Align::kRight},
-                                      {"Name", Align::kLeft, true, 16},
+                                      {"Name", Align::kLeft, true, 16, FitIndentedName},
                                       {"Details", Align::kLeft, true, 12}};
   std::vector<std::vector<std::string>> table;
   for (const ListingRow& row : rows) {
@@ -196,7 +213,7 @@ std::string TraceTable(const std::vector<ListingRow>& rows, size_t terminal_widt
     std::string name = std::string(2 * row.depth, ' ');
     if (row.kind == "nvtx") name += "▼ ";
     if (row.kind == "mark") name += "◆ ";
-    name += row.kind == "kernel" ? ShortKernelName(row.name) : row.name;
+    name += row.name;
     table.push_back({row.id ? std::to_string(row.id) : "",
                      FormatDuration(static_cast<double>(row.start_ns)),
                      row.kind == "mark" ? "" : FormatDuration(static_cast<double>(row.duration_ns)),

@@ -171,7 +171,7 @@ class Analyzer {
   static std::string BlameText(const Finding& f) {
     if (f.blamed.empty()) return "earlier device work";
     const Blamed& b = f.blamed.front();
-    const std::string name = b.kind == "kernel" ? ShortKernelName(b.name, 40) : b.name;
+    const std::string name = b.kind == "kernel" ? AbbreviateName(b.name, kProseNameChars) : b.name;
     std::string text = name + " (corr " + std::to_string(b.correlation_id) + ", launched " +
                        Dur(b.launched_before_ns) + " earlier";
     if (b.via == "legacy-default-stream") {

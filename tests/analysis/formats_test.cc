@@ -77,6 +77,20 @@ TEST(TableTest, ShrinksTheNameColumnToFit) {
   EXPECT_NE(narrow.find("│ kkkkkkkkk… │"), std::string::npos);
 }
 
+// A name column abbreviates (argument lists, then namespaces) instead of cutting mid-word, and
+// takes only the width its abbreviations need; --wide's width keeps every name whole.
+TEST(TableTest, NameColumnsAbbreviateInsteadOfCutting) {
+  const std::string name =
+      "cudnn::detail::dgrad_engine<float, 128, 6, 7, 3, 3, 5, false>(int, int, float const*)";
+  const std::vector<TableColumn> columns = {{"Calls", Align::kRight},
+                                            {"Name", Align::kLeft, true, 10, FitName}};
+  const std::string table = RenderTable(columns, {{"1", name}, {"2", "memset"}}, 50);
+  EXPECT_NE(table.find("│ cudnn::detail::dgrad_engine<…>(…) │"), std::string::npos) << table;
+  EXPECT_LT(DisplayWidth(table.substr(0, table.find('\n'))), 50u);
+  const std::string wide = RenderTable(columns, {{"1", name}}, kUnlimitedWidth);
+  EXPECT_NE(wide.find(name), std::string::npos);
+}
+
 TEST(TableTest, TerminalWidthFromColumns) {
   setenv("COLUMNS", "77", 1);
   EXPECT_EQ(TerminalWidth(), 77u);

@@ -56,12 +56,40 @@ TEST(KernelNamesTest, DemanglesAndDropsReturnType) {
 }
 
 TEST(KernelNamesTest, ShortensLongNamesStepByStep) {
-  EXPECT_EQ(ShortKernelName("spin(float*, int, long)"), "spin(float*, int, long)");
+  EXPECT_EQ(AbbreviateName("spin(float*, int, long)", 60), "spin(float*, int, long)");
   const std::string templ =
       "nrm2_kernel<float, float, float, 1, 0, 128>(cublasNrm2Params<int, float, float>)";
-  EXPECT_EQ(ShortKernelName(templ, 60), "nrm2_kernel<float, float, float, 1, 0, 128>(…)");
-  EXPECT_EQ(ShortKernelName(templ, 30), "nrm2_kernel<…>(…)");
+  EXPECT_EQ(AbbreviateName(templ, 60), "nrm2_kernel<float, float, float, 1, 0, 128>(…)");
+  EXPECT_EQ(AbbreviateName(templ, 30), "nrm2_kernel<…>(…)");
   EXPECT_EQ(DisplayWidth("a…b"), 3u);
+}
+
+// The case: summary cut "cudnn::detail::dgr…" mid-word; every width now gives a name
+// whose words are whole, with namespaces kept as long as they fit, and never wider than asked.
+TEST(KernelNamesTest, AbbreviatesToAnyWidthKeepingNamespacesThenTheName) {
+  const std::string cudnn =
+      "cudnn::detail::dgrad_engine<float, 128, 6, 7, 3, 3, 5, false>(int, int, int, float "
+      "const*, int, float const*, int, float*, kernel_grad_params, unsigned long long, int, "
+      "float, int)";
+  EXPECT_EQ(AbbreviateName(cudnn, 80), "cudnn::detail::dgrad_engine<float, 128, 6, 7, 3, 3, 5, false>(…)");
+  EXPECT_EQ(AbbreviateName(cudnn, 40), "cudnn::detail::dgrad_engine<…>(…)");
+  EXPECT_EQ(AbbreviateName(cudnn, 25), "…::dgrad_engine<…>(…)");
+  EXPECT_EQ(AbbreviateName(cudnn, 16), "…::dgrad_engine…");
+  EXPECT_EQ(AbbreviateName(cudnn, 10), "…::dgrad_…");
+  for (size_t width = 1; width < 200; ++width) {
+    EXPECT_LE(DisplayWidth(AbbreviateName(cudnn, width)), width) << width;
+  }
+  // Empty lists, lambdas and anonymous namespaces keep their parentheses.
+  EXPECT_EQ(AbbreviateName("at::native::(anonymous namespace)::launch(int)::{lambda()#1}::"
+                           "operator()() const",
+                           78),
+            "at::native::(anonymous namespace)::launch(…)::{lambda()#1}::operator()() const");
+  EXPECT_EQ(AbbreviateName("(anonymous namespace)::TransformKernel(unsigned int const*, "
+                           "unsigned int*, unsigned long)",
+                           41),
+            "(anonymous namespace)::TransformKernel(…)");
+  // Text that is no C++ name is cut at a word boundary.
+  EXPECT_EQ(AbbreviateName("[copy pageable to device memory]", 28), "[copy pageable to device…");
 }
 
 }  // namespace

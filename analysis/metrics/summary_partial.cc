@@ -1,0 +1,357 @@
+#include "analysis/metrics/summary_partial.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <optional>
+
+namespace libprof::analysis {
+namespace {
+
+using nlohmann::json;
+
+// 128-bit sums of squares as decimal text: JSON numbers stop at 64 bits.
+std::string U128ToString(unsigned __int128 v) {
+  if (v == 0) return "0";
+  std::string s;
+  while (v != 0) {
+    s.push_back(static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  }
+  std::reverse(s.begin(), s.end());
+  return s;
+}
+
+std::optional<unsigned __int128> U128FromString(const std::string& s) {
+  if (s.empty() || s.size() > 39) return std::nullopt;
+  unsigned __int128 v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const unsigned __int128 next = v * 10 + static_cast<unsigned>(c - '0');
+    if (next / 10 != v) return std::nullopt;  // overflow
+    v = next;
+  }
+  return v;
+}
+
+json StatsJson(const Stats& stats) {
+  const Stats::State s = stats.state();
+  json buckets = json::array();
+  for (const auto& [bucket, count] : s.histogram.Buckets()) {
+    buckets.push_back(bucket);
+    buckets.push_back(count);
+  }
+  return json{{"count", s.count}, {"total", s.total},   {"min", s.min},
+              {"max", s.max},     {"squares", U128ToString(s.squares)}, {"buckets", buckets}};
+}
+
+// Sorted, disjoint intervals as [start, length, gap, length, ...]: small numbers, and every one
+// of them non-negative, which the reader checks.
+json IntervalsJson(const std::vector<Interval>& list) {
+  json out = json::array();
+  uint64_t last_end = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    out.push_back(i == 0 ? list[i].start_ns : list[i].start_ns - last_end);
+    out.push_back(list[i].end_ns - list[i].start_ns);
+    last_end = list[i].end_ns;
+  }
+  return out;
+}
+
+json RowJson(const SummaryRow& r) {
+  return json{{"name", r.name},           {"kind", r.kind},   {"domain", r.domain},
+              {"has_bytes", r.has_bytes}, {"bytes", r.bytes}, {"gpu_ns", r.gpu_ns},
+              {"stats", StatsJson(r.stats)}};
+}
+
+json RowsJson(const std::vector<SummaryRow>& rows) {
+  json out = json::array();
+  for (const SummaryRow& r : rows) out.push_back(RowJson(r));
+  return out;
+}
+
+json ListsJson(const std::optional<TotalIntervals>& lists) {
+  if (!lists) return nullptr;
+  return json{{"windows", IntervalsJson(lists->windows)},
+              {"host", IntervalsJson(lists->host)},
+              {"device", IntervalsJson(lists->device)}};
+}
+
+json ProcessJson(const Summary& s) {
+  json copies = json::array();
+  for (const CopyRow& c : s.copies) {
+    copies.push_back(json{{"copy_kind", static_cast<int>(c.copy_kind)},
+                          {"src_kind", static_cast<int>(c.src_kind)},
+                          {"dst_kind", static_cast<int>(c.dst_kind)},
+                          {"count", c.count},
+                          {"bytes", c.bytes},
+                          {"total_ns", c.total_ns}});
+  }
+  return json{{"path", s.path},
+              {"pid", s.pid},
+              {"hostname", s.hostname},
+              {"rank", s.rank ? json(*s.rank) : json(nullptr)},
+              {"trace_ns", s.trace_ns},
+              {"events", s.events},
+              {"host_api_ns", s.host_api_ns},
+              {"gpu_busy_ns", s.gpu_busy_ns},
+              {"dropped_records", s.dropped_records},
+              {"hidden_calls", s.hidden_calls},
+              {"hidden_ns", s.hidden_ns},
+              {"hidden_nested_calls", s.hidden_nested_calls},
+              {"host", RowsJson(s.host)},
+              {"device", RowsJson(s.device)},
+              {"copies", copies},
+              {"nvtx", RowsJson(s.nvtx)}};
+}
+
+// Thrown inside the parser only, for a value that has the right JSON type but cannot be.
+struct BadValue {
+  std::string what;
+};
+
+Stats ParseStats(const json& j) {
+  Stats::State s;
+  s.count = j.at("count").get<uint64_t>();
+  s.total = j.at("total").get<uint64_t>();
+  s.min = j.at("min").get<uint64_t>();
+  s.max = j.at("max").get<uint64_t>();
+  auto squares = U128FromString(j.at("squares").get<std::string>());
+  if (!squares) throw BadValue{"a sum of squares is not a number"};
+  s.squares = *squares;
+  const json& buckets = j.at("buckets");
+  if (!buckets.is_array() || buckets.size() % 2 != 0) throw BadValue{"histogram buckets unpaired"};
+  for (size_t i = 0; i < buckets.size(); i += 2) {
+    const uint64_t bucket = buckets[i].get<uint64_t>();
+    if (bucket > UINT32_MAX || !s.histogram.AddBucket(static_cast<uint32_t>(bucket),
+                                                      buckets[i + 1].get<uint64_t>())) {
+      throw BadValue{"a histogram bucket out of range"};
+    }
+  }
+  auto stats = Stats::FromState(std::move(s));
+  if (!stats) throw BadValue{"statistics that disagree with their histogram"};
+  return *stats;
+}
+
+std::vector<Interval> ParseIntervals(const json& j) {
+  if (!j.is_array() || j.size() % 2 != 0) throw BadValue{"an interval list is not pairs"};
+  std::vector<Interval> out;
+  out.reserve(j.size() / 2);
+  uint64_t last_end = 0;
+  for (size_t i = 0; i < j.size(); i += 2) {
+    const uint64_t gap = j[i].get<uint64_t>(), length = j[i + 1].get<uint64_t>();
+    const uint64_t start = last_end + gap;
+    if (start < last_end || start + length < start) {
+      throw BadValue{"an interval list that is not sorted and disjoint"};
+    }
+    out.push_back(Interval{start, start + length});
+    last_end = start + length;
+  }
+  return out;
+}
+
+std::vector<SummaryRow> ParseRows(const json& j) {
+  std::vector<SummaryRow> rows;
+  for (const json& r : j) {
+    SummaryRow row;
+    row.name = r.at("name").get<std::string>();
+    row.kind = r.at("kind").get<std::string>();
+    row.domain = r.at("domain").get<std::string>();
+    row.has_bytes = r.at("has_bytes").get<bool>();
+    row.bytes = r.at("bytes").get<uint64_t>();
+    row.gpu_ns = r.at("gpu_ns").get<uint64_t>();
+    row.stats = ParseStats(r.at("stats"));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+template <typename Enum>
+Enum ParseEnum(const json& j, int max) {
+  const int v = j.get<int>();
+  if (v < 0 || v > max) throw BadValue{"an enumeration value out of range"};
+  return static_cast<Enum>(v);
+}
+
+std::optional<TotalIntervals> ParseLists(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  return TotalIntervals{ParseIntervals(j.at("windows")), ParseIntervals(j.at("host")),
+                        ParseIntervals(j.at("device"))};
+}
+
+void ParseProcess(const json& j, Summary* s) {
+  s->path = j.at("path").get<std::string>();
+  s->pid = j.at("pid").get<uint32_t>();
+  s->hostname = j.at("hostname").get<std::string>();
+  if (!j.at("rank").is_null()) s->rank = j.at("rank").get<uint32_t>();
+  s->trace_ns = j.at("trace_ns").get<uint64_t>();
+  s->events = j.at("events").get<uint64_t>();
+  s->host_api_ns = j.at("host_api_ns").get<uint64_t>();
+  s->gpu_busy_ns = j.at("gpu_busy_ns").get<uint64_t>();
+  s->dropped_records = j.at("dropped_records").get<uint64_t>();
+  s->hidden_calls = j.at("hidden_calls").get<uint64_t>();
+  s->hidden_ns = j.at("hidden_ns").get<uint64_t>();
+  s->hidden_nested_calls = j.at("hidden_nested_calls").get<uint64_t>();
+  s->host = ParseRows(j.at("host"));
+  s->device = ParseRows(j.at("device"));
+  s->nvtx = ParseRows(j.at("nvtx"));
+  for (const json& c : j.at("copies")) {
+    s->copies.push_back(CopyRow{.copy_kind = ParseEnum<CopyKind>(c.at("copy_kind"), 10),
+                                .src_kind = ParseEnum<MemoryKind>(c.at("src_kind"), 7),
+                                .dst_kind = ParseEnum<MemoryKind>(c.at("dst_kind"), 7),
+                                .count = c.at("count").get<uint64_t>(),
+                                .bytes = c.at("bytes").get<uint64_t>(),
+                                .total_ns = c.at("total_ns").get<uint64_t>()});
+  }
+}
+
+void ParseState(const json& j, CombinedState* state) {
+  for (const json& process : j.at("processes")) {
+    Summary s;
+    ParseProcess(process, &s);
+    state->parts.push_back(std::move(s));
+  }
+  const json& clock = j.at("clock");
+  state->hostname = clock.at("hostname").get<std::string>();
+  state->timebase = ParseEnum<Timebase>(clock.at("timebase"), 2);
+  state->same_clock = clock.at("same_clock").get<bool>();
+  state->on_shared_clock = ParseLists(j.at("shared_clock"));
+  if (!j.at("uniform_wall_offset_ns").is_null()) {
+    state->uniform_wall_offset = j.at("uniform_wall_offset_ns").get<int64_t>();
+  }
+  state->on_wall_clock = ParseLists(j.at("wall_clock"));
+  // What SummaryCombiner keeps when it does not know the clock (as for every partial).
+  const bool none = state->parts.empty();
+  const bool consistent =
+      none ? !state->on_shared_clock && !state->uniform_wall_offset && !state->on_wall_clock
+           : state->same_clock == state->on_shared_clock.has_value() &&
+                 state->uniform_wall_offset.has_value() != state->on_wall_clock.has_value() &&
+                 (!state->uniform_wall_offset || state->on_shared_clock);
+  if (!consistent) throw BadValue{"union lists that do not fit its clock"};
+}
+
+}  // namespace
+
+std::string SummaryPartialJson(const SummaryPartial& p) {
+  json processes = json::array();
+  for (const Summary& part : p.state.parts) processes.push_back(ProcessJson(part));
+  const CombinedState& st = p.state;
+  json warnings = json::array();
+  for (const SummaryPartial::Warning& w : p.warnings) {
+    warnings.push_back(json{{"file", w.file}, {"text", w.text}});
+  }
+  const FilterOptions& f = p.filters;
+  json filters{{"pids", f.pids},
+               {"tids", f.tids},
+               {"nvtx", f.nvtx},
+               {"from_ns", f.from_ns ? json(*f.from_ns) : json(nullptr)},
+               {"to_ns", f.to_ns ? json(*f.to_ns) : json(nullptr)}};
+  json out{{"format", kSummaryPartialFormat},
+           {"version", kSummaryPartialVersion},
+           {"options", {{"raw", p.options.raw}, {"by_caller", p.options.by_caller}}},
+           {"filters", filters},
+           {"files", p.files},
+           {"pids_seen", p.pids_seen},
+           {"threads_seen", p.threads_seen},
+           {"warnings", warnings},
+           {"processes", processes},
+           {"clock", {{"hostname", st.hostname},
+                      {"timebase", static_cast<int>(st.timebase)},
+                      {"same_clock", st.same_clock}}},
+           {"shared_clock", ListsJson(st.on_shared_clock)},
+           {"uniform_wall_offset_ns",
+            st.uniform_wall_offset ? json(*st.uniform_wall_offset) : json(nullptr)},
+           {"wall_clock", ListsJson(st.on_wall_clock)}};
+  return out.dump() + "\n";
+}
+
+std::expected<SummaryPartial, std::string> ParseSummaryPartial(std::string_view text,
+                                                               const std::string& name) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::unexpected(name + ": not a partial summary (not JSON)");
+  if (!j.is_object() || !j.contains("format") || j["format"] != kSummaryPartialFormat) {
+    return std::unexpected(name + ": not a partial summary (profview summary --partial writes them)");
+  }
+  if (!j.contains("version") || j["version"] != kSummaryPartialVersion) {
+    return std::unexpected(name + ": a partial summary of format version " +
+                           (j.contains("version") ? j["version"].dump() : "(none)") +
+                           "; this profview reads version " +
+                           std::to_string(kSummaryPartialVersion) +
+                           " (make it again with this profview)");
+  }
+  try {
+    SummaryPartial p;
+    p.options.raw = j.at("options").at("raw").get<bool>();
+    p.options.by_caller = j.at("options").at("by_caller").get<bool>();
+    const json& f = j.at("filters");
+    p.filters.pids = f.at("pids").get<std::vector<uint32_t>>();
+    p.filters.tids = f.at("tids").get<std::vector<uint32_t>>();
+    p.filters.nvtx = f.at("nvtx").get<std::vector<std::string>>();
+    if (!f.at("from_ns").is_null()) p.filters.from_ns = f.at("from_ns").get<uint64_t>();
+    if (!f.at("to_ns").is_null()) p.filters.to_ns = f.at("to_ns").get<uint64_t>();
+    p.files = j.at("files").get<std::vector<std::string>>();
+    p.pids_seen = j.at("pids_seen").get<std::vector<uint32_t>>();
+    p.threads_seen = j.at("threads_seen").get<std::vector<uint32_t>>();
+    for (const json& w : j.at("warnings")) {
+      p.warnings.push_back({w.at("file").get<std::string>(), w.at("text").get<std::string>()});
+    }
+    ParseState(j, &p.state);
+    return p;
+  } catch (const json::exception& e) {
+    return std::unexpected(name + ": a damaged partial summary (" + e.what() + ")");
+  } catch (const BadValue& e) {
+    return std::unexpected(name + ": a damaged partial summary (" + e.what + ")");
+  }
+}
+
+std::expected<void, std::string> PartialsCombiner::Add(SummaryPartial p, const std::string& name) {
+  if (!any_) {
+    meta_.options = p.options;
+    meta_.filters = p.filters;
+  } else if (p.options.raw != meta_.options.raw ||
+             p.options.by_caller != meta_.options.by_caller ||
+             p.filters.pids != meta_.filters.pids || p.filters.tids != meta_.filters.tids ||
+             p.filters.nvtx != meta_.filters.nvtx || p.filters.from_ns != meta_.filters.from_ns ||
+             p.filters.to_ns != meta_.filters.to_ns) {
+    return std::unexpected(name + ": made with other options or filters (--raw, --by, --pid, " +
+                           "--tid, --nvtx, --from, --to) than " + first_name_);
+  }
+  for (const std::string& f : p.files) {
+    if (auto it = source_of_.find(f); it != source_of_.end()) {
+      return std::unexpected(f + " is in two partial summaries: " + it->second + " and " + name);
+    }
+  }
+  if (!any_) first_name_ = name;
+  any_ = true;
+  for (std::string& f : p.files) {
+    source_of_.emplace(f, name);
+    meta_.files.push_back(std::move(f));
+  }
+  meta_.pids_seen.insert(meta_.pids_seen.end(), p.pids_seen.begin(), p.pids_seen.end());
+  meta_.threads_seen.insert(meta_.threads_seen.end(), p.threads_seen.begin(), p.threads_seen.end());
+  meta_.warnings.insert(meta_.warnings.end(), p.warnings.begin(), p.warnings.end());
+  combiner_.Merge(std::move(p.state));
+  return {};
+}
+
+SummaryPartial PartialsCombiner::TakePartial() {
+  SummaryPartial out = std::move(meta_);
+  out.state = combiner_.TakeState();
+  *this = PartialsCombiner();
+  return out;
+}
+
+std::expected<SummaryReport, std::string> PartialsCombiner::Finish(
+    std::vector<std::string>* warnings) {
+  // The order summary prints files given in name order (a shell glob): by trace path.
+  std::stable_sort(meta_.warnings.begin(), meta_.warnings.end(),
+                   [](const auto& a, const auto& b) { return a.file < b.file; });
+  for (const SummaryPartial::Warning& w : meta_.warnings) warnings->push_back(w.text);
+  auto matched = CheckFiltersMatched(meta_.filters, meta_.pids_seen, meta_.threads_seen,
+                                     combiner_.parts() > 0);
+  if (!matched) return std::unexpected(matched.error());
+  combiner_.SortParts();
+  return combiner_.Finish();
+}
+
+}  // namespace libprof::analysis
