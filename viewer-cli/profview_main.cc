@@ -126,8 +126,10 @@ constexpr const char* kSummaryDefinitions =
 constexpr const char* kFindingsHelpIntro =
     "Explain why host time was spent waiting, and on what. Rules (stable ids): ";
 constexpr const char* kFindingsHelpOutro =
-    " (see viewer-cli/USAGE.md). Findings with the same rule, API and blamed work are grouped "
-    "and sorted by time lost; --all lists each one.";
+    " (see viewer-cli/USAGE.md). Start-up is reported once, first; then host time lost, GPU idle "
+    "time (in the steady state, after start-up) and pattern savings each get their own headline "
+    "and table. Findings with the same rule, API and blamed work are grouped and sorted by time "
+    "lost; --all lists each one.";
 
 // After the rules' list in the footer.
 constexpr const char* kFindingsDefinitions =
@@ -324,13 +326,14 @@ int main(int argc, char** argv) {
                    "500ms, as nsys's gpu_gaps)")
       ->type_name("TIME");
   findings_cmd->add_option("--util-chunks", findings.thresholds.util_chunks,
-                           "gpu-low-utilization: number of equal chunks of the trace (default 30)");
+                           "gpu-low-utilization: number of equal chunks of each GPU's steady "
+                           "state (default 30)");
   findings_cmd->add_option("--util-threshold", util_percent,
                            "gpu-low-utilization: report chunks busy less than this percentage "
                            "(default 50)");
   findings_cmd->add_option("--idle-share", idle_percent,
                            "gpu-idle-breakdown: report a GPU idle at least this percentage of "
-                           "its active span (default 50)");
+                           "its steady state (default 50)");
   findings_cmd->add_option("--churn-min-pairs", findings.thresholds.churn_min_pairs,
                            "alloc-churn: report allocation/free pairs of one size repeated at "
                            "least this often (default 5)");

@@ -185,4 +185,29 @@ IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint6
   return totals;
 }
 
+DeviceIdle From(const DeviceIdle& d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {
+  if (from_ns <= d.active.start_ns) return d;
+  DeviceIdle out;
+  out.device_id = d.device_id;
+  out.active = {std::min(from_ns, d.active.end_ns), d.active.end_ns};
+  for (uint32_t op : d.ops) {
+    if (ops[op].start_ns >= from_ns) out.ops.push_back(op);
+  }
+  for (const Interval& b : d.busy) {
+    if (b.end_ns > from_ns) out.busy.push_back({std::max(b.start_ns, from_ns), b.end_ns});
+  }
+  for (size_t k = 0; k < d.gaps.size(); ++k) {
+    if (d.gaps[k].end_ns <= from_ns) continue;
+    out.gaps.push_back({std::max(d.gaps[k].start_ns, from_ns), d.gaps[k].end_ns});
+    out.next_op.push_back(d.next_op[k]);
+  }
+  for (const IdlePiece& p : d.pieces) {
+    if (p.span.end_ns <= from_ns) continue;
+    IdlePiece cut = p;
+    cut.span.start_ns = std::max(p.span.start_ns, from_ns);
+    out.pieces.push_back(cut);
+  }
+  return out;
+}
+
 }  // namespace libprof::analysis

@@ -56,6 +56,12 @@ struct DeviceIdle {
 // Per device with operations, by device id.
 std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index);
 
+// `d` (of `ops`, TraceIndex::device_ops()) from `from_ns` on (the steady state after start-up, start_up.h): its active span starts
+// there, busy time, gaps and pieces are cut there, and only operations that start there or later
+// are kept. Unchanged when `from_ns` is before its first operation; an empty active span when it
+// is at or after its last operation's end.
+DeviceIdle From(const DeviceIdle& d, const std::vector<DeviceOp>& ops, uint64_t from_ns);
+
 // The pieces' time inside [from, to), by cause.
 IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint64_t to_ns);
 

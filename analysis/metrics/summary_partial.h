@@ -10,9 +10,9 @@
 // --tid threads its files had, and its warnings. Combining partials gives a partial again
 // (`combine --partial`), so a reduce can be a tree; the unions of many ranks overlap, so a
 // combination is smaller than its inputs.
-// Format: one JSON object, {"format": "libprof-summary-partial", "version": 2, ...}; a reader
-// refuses any other format or version rather than guess (version 1 kept each process's
-// unions).
+// Format: one JSON object, {"format": "libprof-summary-partial", "version": 3, ...}, the union
+// pieces as base64 varints; a reader refuses any other format or version rather than guess
+// (version 1 kept each process's unions, version 2 wrote the pieces as JSON numbers).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,7 @@
 namespace libprof::analysis {
 
 inline constexpr std::string_view kSummaryPartialFormat = "libprof-summary-partial";
-inline constexpr uint32_t kSummaryPartialVersion = 2;
+inline constexpr uint32_t kSummaryPartialVersion = 3;
 
 struct SummaryPartial {
   SummaryOptions options;

@@ -131,6 +131,36 @@ bool IsImplicitSyncApi(std::string_view name) {
   return false;
 }
 
+StartUpWork StartUpWorkOf(std::string_view name) {
+  const std::string_view n = Base(name);
+  for (std::string_view p : {"cuModuleLoad", "cuLibraryLoad", "cudaLibraryLoad", "cuLinkCreate",
+                             "cuLinkAddData", "cuLinkAddFile", "cuLinkComplete"}) {
+    if (StartsWith(n, p)) return StartUpWork::kModuleLoad;
+  }
+  for (std::string_view e : {"cuInit", "cuCtxCreate", "cuDevicePrimaryCtxRetain", "cudaInitDevice"}) {
+    if (n == e) return StartUpWork::kContext;
+  }
+  for (std::string_view p : {"cudaMalloc", "cudaHostAlloc", "cuMemAlloc", "cuMemHostAlloc",
+                             "cuMemCreate", "cuMemMap", "cuMemAddressReserve"}) {
+    if (StartsWith(n, p)) return StartUpWork::kAllocation;
+  }
+  return StartUpWork::kNone;
+}
+
+const char* ToString(StartUpWork work) {
+  switch (work) {
+    case StartUpWork::kNone:
+      return "none";
+    case StartUpWork::kModuleLoad:
+      return "module loading";
+    case StartUpWork::kContext:
+      return "context set-up";
+    case StartUpWork::kAllocation:
+      return "allocation";
+  }
+  return "?";
+}
+
 bool IsMemcpyApi(std::string_view name) {
   return StartsWith(name, "cudaMemcpy") || StartsWith(name, "cuMemcpy");
 }

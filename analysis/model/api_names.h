@@ -24,6 +24,20 @@ SyncScope ExplicitSyncScope(std::string_view name);
 // cudaMalloc under memory pressure, ...). Their wait covers every stream of the device.
 bool IsImplicitSyncApi(std::string_view name);
 
+// Work a program does once, while it starts, and never again in its steady state
+// (analysis/metrics/start_up.h):
+//   kModuleLoad  loading device code: cuModuleLoad*, cuLibraryLoad*, cudaLibraryLoad*, the JIT
+//                linker (cuLinkCreate/AddData/AddFile/Complete); CUDA's lazy loading calls
+//                cuLibraryLoadData inside the first launch of each kernel;
+//   kContext     creating a context: cuInit, cuCtxCreate, cuDevicePrimaryCtxRetain,
+//                cudaInitDevice;
+//   kAllocation  allocating memory: cudaMalloc*, cudaHostAlloc, cuMemAlloc*, cuMemHostAlloc,
+//                cuMemCreate, cuMemMap, cuMemAddressReserve (also churn when repeated: only
+//                those inside start-up are start-up's).
+enum class StartUpWork { kNone, kModuleLoad, kContext, kAllocation };
+StartUpWork StartUpWorkOf(std::string_view name);
+const char* ToString(StartUpWork work);  // "none", "module loading", "context set-up", "allocation"
+
 bool IsMemcpyApi(std::string_view name);  // cudaMemcpy*, cuMemcpy*
 bool IsMemsetApi(std::string_view name);  // cudaMemset*, cuMemset*
 bool IsAsyncApi(std::string_view name);   // the name (without _ptsz/_ptds) ends in "Async"

@@ -45,6 +45,14 @@ std::string FitWaitingFor(const std::string& text, size_t width) {
   return FitName(text.substr(0, plus), width - suffix) + text.substr(plus);
 }
 
+// A "Called from" cell cut to `width`: "NormalizeLoop (app)" loses its module first, then the
+// function is abbreviated like every name.
+std::string FitCaller(const std::string& text, size_t width) {
+  const size_t module = text.rfind(" (");
+  if (module == std::string::npos || text.back() != ')') return FitName(text, width);
+  return FitName(text.substr(0, module), width);
+}
+
 std::string NvtxPath(const Finding& f) {
   std::string path;
   for (const std::string& n : f.nvtx) path += (path.empty() ? "" : " › ") + n;
@@ -52,8 +60,9 @@ std::string NvtxPath(const Finding& f) {
 }
 
 // `with_pid`: findings of several processes are listed together; say whose each one is.
-std::string ExplanationLine(size_t number, const Finding& f, uint64_t count, bool with_pid) {
-  std::string line = "[" + std::to_string(number) + "] " +
+std::string ExplanationLine(const std::string& number, const Finding& f, uint64_t count,
+                            bool with_pid) {
+  std::string line = "[" + number + "] " +
                      (with_pid ? "pid " + std::to_string(f.pid) + " " : "") +
                      std::string(RuleName(f.rule)) + ": " + f.explanation;
   if (count > 1) line += " (the longest of " + std::to_string(count) + ")";
@@ -66,6 +75,8 @@ std::string ExplanationLine(size_t number, const Finding& f, uint64_t count, boo
 void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
   j.BeginObject()
       .Field("rule", RuleName(f.rule))
+      .Field("family", ToString(FamilyOf(f)))
+      .Field("time_kind", ToString(TimeKindOf(FamilyOf(f))))
       .Field("api", f.api)
       .Field("pid", f.pid)
       .Field("thread_id", f.thread_id)
@@ -101,6 +112,7 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
   j.Field("explanation", f.explanation);
   if (!f.call_site.empty()) {
     j.Field("call_site", f.call_site);
+    if (!f.caller.empty()) j.Field("caller", f.caller);
     j.Key("stack").BeginArray();
     for (const FindingFrame& frame : f.stack) {
       if (!frame.python_file.empty()) {
@@ -130,50 +142,169 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
   j.EndObject();
 }
 
-}  // namespace
+// The sections of the table output, one per kind of time lost (TimeKind), in display order.
+struct Section {
+  TimeKind kind;
+  const char* label;   // "H": explanations are numbered [H1], [H2], ...
+  const char* column;  // the "Time lost" column's header
+};
+constexpr Section kSections[] = {
+    {TimeKind::kHost, "H", "Time lost"},
+    {TimeKind::kGpuIdle, "G", "Idle"},
+    {TimeKind::kSaving, "P", "Saving"},
+};
 
-std::string FindingsHeadline(const std::vector<Finding>& findings,
-                             const FindingsReportContext& c) {
-  uint64_t host = 0, pattern = 0;
+TimeKind KindOf(const Finding& f) { return TimeKindOf(FamilyOf(f)); }
+
+// The totals of the headlines, per kind of time.
+struct Totals {
+  uint64_t host = 0, gpu_idle = 0, saving = 0, start_up = 0;
+  size_t host_threads = 0;
+};
+
+Totals TotalsOf(const std::vector<Finding>& findings) {
+  Totals t;
   std::set<std::pair<uint32_t, uint32_t>> threads;
   // Per (pid, device): the idle time of the breakdown, of the gaps and of the chunks. Each is a
   // sum over disjoint intervals of one device, but they overlap each other: take the largest.
   std::map<std::pair<uint32_t, uint32_t>, std::map<RuleId, uint64_t>> idle;
   for (const Finding& f : findings) {
-    switch (FamilyOf(f)) {
-      case RuleFamily::kGpuIdle:
+    switch (KindOf(f)) {
+      case TimeKind::kGpuIdle:
         idle[{f.pid, f.device_id.value_or(0)}][f.rule] += f.blocked_ns;
         break;
-      case RuleFamily::kPattern:
-        pattern += f.blocked_ns;
+      case TimeKind::kSaving:
+        t.saving += f.blocked_ns;
         break;
-      case RuleFamily::kHostWait:
-      case RuleFamily::kHostCost:
-        host += f.blocked_ns;
+      case TimeKind::kStartUp:
+        t.start_up += f.blocked_ns;
+        break;
+      case TimeKind::kHost:
+        t.host += f.blocked_ns;
         threads.insert({f.pid, f.thread_id});
         break;
     }
   }
-  uint64_t gpu = 0;
   for (const auto& [device, sums] : idle) {
     uint64_t largest = 0;
     for (const auto& [rule, sum] : sums) largest = std::max(largest, sum);
-    gpu += largest;
+    t.gpu_idle += largest;
   }
-  std::string line = std::to_string(findings.size()) + " finding" +
-                     (findings.size() == 1 ? "" : "s") + ": API calls lost " + Dur(host);
-  // Several threads lose time at once: a share of the trace would exceed 100% then.
-  line += threads.size() > 1
-              ? " summed over " + std::to_string(threads.size()) + " threads"
-              : " (" + FormatPercent(static_cast<double>(host), static_cast<double>(c.trace_ns)) +
-                    " of the trace)";
-  line += " to waits and synchronous work";
-  if (gpu > 0) line += "; the GPU rules find " + Dur(gpu) + " of idle GPU time";
-  if (pattern > 0) {
-    line += "; the pattern rules (" + RuleNames(", ", RuleFamily::kPattern) + ") estimate " +
-            Dur(pattern) + " could be saved";
+  t.host_threads = threads.size();
+  return t;
+}
+
+std::string Count(size_t n) { return std::to_string(n) + (n == 1 ? " finding" : " findings"); }
+
+std::string Headline(TimeKind kind, const std::vector<const Finding*>& findings, const Totals& t,
+                     const FindingsReportContext& c) {
+  switch (kind) {
+    case TimeKind::kHost:
+      // Several threads lose time at once: a share of the trace would exceed 100% then.
+      return "Host: API calls lost " + Dur(t.host) +
+             (t.host_threads > 1
+                  ? " summed over " + std::to_string(t.host_threads) + " threads"
+                  : " (" +
+                        FormatPercent(static_cast<double>(t.host),
+                                      static_cast<double>(c.trace_ns)) +
+                        " of the trace)") +
+             " waiting for the GPU or in synchronous work (" + Count(findings.size()) + ").\n";
+    case TimeKind::kGpuIdle:
+      return "GPU idle: the GPU rules find " + Dur(t.gpu_idle) +
+             " of idle GPU time in the steady state (" + Count(findings.size()) + ").\n";
+    case TimeKind::kSaving:
+      return "Patterns: the pattern rules (" + RuleNames(", ", RuleFamily::kPattern) +
+             ") estimate " + Dur(t.saving) +
+             " could be saved; it overlaps the host and GPU time above (" +
+             Count(findings.size()) + ").\n";
+    case TimeKind::kStartUp:
+      break;
   }
-  return line + ".\n";
+  return "";
+}
+
+// The table of one section: grouped (worst finding of each group) or, with --all, every finding.
+std::string SectionTable(const Section& section, const std::vector<FindingGroup>& groups,
+                         const FindingsReportContext& c) {
+  const bool host = section.kind == TimeKind::kHost;
+  bool callers = false;
+  for (const FindingGroup& g : groups) callers |= !g.worst.caller.empty();
+  std::vector<TableColumn> columns;
+  std::vector<std::vector<std::string>> rows;
+  auto number = [&](size_t i) { return std::string(section.label) + std::to_string(i + 1); };
+  const bool calls = section.kind != TimeKind::kGpuIdle;  // GPU findings have no API call
+  const char* what = host ? "Waiting for" : section.kind == TimeKind::kGpuIdle ? "Where" : "What";
+  if (c.all) {
+    columns = {{"#", Align::kRight},
+               {"Start", Align::kRight},
+               {host ? "Host time" : "Duration", Align::kRight},
+               {section.column, Align::kRight},
+               {"Rule", Align::kLeft}};
+    if (calls) {
+      columns.push_back({"API", Align::kLeft, false, 12, FitName});
+      columns.push_back({"Corr", Align::kRight});
+    }
+    columns.push_back({what, Align::kLeft, true, 12, FitWaitingFor});
+  } else {
+    columns = {{"#", Align::kRight},
+               {section.column, Align::kRight},
+               {"Count", Align::kRight},
+               {"Mean", Align::kRight},
+               {"Rule", Align::kLeft}};
+    if (calls) columns.push_back({"API", Align::kLeft, false, 12, FitName});
+    // The caller before what was waited for: the line to change is the answer, and the last
+    // column is the first to narrow.
+    if (host && callers) columns.push_back({"Called from", Align::kLeft, true, 16, FitCaller});
+    columns.push_back({what, Align::kLeft, true, 12, FitWaitingFor});
+  }
+  if (c.all && host && callers) {
+    columns.push_back({"Called from", Align::kLeft, true, 16, FitCaller});
+  }
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const FindingGroup& g = groups[i];
+    const Finding& f = g.worst;
+    std::vector<std::string> row;
+    if (c.all) {
+      row = {number(i), Dur(f.host_start_ns), Dur(f.host_duration_ns), Dur(f.blocked_ns),
+             std::string(RuleName(f.rule))};
+      if (calls) {
+        row.push_back(f.api);
+        row.push_back(f.correlation_id ? std::to_string(f.correlation_id) : "");
+      }
+      row.push_back(WaitingFor(f));
+    } else {
+      row = {number(i), Dur(g.total_blocked_ns), std::to_string(g.count),
+             Dur(g.total_blocked_ns / g.count), std::string(RuleName(f.rule))};
+      if (calls) row.push_back(f.api);
+      if (host && callers) row.push_back(f.caller);
+      row.push_back(WaitingFor(f));
+    }
+    if (c.all && host && callers) row.push_back(f.caller);
+    rows.push_back(std::move(row));
+  }
+  return RenderTable(columns, rows, c.terminal_width);
+}
+
+}  // namespace
+
+std::string FindingsHeadline(const std::vector<Finding>& findings,
+                             const FindingsReportContext& c) {
+  std::set<uint32_t> pids;
+  for (const Finding& f : findings) pids.insert(f.pid);
+  std::string out;
+  for (const Finding& f : findings) {
+    if (KindOf(f) != TimeKind::kStartUp) continue;
+    out += (pids.size() > 1 ? "pid " + std::to_string(f.pid) + ": " : "") + f.explanation + ".\n";
+  }
+  const Totals totals = TotalsOf(findings);
+  for (const Section& section : kSections) {
+    std::vector<const Finding*> members;
+    for (const Finding& f : findings) {
+      if (KindOf(f) == section.kind) members.push_back(&f);
+    }
+    if (!members.empty()) out += Headline(section.kind, members, totals, c);
+  }
+  return out;
 }
 
 TableCells FindingGroupCells(const std::vector<FindingGroup>& groups) {
@@ -195,45 +326,53 @@ TableCells FindingGroupCells(const std::vector<FindingGroup>& groups) {
 }
 
 std::string FindingsTable(const std::vector<Finding>& findings, const FindingsReportContext& c) {
-  if (findings.empty()) {
-    return "No findings: no API call waited " + Dur(c.thresholds.min_wait_ns) +
-           " or more (--min-wait) for device work or synchronous copies, no GPU idle gap reached " +
-           Dur(c.thresholds.gap_threshold_ns) +
-           " (--gap-threshold) and no chunk of the trace "
-           "was under the utilization threshold.\n";
-  }
-  std::string out = FindingsHeadline(findings, c) + "\n";
   std::set<uint32_t> pids;
   for (const Finding& f : findings) pids.insert(f.pid);
   const bool with_pid = pids.size() > 1;
-  if (c.all) {
-    std::vector<TableColumn> columns = {
-        {"#", Align::kRight},         {"Start", Align::kRight},
-        {"Host time", Align::kRight}, {"Time lost", Align::kRight},
-        {"Rule", Align::kLeft},       {"API", Align::kLeft, false, 12, FitName},
-        {"Corr", Align::kRight},      {"Waiting for", Align::kLeft, true, 12, FitWaitingFor}};
-    std::vector<std::vector<std::string>> rows;
-    for (size_t i = 0; i < findings.size(); ++i) {
-      const Finding& f = findings[i];
-      rows.push_back({std::to_string(i + 1), Dur(f.host_start_ns), Dur(f.host_duration_ns),
-                      Dur(f.blocked_ns), std::string(RuleName(f.rule)), f.api,
-                      f.correlation_id ? std::to_string(f.correlation_id) : "", WaitingFor(f)});
-    }
-    out += RenderTable(columns, rows, c.terminal_width) + "\n";
-    for (size_t i = 0; i < findings.size(); ++i)
-      out += ExplanationLine(i + 1, findings[i], 1, with_pid);
-    return out;
+  // Start-up first, one line per process: paid once, kept out of the tables.
+  std::string out;
+  for (const Finding& f : findings) {
+    if (KindOf(f) != TimeKind::kStartUp) continue;
+    out += (with_pid ? "pid " + std::to_string(f.pid) + ": " : "") + f.explanation + ".\n";
   }
-  const std::vector<FindingGroup> groups = GroupFindings(findings);
-  const TableCells cells = FindingGroupCells(groups);
-  out += RenderTable(cells.columns, cells.rows, c.terminal_width) + "\n";
-  for (size_t i = 0; i < groups.size(); ++i) {
-    out += ExplanationLine(i + 1, groups[i].worst, groups[i].count, with_pid);
-  }
+  if (!out.empty()) out += "\n";
+  const Totals totals = TotalsOf(findings);
+  std::string tables, explanations;
   bool with_call_sites = false;
-  for (const Finding& f : findings) with_call_sites |= !f.call_site.empty();
-  out += with_call_sites ? "\n(Grouped by rule, API, what was waited for and call site; --all lists "
-                           "every finding.)\n"
+  for (const Section& section : kSections) {
+    std::vector<const Finding*> members;
+    std::vector<Finding> copies;
+    for (const Finding& f : findings) {
+      if (KindOf(f) == section.kind) members.push_back(&f);
+    }
+    if (members.empty()) continue;
+    // The section's rows: every finding (--all, by time) or the groups, largest first.
+    std::vector<FindingGroup> groups;
+    if (c.all) {
+      for (const Finding* f : members) groups.push_back({*f, 1, f->blocked_ns, f->host_duration_ns});
+    } else {
+      for (const Finding* f : members) copies.push_back(*f);
+      groups = GroupFindings(copies);
+    }
+    tables += Headline(section.kind, members, totals, c) + SectionTable(section, groups, c) + "\n";
+    for (size_t i = 0; i < groups.size(); ++i) {
+      explanations += ExplanationLine(std::string(section.label) + std::to_string(i + 1),
+                                      groups[i].worst, groups[i].count, with_pid);
+      with_call_sites |= !groups[i].worst.call_site.empty();
+    }
+  }
+  if (tables.empty()) {
+    return out + "No findings: no API call waited " + Dur(c.thresholds.min_wait_ns) +
+           " or more (--min-wait) for device work or synchronous copies, no GPU idle gap "
+           "reached " +
+           Dur(c.thresholds.gap_threshold_ns) +
+           " (--gap-threshold) and no chunk of the steady state was under the utilization "
+           "threshold.\n";
+  }
+  out += tables + explanations;
+  if (c.all) return out;
+  out += with_call_sites ? "\n(Grouped by rule, API, what was waited for and call site; --all "
+                           "lists every finding.)\n"
                          : "\n(Grouped by rule, API and what was waited for; --all lists every "
                            "finding.)\n";
   return out;
@@ -249,6 +388,15 @@ std::string FindingsJson(const std::vector<Finding>& findings, const FindingsRep
     for (const FindingGroup& g : GroupFindings(findings)) FindingJson(j, g.worst, &g);
   }
   j.EndArray();
+  // The headlines of the table output: each kind of time lost, in its own unit.
+  const Totals totals = TotalsOf(findings);
+  j.Key("totals")
+      .BeginObject()
+      .Field("host_ns", totals.host)
+      .Field("gpu_idle_ns", totals.gpu_idle)
+      .Field("saving_ns", totals.saving)
+      .Field("start_up_ns", totals.start_up)
+      .EndObject();
   j.Key("thresholds")
       .BeginObject()
       .Field("min_wait_ns", c.thresholds.min_wait_ns)
@@ -285,7 +433,9 @@ std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsRepo
                              "blamed_overlap_ns",
                              "nvtx",
                              "explanation",
-                             "call_site"});
+                             "call_site",
+                             "family",
+                             "time_kind"});
   auto line = [&](const Finding& f, uint64_t count, uint64_t total) {
     const Blamed* b = f.blamed.empty() ? nullptr : &f.blamed.front();
     // The details' memory fields fill the columns of the same names; others stay empty.
@@ -319,7 +469,9 @@ std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsRepo
                     b ? std::to_string(b->overlap_ns) : "",
                     NvtxPath(f),
                     f.explanation,
-                    f.call_site});
+                    f.call_site,
+                    ToString(FamilyOf(f)),
+                    ToString(TimeKindOf(FamilyOf(f)))});
   };
   if (c.all) {
     for (const Finding& f : findings) line(f, 1, f.blocked_ns);

@@ -1,15 +1,18 @@
-// Formats findings as a table with explanations, CSV or JSON. Rules are told apart by their
-// registry entry (rule_registry.h: the family says how a finding's time adds up) and render
-// their own fields (rule_details.h); nothing here names a rule.
+// Formats findings as tables with explanations, CSV or JSON. Rules are told apart by their
+// registry entry (rule_registry.h: the family's TimeKind says how a finding's time adds up and
+// which table shows it: start-up one line first, then host time, GPU idle time and pattern
+// savings, each under its own headline) and render their own fields (rule_details.h); nothing
+// here names a rule.
 //
 // Layer: analysis/reports/, reports. Pure formatting of findings.h's structs.
 //
 // JSON shape (stable; fields may be added):
-//   {"findings": [{"rule", "api", "pid", "thread_id", "correlation_id", "host_start_ns",
+//   {"findings": [{"rule", "family", "time_kind", "api", "pid", "thread_id", "correlation_id", "host_start_ns",
 //     "host_duration_ns", "blocked_ns", "stream_id", <the details' memory fields: "bytes",
 //     "copy_kind", "src_kind", "dst_kind">, "blamed": [{"kind", "name", "correlation_id",
 //     "stream_id", "overlap_ns", "launched_before_ns", "via"}], "nvtx": [...], "explanation",
-//     "call_site", "stack", "device_id", <the details' measures>, "file"}], "thresholds": {...}}
+//     "call_site", "caller", "stack", "device_id", <the details' measures>, "file"}],
+//    "totals": {"host_ns", "gpu_idle_ns", "saving_ns", "start_up_ns"}, "thresholds": {...}}
 // stream_id, device_id, call_site and the details' fields appear when known; each rule's
 // fields are listed in its registry entry and USAGE.md. Without --all each object is the worst
 // finding of its group plus "count", "total_blocked_ns" and "mean_blocked_ns".

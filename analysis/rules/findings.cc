@@ -201,6 +201,7 @@ class Analyzer {
     f.nvtx = NvtxStack(c.thread_id, c.start_ns);
     if (c.stack_id != 0) {
       f.call_site = call_sites_.Of(c.stack_id).Chain(f.api);
+      f.caller = call_sites_.Of(c.stack_id).caller;
       for (const FrameView& frame : call_sites_.Frames(c.stack_id)) {
         f.stack.push_back(
             {frame.function, frame.module, frame.module_offset, frame.file, frame.line});

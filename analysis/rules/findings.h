@@ -88,6 +88,9 @@ struct Finding {
   // Where the call came from, when its stack was recorded (analysis/model/call_sites.h):
   // "cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)"; "" when not.
   std::string call_site;
+  // The call-site frame alone (CallSite::caller: "NormalizeLoop (app)"), for the host table's
+  // "Called from" column; "" when not known.
+  std::string caller;
   std::vector<FindingFrame> stack;
   std::string explanation;
   FindingDetails details;  // the alternative Rule(rule).details names

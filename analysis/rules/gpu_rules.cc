@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "analysis/metrics/idle_breakdown.h"
+#include "analysis/metrics/start_up.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/units.h"
 
@@ -26,11 +27,23 @@ class GpuRules {
       : trace_(trace), index_(index), options_(options), records_(trace.records), out_(*out) {}
 
   void Run() {
-    for (const DeviceIdle& d : ClassifyIdle(index_)) {
+    const StartUp start_up = FindStartUp(index_);
+    uint64_t start_up_idle = 0;
+    for (const DeviceIdle& whole : ClassifyIdle(index_)) {
+      // Idle time inside start-up is reported once, by the start-up finding.
+      if (start_up.known && start_up.end_ns > whole.active.start_ns) {
+        start_up_idle += SumIdle(whole.pieces, whole.active.start_ns,
+                                 std::min(start_up.end_ns, whole.active.end_ns))
+                             .total();
+      }
+      const DeviceIdle d =
+          start_up.known ? From(whole, index_.device_ops(), start_up.end_ns) : whole;
+      if (d.active.length() == 0) continue;
       IdleGaps(d);
       LowUtilization(d);
       Breakdown(d);
     }
+    if (start_up.known) StartUpFinding(start_up, start_up_idle);
   }
 
  private:
@@ -156,54 +169,144 @@ class GpuRules {
            " of it (most in " + top->first + ", " + Dur(top->second) + ")";
   }
 
+  // One chunk of the steady-state span under the utilization threshold.
+  struct Chunk {
+    uint32_t index = 0;
+    uint64_t from = 0, to = 0, covered = 0, kernels = 0, kernel_ns = 0;
+  };
+
   void LowUtilization(const DeviceIdle& d) {
     const auto& ops = index_.device_ops();
-    // The device's active span, from its first to its last operation: idle time before the
-    // first kernel (process and CUDA start-up) and after the last one (teardown) is left out.
+    // The device's steady-state span, from the end of start-up (or its first operation) to its
+    // last operation: start-up has its own finding, and idle time after the last operation
+    // (teardown) is left out.
     const uint64_t start = d.active.start_ns;
     const uint64_t span = d.active.length();
     const uint32_t chunks = options_.util_chunks;
     if (chunks == 0 || span < chunks) return;
+    std::vector<Chunk> low;
     for (uint32_t k = 0; k < chunks; ++k) {
-      const uint64_t from = start + span * k / chunks;
-      const uint64_t to = start + span * (k + 1) / chunks;
-      const uint64_t length = to - from;
-      const uint64_t covered = CoveredLength(d.busy, from, to);
-      const double utilization = static_cast<double>(covered) / static_cast<double>(length);
+      Chunk c;
+      c.index = k;
+      c.from = start + span * k / chunks;
+      c.to = start + span * (k + 1) / chunks;
+      const uint64_t length = c.to - c.from;
+      c.covered = CoveredLength(d.busy, c.from, c.to);
+      const double utilization = static_cast<double>(c.covered) / static_cast<double>(length);
       if (utilization >= options_.util_threshold) continue;
-      const uint64_t idle = length - covered;
-      if (idle < options_.min_wait_ns) continue;
-      uint64_t kernels = 0, kernel_ns = 0;
-      auto first = std::lower_bound(d.ops.begin(), d.ops.end(), from,
+      if (length - c.covered < options_.min_wait_ns) continue;
+      auto first = std::lower_bound(d.ops.begin(), d.ops.end(), c.from,
                                     [&](uint32_t o, uint64_t t) { return ops[o].start_ns < t; });
-      for (auto it = first; it != d.ops.end() && ops[*it].start_ns < to; ++it) {
+      for (auto it = first; it != d.ops.end() && ops[*it].start_ns < c.to; ++it) {
         if (ops[*it].kind == DeviceOpKind::kKernel) {
-          ++kernels;
-          kernel_ns += ops[*it].duration();
+          ++c.kernels;
+          c.kernel_ns += ops[*it].duration();
         }
       }
-      const IdleTotals causes = SumIdle(d.pieces, from, to);
-      Finding f = Base(RuleId::kGpuLowUtilization, d, from, length);
-      f.blocked_ns = idle;
-      LowUtilizationDetails details;
-      details.utilization = utilization;
-      details.launch_bound_idle_ns = causes.launch_ns;
-      details.idle = causes;
-      details.kernels = kernels;
-      f.details = details;
-      f.explanation = "GPU " + std::to_string(d.device_id) + " was busy " + Pct(covered, length) +
-                      " of the " + Dur(length) + " from " + Dur(f.host_start_ns) + " (chunk " +
-                      std::to_string(k + 1) + " of " + std::to_string(chunks) + "): " + Dur(idle) +
-                      " idle, " + CauseText(d, causes, from, to);
-      f.explanation += kernels == 0 ? "; no kernel ran"
-                                    : "; " + std::to_string(kernels) + " kernel" +
-                                          (kernels == 1 ? "" : "s") + " ran, mean " +
-                                          Dur(kernel_ns / kernels);
-      out_.push_back(std::move(f));
+      low.push_back(c);
+    }
+    // Adjacent chunks in which no kernel ran are one finding: one stretch without kernels.
+    for (size_t i = 0; i < low.size();) {
+      size_t j = i + 1;
+      if (low[i].kernels == 0) {
+        while (j < low.size() && low[j].kernels == 0 && low[j].index == low[j - 1].index + 1) ++j;
+      }
+      Chunk run = low[i];
+      run.to = low[j - 1].to;
+      for (size_t k = i + 1; k < j; ++k) run.covered += low[k].covered;
+      LowUtilizationFinding(d, run, j - i, chunks);
+      i = j;
     }
   }
 
-  // gpu-idle-breakdown: the whole active span, when idle for at least --idle-share of it.
+  void LowUtilizationFinding(const DeviceIdle& d, const Chunk& c, size_t count, uint32_t chunks) {
+    const uint64_t length = c.to - c.from;
+    const uint64_t idle = length - c.covered;
+    const IdleTotals causes = SumIdle(d.pieces, c.from, c.to);
+    Finding f = Base(RuleId::kGpuLowUtilization, d, c.from, length);
+    f.blocked_ns = idle;
+    LowUtilizationDetails details;
+    details.utilization = static_cast<double>(c.covered) / static_cast<double>(length);
+    details.launch_bound_idle_ns = causes.launch_ns;
+    details.idle = causes;
+    details.kernels = c.kernels;
+    details.chunks = count;
+    f.details = details;
+    const std::string which =
+        count == 1 ? "chunk " + std::to_string(c.index + 1)
+                   : "chunks " + std::to_string(c.index + 1) + "-" + std::to_string(c.index + count);
+    const std::string gpu = "GPU " + std::to_string(d.device_id);
+    if (c.kernels == 0 && count > 1) {
+      f.explanation = gpu + " ran no kernel for " + Dur(length) + " from " +
+                      Dur(f.host_start_ns) + " (" + which + " of " + std::to_string(chunks) +
+                      "), busy " + Pct(c.covered, length) + ": " + Dur(idle) + " idle, " +
+                      CauseText(d, causes, c.from, c.to);
+    } else {
+      f.explanation = gpu + " was busy " + Pct(c.covered, length) + " of the " + Dur(length) +
+                      " from " + Dur(f.host_start_ns) + " (" + which + " of " +
+                      std::to_string(chunks) + "): " + Dur(idle) + " idle, " +
+                      CauseText(d, causes, c.from, c.to);
+      f.explanation += c.kernels == 0 ? "; no kernel ran"
+                                      : "; " + std::to_string(c.kernels) + " kernel" +
+                                            (c.kernels == 1 ? "" : "s") + " ran, mean " +
+                                            Dur(c.kernel_ns / c.kernels);
+    }
+    out_.push_back(std::move(f));
+  }
+
+  // start-up, once per process: what it spent its time on and the idle time it holds.
+  void StartUpFinding(const StartUp& s, uint64_t gpu_idle_ns) {
+    const uint64_t length = s.duration_ns();
+    if (length < options_.min_wait_ns) return;
+    Finding f;
+    f.rule = RuleId::kStartUp;
+    f.file = trace_.path;
+    f.pid = trace_.header.pid;
+    f.host_start_ns = Duration(trace_.origin_ns, s.start_ns);
+    f.host_duration_ns = length;
+    f.blocked_ns = length;
+    StartUpDetails details;
+    const uint64_t first = Duration(trace_.origin_ns, s.first_op_ns);
+    if (s.first_op_is_kernel) details.first_kernel_ns = first;
+    details.module_load_ns = s.module_load.ns;
+    details.module_loads = s.module_load.calls;
+    details.context_ns = s.context.ns;
+    details.allocation_ns = s.allocation.ns;
+    details.allocations = s.allocation.calls;
+    details.gpu_idle_ns = gpu_idle_ns;
+    f.details = details;
+    std::vector<std::string> parts;
+    auto work = [&](const StartUp::Work& w, const char* what) {
+      if (w.calls == 0) return;
+      parts.push_back(std::string(what) + " " + Dur(w.ns) + " (" + std::to_string(w.calls) +
+                      (w.calls == 1 ? " call" : " calls") +
+                      (w.calls > 1 ? ", most in " + w.top_api + ", " + Dur(w.top_api_ns)
+                                   : ", " + w.top_api) +
+                      ")");
+    };
+    work(s.context, "context creation");
+    work(s.module_load, "module loading");
+    work(s.allocation, "allocations");
+    const std::string what = s.first_op_is_kernel ? "kernel" : "device operation";
+    f.explanation = "Start-up took " + Dur(length) + ", from the recording start ";
+    f.explanation += s.end_ns > s.first_op_ns
+                         ? "past the first " + what + " (at " + Dur(first) +
+                               ") to the end of module loading"
+                         : "to the first " + what;
+    if (!parts.empty()) {
+      f.explanation += ": ";
+      for (size_t i = 0; i < parts.size(); ++i) {
+        f.explanation += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+      }
+    }
+    if (gpu_idle_ns > 0) {
+      f.explanation += "; the GPU rules count from its end, leaving out its " +
+                       Dur(gpu_idle_ns) + " of idle GPU time";
+    }
+    out_.push_back(std::move(f));
+  }
+
+  // gpu-idle-breakdown: the whole steady-state span, when idle for at least --idle-share of it.
   void Breakdown(const DeviceIdle& d) {
     const uint64_t span = d.active.length();
     const IdleTotals causes = SumIdle(d.pieces, d.active.start_ns, d.active.end_ns);
@@ -243,7 +346,7 @@ class GpuRules {
     }
     f.details = details;
     const std::string gpu = "GPU " + std::to_string(d.device_id);
-    f.explanation = gpu + " was idle " + Pct(idle, span) + " of its active span (" + Dur(idle) +
+    f.explanation = gpu + " was idle " + Pct(idle, span) + " of its steady state (" + Dur(idle) +
                     " of " + Dur(span) + " from " + Dur(f.host_start_ns) +
                     "): " + CauseText(d, causes, d.active.start_ns, d.active.end_ns) + ". ";
     if (2 * causes.launch_ns >= idle && kernels > 0 && mean_kernel < mean_launch) {

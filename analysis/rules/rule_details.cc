@@ -12,6 +12,11 @@ std::string AllocChurnDetails::WaitingFor(std::optional<uint32_t> /*device_id*/)
   return FormatBytes(bytes) + " × " + std::to_string(pairs);
 }
 
+std::string StartUpDetails::WaitingFor(std::optional<uint32_t> /*device_id*/) const {
+  if (module_load_ns == 0) return "first kernel";
+  return "module loading " + FormatDuration(static_cast<double>(module_load_ns));
+}
+
 std::string OverlapDetails::WaitingFor(std::optional<uint32_t> device_id) const {
   return "GPU " + std::to_string(device_id.value_or(0)) + ", " + serialised_by;
 }

@@ -87,11 +87,13 @@ struct IdleGapDetails : GpuDetailsBase {
   }
 };
 
-// gpu-low-utilization: one chunk of the device's active span.
+// gpu-low-utilization: one chunk of the device's steady-state span, or a run of adjacent chunks
+// in which no kernel ran (one finding, not one per chunk).
 struct LowUtilizationDetails : GpuDetailsBase {
-  double utilization = 0;             // busy share of the chunk
+  double utilization = 0;             // busy share of the chunk(s)
   uint64_t launch_bound_idle_ns = 0;  // = idle.launch_ns
-  uint64_t kernels = 0;               // that ran in the chunk
+  uint64_t kernels = 0;               // that ran in the chunk(s)
+  uint64_t chunks = 1;                // how many adjacent chunks the finding covers
   IdleTotals idle;
   std::optional<double> Utilization() const { return utilization; }
   template <class Out>
@@ -99,6 +101,7 @@ struct LowUtilizationDetails : GpuDetailsBase {
     out("utilization", utilization, FieldUse::kTimeline);
     out("launch_bound_idle_ns", launch_bound_idle_ns, FieldUse::kTimeline);
     out("kernels", kernels, FieldUse::kTimeline);
+    out("chunks", chunks, FieldUse::kTimeline);
     IdleFields(idle, out);
   }
 };
@@ -120,6 +123,27 @@ struct IdleBreakdownDetails : GpuDetailsBase {
     if (mean_kernel_ns) out("mean_kernel_ns", *mean_kernel_ns, FieldUse::kMeasure);
     if (launches) out("launches", *launches, FieldUse::kMeasure);
     if (mean_launch_ns) out("mean_launch_ns", *mean_launch_ns, FieldUse::kMeasure);
+  }
+};
+
+// start-up: what the process's start-up spent its time on (analysis/metrics/start_up.h); the
+// finding's blocked_ns is start-up's wall time, from the recording start.
+struct StartUpDetails : DetailsBase {
+  std::optional<uint64_t> first_kernel_ns;  // from the recording start, when a kernel ran
+  uint64_t module_load_ns = 0, module_loads = 0;
+  uint64_t context_ns = 0;
+  uint64_t allocation_ns = 0, allocations = 0;
+  uint64_t gpu_idle_ns = 0;  // device idle time inside start-up, which the GPU rules leave out
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
+  template <class Out>
+  void Fields(Out&& out) const {
+    if (first_kernel_ns) out("first_kernel_ns", *first_kernel_ns, FieldUse::kMeasure);
+    out("module_load_ns", module_load_ns, FieldUse::kMeasure);
+    out("module_loads", module_loads, FieldUse::kMeasure);
+    out("context_ns", context_ns, FieldUse::kMeasure);
+    out("allocation_ns", allocation_ns, FieldUse::kMeasure);
+    out("allocations", allocations, FieldUse::kMeasure);
+    out("gpu_idle_ns", gpu_idle_ns, FieldUse::kMeasure);
   }
 };
 
@@ -161,8 +185,9 @@ struct OverlapDetails : DetailsBase {
   }
 };
 
-using FindingDetails = std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
-                                    IdleBreakdownDetails, AllocChurnDetails, OverlapDetails>;
+using FindingDetails =
+    std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
+                 IdleBreakdownDetails, AllocChurnDetails, OverlapDetails, StartUpDetails>;
 
 // The position of T in FindingDetails, for the registry (RuleInfo::details).
 template <class T, size_t I = 0>

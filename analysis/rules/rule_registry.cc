@@ -17,9 +17,12 @@ constexpr std::string_view kCopyFields[] = {"bytes", "copy_kind", "src_kind", "d
 constexpr std::string_view kMemsetFields[] = {"bytes", "dst_kind"};
 constexpr std::string_view kGapFields[] = {"host_activity", "idle_launch_ns", "idle_sync_ns",
                                            "idle_other_ns"};
-constexpr std::string_view kLowUtilizationFields[] = {"utilization",  "launch_bound_idle_ns",
-                                                      "kernels",      "idle_launch_ns",
-                                                      "idle_sync_ns", "idle_other_ns"};
+constexpr std::string_view kLowUtilizationFields[] = {
+    "utilization", "launch_bound_idle_ns", "kernels", "chunks", "idle_launch_ns", "idle_sync_ns",
+    "idle_other_ns"};
+constexpr std::string_view kStartUpFields[] = {"first_kernel_ns", "module_load_ns", "module_loads",
+                                               "context_ns",      "allocation_ns",  "allocations",
+                                               "gpu_idle_ns"};
 constexpr std::string_view kBreakdownFields[] = {"utilization",  "kernels",       "idle_launch_ns",
                                                  "idle_sync_ns", "idle_other_ns", "mean_kernel_ns",
                                                  "launches",     "mean_launch_ns"};
@@ -68,6 +71,10 @@ constexpr RuleInfo kRules[] = {
     {RuleId::kGpuIdleBreakdown, "gpu-idle-breakdown", RuleFamily::kGpuIdle,
      "the GPU idle >= --idle-share of its active span (first to last operation)",
      DetailsIndex<IdleBreakdownDetails>(), kBreakdownFields, FindGpuFindings},
+    {RuleId::kStartUp, "start-up", RuleFamily::kStartUp,
+     "start-up, reported once: until the first kernel, and on while module loading and context "
+     "creation fill half the time since; the GPU rules count idle time after it",
+     DetailsIndex<StartUpDetails>(), kStartUpFields, FindGpuFindings},
     {RuleId::kAllocChurn, "alloc-churn", RuleFamily::kPattern,
      ">= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous allocation) pairs of one "
      "size: host time, implicit synchronisations, and the saving of a caching allocator (every "
@@ -107,6 +114,37 @@ const char* ToString(RuleFamily family) {
       return "gpu-idle";
     case RuleFamily::kPattern:
       return "pattern";
+    case RuleFamily::kStartUp:
+      return "start-up";
+  }
+  return "?";
+}
+
+TimeKind TimeKindOf(RuleFamily family) {
+  switch (family) {
+    case RuleFamily::kHostWait:
+    case RuleFamily::kHostCost:
+      return TimeKind::kHost;
+    case RuleFamily::kGpuIdle:
+      return TimeKind::kGpuIdle;
+    case RuleFamily::kPattern:
+      return TimeKind::kSaving;
+    case RuleFamily::kStartUp:
+      return TimeKind::kStartUp;
+  }
+  return TimeKind::kHost;
+}
+
+const char* ToString(TimeKind kind) {
+  switch (kind) {
+    case TimeKind::kHost:
+      return "host";
+    case TimeKind::kGpuIdle:
+      return "gpu-idle";
+    case TimeKind::kSaving:
+      return "saving";
+    case TimeKind::kStartUp:
+      return "start-up";
   }
   return "?";
 }

@@ -41,6 +41,7 @@ enum class RuleId : uint8_t {
   kGpuIdleGaps,
   kGpuLowUtilization,
   kGpuIdleBreakdown,
+  kStartUp,
   kAllocChurn,
   kNoOverlapDefaultStream,
 };
@@ -51,8 +52,17 @@ enum class RuleFamily : uint8_t {
   kHostCost,  // host time an API call spent on its own synchronous work, besides its wait
   kGpuIdle,   // idle time of a device
   kPattern,   // a saving estimated over many calls, which may have findings of their own
+  kStartUp,   // wall time from the recording start until the steady state, paid once
 };
-const char* ToString(RuleFamily family);  // "host-wait", "host-cost", "gpu-idle", "pattern"
+// "host-wait", "host-cost", "gpu-idle", "pattern", "start-up"
+const char* ToString(RuleFamily family);
+
+// The unit a family's time lost is in, which says which table of `profview findings` shows it
+// and the JSON/CSV field "time_kind": "host" (host-wait, host-cost: host time of API calls),
+// "gpu-idle" (idle device time), "saving" (pattern: an estimate), "start-up" (wall time).
+enum class TimeKind : uint8_t { kHost, kGpuIdle, kSaving, kStartUp };
+TimeKind TimeKindOf(RuleFamily family);
+const char* ToString(TimeKind kind);
 
 // What a pass reads: one process, its index and stream model (built once for all passes).
 struct RuleInput {

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/analysis/scenarios.h"
+#include "analysis/metrics/start_up.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
@@ -532,6 +533,103 @@ TEST_F(FindingsTest, JsonHasTheIssueShape) {
   const std::string grouped = FindingsJson(all, context);
   EXPECT_NE(grouped.find("\"count\": 1"), std::string::npos);
   EXPECT_NE(grouped.find("\"total_blocked_ns\": 4930000"), std::string::npos);
+}
+
+// Issue 19: start-up (a context, a first copy, two lazily loaded modules) ends after the loads
+// that dominate it, not at the first kernel and not at a module loaded late in the steady state.
+TEST_F(FindingsTest, StartUpEndsAfterLazyLoadingButNotAtALateLoad) {
+  const ProcessTrace t = Load(StartUpScenario());
+  const TraceIndex index(t);
+  const StartUp s = FindStartUp(index);
+  ASSERT_TRUE(s.known);
+  EXPECT_EQ(s.start_ns, Us(0));
+  EXPECT_EQ(s.first_op_ns, Us(56005));
+  EXPECT_TRUE(s.first_op_is_kernel);
+  // The second load [56110, 86090) fills 99.6% of the time since the first kernel; the late one
+  // [102000, 104000) only 11% of the 17.9 ms since start-up's end.
+  EXPECT_EQ(s.end_ns, Us(86090));
+  EXPECT_EQ(s.module_load.ns, 49'980'000u + 29'980'000u);
+  EXPECT_EQ(s.module_load.calls, 2u);
+  EXPECT_EQ(s.module_load.top_api, "cuLibraryLoadData");
+  EXPECT_EQ(s.context.ns, 5'000'000u);
+  EXPECT_EQ(s.context.calls, 1u);
+  EXPECT_EQ(s.allocation.ns, 100'000u);
+  EXPECT_EQ(s.allocation.calls, 1u);
+}
+
+// Start-up is one finding; the GPU rules count from its end, so the 80 ms of idle GPU time while
+// modules load are no gpu-low-utilization chunks, and the chunks without a kernel around the
+// late load are one finding.
+TEST_F(FindingsTest, StartUpIsReportedOnceAndGpuRulesCountFromItsEnd) {
+  const ProcessTrace t = Load(StartUpScenario());
+  const auto all = FindFindings(t, {});
+  const auto start_up = Of(all, "start-up");
+  ASSERT_EQ(start_up.size(), 1u);
+  EXPECT_EQ(start_up[0].host_start_ns, 0u);
+  EXPECT_EQ(start_up[0].blocked_ns, 86'090'000u);
+  const auto& d = std::get<StartUpDetails>(start_up[0].details);
+  EXPECT_EQ(d.first_kernel_ns, 56'005'000u);
+  EXPECT_EQ(d.module_loads, 2u);
+  // Idle from the first copy (5.4 ms) to 86.09 ms, less the copy (10 µs) and a kernel (5 µs).
+  EXPECT_EQ(d.gpu_idle_ns, 80'690'000u - 15'000u);
+  EXPECT_NE(start_up[0].explanation.find("module loading 79.96 ms (2 calls, most in "
+                                         "cuLibraryLoadData"),
+            std::string::npos)
+      << start_up[0].explanation;
+  for (const Finding& f : all) {
+    if (Rule(f.rule).family == RuleFamily::kGpuIdle) {
+      EXPECT_GE(f.host_start_ns, 86'090'000u) << RuleName(f.rule);
+    }
+  }
+  EXPECT_TRUE(Of(all, "gpu-idle-breakdown").empty());  // the steady state is 90% busy
+  std::vector<Finding> without_kernels;
+  for (const Finding& f : Of(all, "gpu-low-utilization")) {
+    if (std::get<LowUtilizationDetails>(f.details).kernels == 0) without_kernels.push_back(f);
+  }
+  ASSERT_EQ(without_kernels.size(), 1u);
+  const Finding& run = without_kernels[0];
+  EXPECT_EQ(std::get<LowUtilizationDetails>(run.details).chunks, 2u);
+  EXPECT_LE(run.host_start_ns, 102'000'000u + 1'000'000u);
+  EXPECT_GE(run.host_start_ns + run.host_duration_ns, 104'000'000u - 1'000'000u);
+  EXPECT_NE(run.explanation.find("ran no kernel for"), std::string::npos) << run.explanation;
+  EXPECT_NE(run.explanation.find("most in cuModuleLoadData"), std::string::npos);
+}
+
+// The first screen: start-up one line, then host time and GPU idle time each under its own
+// headline and table, never ranked together; the wait the user would fix is the first host row.
+TEST_F(FindingsTest, TableSeparatesHostTimeFromGpuIdleTime) {
+  const ProcessTrace t = Load(StartUpScenario());
+  const auto all = FindFindings(t, {});
+  FindingsReportContext context;
+  context.trace_ns = 110'000'000;
+  const std::string table = FindingsTable(all, context);
+  const size_t start_up = table.find("Start-up took 86.09 ms");
+  const size_t host = table.find("Host: API calls lost 19.52 ms");
+  const size_t first_row = table.find("│ H1 │");
+  const size_t gpu = table.find("GPU idle: the GPU rules find");
+  ASSERT_EQ(start_up, 0u) << table;
+  ASSERT_NE(host, std::string::npos) << table;
+  ASSERT_NE(gpu, std::string::npos) << table;
+  EXPECT_LT(host, first_row);
+  EXPECT_LT(first_row, gpu);
+  const std::string h1 = table.substr(first_row, table.find('\n', first_row) - first_row);
+  EXPECT_NE(h1.find("cudaStreamSynchronize"), std::string::npos) << h1;
+  EXPECT_NE(h1.find("at::native::reduce_kernel<…>(…) +1"), std::string::npos) << h1;
+  EXPECT_NE(table.find("│ G1 │"), std::string::npos);
+  EXPECT_EQ(table.find("gpu-low-utilization", 0), table.find("gpu-low-utilization", gpu));
+  // JSON and CSV say which kind of time each finding's blocked_ns is.
+  const std::string json = FindingsJson(all, context);
+  for (const char* key : {"\"rule\": \"start-up\",\n      \"family\": \"start-up\",\n      "
+                          "\"time_kind\": \"start-up\"",
+                          "\"rule\": \"sync-api\",\n      \"family\": \"host-wait\",\n      "
+                          "\"time_kind\": \"host\"",
+                          "\"time_kind\": \"gpu-idle\"", "\"start_up_ns\": 86090000",
+                          "\"host_ns\": 19520000", "\"module_load_ns\": 79960000"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
+  }
+  const std::string csv = FindingsCsv(all, context);
+  EXPECT_NE(csv.find(",family,time_kind\n"), std::string::npos);
+  EXPECT_NE(csv.find(",start-up,start-up\n"), std::string::npos);
 }
 
 }  // namespace

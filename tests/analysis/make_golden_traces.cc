@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   t::LaunchBoundScenario().Write(dir + "/launch_bound.pb");
   t::OverlapScenario().Write(dir + "/overlap.pb");
   t::CallSitesScenario().Write(dir + "/callsites.pb");
+  t::StartUpScenario().Write(dir + "/startup.pb");
   t::TraceBuilder empty(9191);
   empty.SetEnd(100);
   empty.Write(dir + "/empty.pb");

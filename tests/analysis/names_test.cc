@@ -55,6 +55,23 @@ TEST(KernelNamesTest, DemanglesAndDropsReturnType) {
   EXPECT_EQ(KernelDisplayName("_Zbroken", ""), "_Zbroken");  // undemanglable stays as is
 }
 
+// Start-up work (analysis/metrics/start_up.h) by name, versions and per-thread suffixes included.
+TEST(ApiNamesTest, StartUpWork) {
+  for (const char* load : {"cuLibraryLoadData", "cuModuleLoadData", "cuModuleLoadDataEx",
+                           "cuModuleLoadFatBinary", "cudaLibraryLoadData", "cuLinkComplete"}) {
+    EXPECT_EQ(StartUpWorkOf(load), StartUpWork::kModuleLoad) << load;
+  }
+  for (const char* context : {"cuInit", "cuCtxCreate_v2", "cuDevicePrimaryCtxRetain"}) {
+    EXPECT_EQ(StartUpWorkOf(context), StartUpWork::kContext) << context;
+  }
+  for (const char* alloc : {"cudaMalloc", "cudaMallocAsync_ptsz", "cuMemAlloc_v2", "cuMemCreate"}) {
+    EXPECT_EQ(StartUpWorkOf(alloc), StartUpWork::kAllocation) << alloc;
+  }
+  for (const char* other : {"cudaLaunchKernel", "cuModuleGetFunction", "cudaFree", "cuCtxSynchronize"}) {
+    EXPECT_EQ(StartUpWorkOf(other), StartUpWork::kNone) << other;
+  }
+}
+
 TEST(KernelNamesTest, ShortensLongNamesStepByStep) {
   EXPECT_EQ(AbbreviateName("spin(float*, int, long)", 60), "spin(float*, int, long)");
   const std::string templ =

@@ -361,3 +361,50 @@ TraceBuilder CallSitesScenario() {
 }
 
 }  // namespace libprof::analysis::testing
+
+namespace libprof::analysis::testing {
+
+TraceBuilder StartUpScenario() {
+  TraceBuilder b(1919);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  const uint32_t t = 1;
+  // Start-up: the primary context [100, 5100) µs, a first allocation, a first copy (the device's
+  // first operation, at 5.4 ms), then two kernels whose first launches load their modules lazily
+  // (cuLibraryLoadData nested in cudaLaunchKernel: 49.98 ms and 29.98 ms).
+  b.Api("cuDevicePrimaryCtxRetain", 100, 5100, t, 0, ApiDomain::kDriver);
+  b.Api("cudaMalloc", 5200, 5300, t);
+  const uint64_t h2d = b.Api("cudaMemcpy", 5350, 5420, t);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 4096, 5400, 5410, h2d,
+              7, false);
+  const char* kNorm =
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+      "at::native::NormOps<float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<"
+      "float, at::native::NormOps<float, float, float>, unsigned int, float, 4>)";
+  const uint64_t first = b.Api("cudaLaunchKernel", 6000, 56000, t);
+  b.Api("cuLibraryLoadData", 6010, 55990, t, 0, ApiDomain::kDriver, /*nested=*/true);
+  b.AddKernel(kNorm, 56005, 56010, first, 7);
+  const uint64_t second = b.Api("cudaLaunchKernel", 56100, 86100, t);
+  b.Api("cuLibraryLoadData", 56110, 86090, t, 0, ApiDomain::kDriver, /*nested=*/true);
+  b.AddKernel("void at::native::vectorized_elementwise_kernel<4, at::native::AbsFunctor<float>, "
+              "at::detail::Array<char*, 2> >(int, at::native::AbsFunctor<float>, "
+              "at::detail::Array<char*, 2>)",
+              86105, 86110, second, 7);
+  // The steady state: 20 steps of x.norm().item(): a 980 µs kernel, a 4-byte copy back to pinned
+  // memory queued behind it, and cudaStreamSynchronize waiting for both (976 µs). Before step 15
+  // a module is loaded late, for 2 ms (start-up does not reach it: 2 of 17.9 ms since).
+  for (int i = 0; i < 20; ++i) {
+    const double s = 87000 + 1000.0 * i + (i >= 15 ? 2000 : 0);
+    if (i == 15) b.Api("cuModuleLoadData", 102000, 104000, t, 0, ApiDomain::kDriver);
+    b.Launch(kNorm, s, s + 5, s + 10, s + 990, 7);
+    const uint64_t copy = b.Api("cudaMemcpyAsync", s + 10, s + 15, t);
+    b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, 4, s + 991, s + 992,
+                copy, 7, true);
+    const uint64_t sync = b.Api("cudaStreamSynchronize", s + 16, s + 995, t);
+    b.AddSync(SyncType::kStreamSynchronize, s + 16.5, s + 994.5, sync, 7);
+  }
+  b.SetEnd(110000);
+  return b;
+}
+
+}  // namespace libprof::analysis::testing

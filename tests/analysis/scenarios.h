@@ -49,4 +49,10 @@ TraceBuilder HostOnlyScenario();
 // outer frames include one no module contains.
 TraceBuilder CallSitesScenario();
 
+// The issue-19 `.item()` loop: 86 ms of start-up (a context, a first allocation and copy, two
+// lazily loaded modules, 80 ms of cuLibraryLoadData), then 20 steps whose cudaStreamSynchronize
+// waits 976 µs for a norm kernel, with one module loaded late (2 ms) before step 15. See
+// scenarios.cc.
+TraceBuilder StartUpScenario();
+
 }  // namespace libprof::analysis::testing

@@ -221,20 +221,23 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
     return dir_.Path(name);
   };
   std::string other_version = good;
-  other_version.replace(other_version.find("\"version\":2"), 11, "\"version\":3");
+  other_version.replace(other_version.find("\"version\":3"), 11, "\"version\":2");
   // A call count that its histogram does not add up to (keys are written in name order, so a
   // Stats' count follows its buckets).
   std::string bad_stats = good;
   bad_stats.replace(bad_stats.find("],\"count\":"), 10, "],\"count\":9");
   std::string bad_clock = good;  // a shared clock denied, its unions still there
   bad_clock.replace(bad_clock.find("\"same_clock\":true"), 17, "\"same_clock\":false");
+  std::string bad_pieces = good;  // union pieces that are not base64 varints
+  bad_pieces.replace(bad_pieces.find("\"host\":\"") + 8, 1, "!");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {write("clock.json", bad_clock), "union lists that do not fit its clock"},
+      {write("pieces.json", bad_pieces), "an interval list that is not base64"},
       {write("cut.json", good.substr(0, good.size() / 2)), "not a partial summary (not JSON)"},
       {write("trace.json", "{\"traceEvents\": []}"), "not a partial summary"},
-      {write("v3.json", other_version), "format version 3; this profview reads version 2"},
+      {write("v2.json", other_version), "format version 2; this profview reads version 3"},
       {write("stats.json", bad_stats), "damaged partial summary"},
-      {write("missing.json", "{\"format\":\"libprof-summary-partial\",\"version\":2}"),
+      {write("missing.json", "{\"format\":\"libprof-summary-partial\",\"version\":3}"),
        "damaged partial summary"},
   };
   for (const auto& [path, message] : cases) {

@@ -78,10 +78,10 @@ test_directory() {
   rm truncated.pb corrupt.pb not_a_trace.pb
   local listing
   listing=$("$profview" merge -o ../all.pb .)
-  [[ $listing == "Merged 10 processes from 10 files into ../all.pb"* ]] ||
+  [[ $listing == "Merged 11 processes from 11 files into ../all.pb"* ]] ||
     fail_check "listing: $listing"
   expect_same_analysis ../all.pb callsites.pb empty.pb hostonly.pb idle.pb launch_bound.pb \
-    nrm2.pb nrm2_b.pb overlap.pb streams.pb threads.pb
+    nrm2.pb nrm2_b.pb overlap.pb startup.pb streams.pb threads.pb
   # The other subcommands take a directory the same way.
   expect_same_analysis ../all.pb .
 }

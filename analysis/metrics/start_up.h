@@ -1,0 +1,50 @@
+// When a process's start-up ends and its steady state begins, and what start-up spent its time
+// on. Start-up is paid once (context creation, loading device code, the first allocations, the
+// time before the first kernel); reported with the steady state, it would rank above the waits a
+// user can fix (issue 19: 165 ms of cuLibraryLoadData above a 1 ms .item() wait). The findings
+// report it once (the start-up rule) and the GPU rules count idle time from its end.
+//
+// Start-up runs from the recording start until the first kernel starts (the first device
+// operation when no kernel ran), and moves on to the end of each later call that loads device
+// code or creates a context (api_names.h StartUpWork: kModuleLoad, kContext) when such calls
+// fill at least half of the time from where start-up ended so far to that call's end. CUDA's
+// lazy loading loads each kernel's module inside its first launch, so a first iteration that
+// loads a module per kernel stays in start-up, while a module loaded late in a long run does not
+// drag start-up along.
+//
+// Layer: analysis/metrics/. Pure computation over a TraceIndex.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "analysis/model/trace_index.h"
+
+namespace libprof::analysis {
+
+// Share of the time since start-up's current end that module loading and context creation must
+// fill for start-up to go on: a judgement (the first iteration of the samples and of a PyTorch loop
+// is dominated by loading, the steady state has none), not a measurement.
+inline constexpr double kStartUpWorkShare = 0.5;
+
+struct StartUp {
+  bool known = false;         // the process ran device work (else the rest is zero)
+  uint64_t start_ns = 0;      // the recording start (ProcessTrace::origin_ns)
+  uint64_t end_ns = 0;        // the steady state starts here (trace time, like start_ns)
+  uint64_t first_op_ns = 0;   // start of the first kernel, or of the first operation
+  bool first_op_is_kernel = false;
+  // Calls of one kind of start-up work inside [start_ns, end_ns): their time (union, clipped),
+  // their number (a call inside another of the same kind counts once) and the API with the most.
+  struct Work {
+    uint64_t ns = 0;
+    uint64_t calls = 0;
+    std::string top_api;
+    uint64_t top_api_ns = 0;
+  };
+  Work module_load, context, allocation;
+  uint64_t duration_ns() const { return end_ns - start_ns; }
+};
+
+StartUp FindStartUp(const TraceIndex& index);
+
+}  // namespace libprof::analysis
