@@ -120,7 +120,8 @@ std::expected<std::string, std::string> WriteSummaryPartial(const SummaryCommand
 std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& options,
                                                    std::vector<std::string>* warnings) {
   if (options.files.empty()) return std::unexpected("no trace file given");
-  const SummaryOptions summary{.raw = options.raw, .by_caller = options.by_caller};
+  const SummaryOptions summary{
+      .raw = options.raw, .by_caller = options.by_caller, .call_sites = options.call_sites};
   if (!options.partial_output.empty()) return WriteSummaryPartial(options, summary, warnings);
   // Streams the files rather than loading them (summary.h).
   auto report = SummarizeFiles(options.files, options.filters, summary, warnings);
@@ -171,8 +172,10 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   // The cross-rank rules need every rank: the collectives of each process are kept (a few
   // numbers per call) and the rules run once all are read.
   std::vector<ProcessCollectives> collectives;
+  FindingsOptions thresholds = options.thresholds;
+  thresholds.call_sites = options.call_sites;
   auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
-    std::vector<Finding> part = FindFindings(t, options.thresholds);
+    std::vector<Finding> part = FindFindings(t, thresholds);
     findings.insert(findings.end(), part.begin(), part.end());
     context.trace_ns += t.window_ns();
     if (HasNcclRanges(t)) {
@@ -325,7 +328,7 @@ std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& op
                                                   std::vector<std::string>* warnings) {
   auto traces = Load(options, warnings);
   if (!traces) return std::unexpected(traces.error());
-  auto report = AnalyzeStacks(*traces, options.api);
+  auto report = AnalyzeStacks(*traces, options.api, options.call_sites);
   if (!report) return std::unexpected(report.error());
   switch (options.format) {
     case OutputFormat::kCsv:
@@ -345,7 +348,8 @@ std::expected<std::string, std::string> RunExport(const ExportCommandOptions& op
   if (options.export_format == ExportFormat::kSqlite) return RunSqliteExport(options, warnings);
   auto traces = Load(options, warnings);
   if (!traces) return std::unexpected(traces.error());
-  const ExportOptions export_options{.raw = options.raw, .findings = options.thresholds};
+  ExportOptions export_options{.raw = options.raw, .findings = options.thresholds};
+  export_options.findings.call_sites = options.call_sites;
   if (options.output == "-") {
     if (options.standard_output == nullptr) return std::unexpected("no output stream for -o -");
     auto stats = ExportTimeline(*traces, export_options, options.standard_output);

@@ -25,6 +25,7 @@ struct CommandOptions {
   OutputFormat format = OutputFormat::kTable;
   bool raw = false;  // summary/trace: also nested, noisy and internal API calls
   bool by_caller = false;  // summary --by caller: host rows per API and call site
+  CallSiteRule call_sites;  // --framework-path: which Python frames are framework code
   size_t terminal_width = 120;
 };
 

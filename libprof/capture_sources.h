@@ -80,9 +80,10 @@ class CallSiteSource {
  public:
   // Moves the pairs noted since the last call into *out (cleared first).
   virtual void TakePairs(std::vector<CallSitePair>* out) = 0;
-  // Once, after FlushFinal: stops noting, and appends the stacks noted with their frames and
-  // modules, names interned into `strings`.
-  virtual void TakeStacks(StringInterner& strings, TraceRecords* out) = 0;
+  // Appends the stacks noted since the last call with the frames and modules they bring, names
+  // interned into `strings`: called before writing calls that may use them, so that a stack is
+  // written with the chunk that first uses it. `final` (once, after FlushFinal) also stops noting.
+  virtual void TakeNewStacks(StringInterner& strings, TraceRecords* out, bool final) = 0;
 
  protected:
   ~CallSiteSource() = default;

@@ -132,7 +132,7 @@ void Recorder::Run() {
     // than any delivery delay we have seen (cupti-facts.md 3.3: flushes take tens of ms).
     std::vector<ApiCall> released;
     nesting_.ReleaseOlderThan(now > 2 * interval_ns ? now - 2 * interval_ns : 0, &released);
-    for (const ApiCall& call : released) writer_.Add(call);
+    WriteCalls(released, /*final=*/false);
     TakeDrops();
     writer_.Flush();
     records_written_ = writer_.records_written();
@@ -213,7 +213,18 @@ void Recorder::WriteRecords(TraceRecords& records) {
     AttachStack(&call);
     nesting_.Add(call, &ready);
   }
-  for (const ApiCall& call : ready) writer_.Add(call);
+  WriteCalls(ready, /*final=*/false);
+}
+
+void Recorder::WriteCalls(const std::vector<ApiCall>& calls, bool final) {
+  if (sources_.call_sites != nullptr && (final || !calls.empty())) {
+    // The stacks these calls use were noted at their entry, before their records completed:
+    // written now, they land in the calls' chunk or an earlier one, and survive a crash.
+    TraceRecords stacks;
+    sources_.call_sites->TakeNewStacks(context_->strings, &stacks, final);
+    writer_.AddAll(stacks);
+  }
+  for (const ApiCall& call : calls) writer_.Add(call);
 }
 
 void Recorder::DrainNvtx(bool final) {
@@ -255,13 +266,7 @@ void Recorder::Finish(const std::string& reason) {
   DrainNvtx(/*final=*/true);
   std::vector<ApiCall> released;
   nesting_.ReleaseAll(&released);
-  for (const ApiCall& call : released) writer_.Add(call);
-  if (sources_.call_sites != nullptr) {
-    // Once, at the end: every address is symbolised once, while its module is still loaded.
-    TraceRecords stacks;
-    sources_.call_sites->TakeStacks(context_->strings, &stacks);
-    writer_.AddAll(stacks);
-  }
+  WriteCalls(released, /*final=*/true);
   TakeDrops();
   RunEnd end;
   end.end_time_ns = context_->clock.NowNs();

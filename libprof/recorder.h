@@ -86,6 +86,8 @@ class Recorder final : public FlushRequester {
   void TakeCallSites();
   void AttachStack(ApiCall* call);
   void WriteRecords(TraceRecords& records);
+  // Writes API calls, after the call stacks noted since the last time (CallSiteSource).
+  void WriteCalls(const std::vector<ApiCall>& calls, bool final);
   void DrainNvtx(bool final);
   void TakeDrops();
   void CheckCapture();

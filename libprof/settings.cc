@@ -126,6 +126,7 @@ std::map<std::string, std::string> Settings::ToMap() const {
                             : backtrace == BacktraceMode::kAll ? "all"
                                                                : "blocking"},
       {"LIBPROF_BACKTRACE_DEPTH", std::to_string(backtrace_depth)},
+      {"LIBPROF_PYTHON_FRAMES", python_frames ? "1" : "0"},
   };
 }
 
@@ -223,6 +224,7 @@ Settings ParseSettings(const Getenv& getenv_fn, std::vector<std::string>* warnin
   }
   // 256: the walk's buffer is on the calling thread's stack (call_site_recorder.cc).
   ReadUint(getenv_fn, "LIBPROF_BACKTRACE_DEPTH", 1, 256, &s.backtrace_depth, warnings);
+  ReadBool(getenv_fn, "LIBPROF_PYTHON_FRAMES", &s.python_frames, warnings);
   return s;
 }
 

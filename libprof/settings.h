@@ -72,6 +72,9 @@ struct Settings {
   BacktraceMode backtrace = BacktraceMode::kBlocking;
   // LIBPROF_BACKTRACE_DEPTH: frames kept per stack, below libprof's and CUPTI's own.
   uint32_t backtrace_depth = 32;
+  // LIBPROF_PYTHON_FRAMES: with a call stack, also the Python frames of a thread that runs
+  // CPython and holds the GIL (libprof/backtrace/python_frames.h); 0 leaves them out.
+  bool python_frames = true;
 
   // The effective values, by variable name, for the trace header.
   std::map<std::string, std::string> ToMap() const;

@@ -257,8 +257,8 @@ inline void Decode(const trace::DropReport& d, ListContext&, DropReport* drop) {
   *drop = {.source = d.source(), .count = d.count(), .at_ns = d.at_ns()};
 }
 
-// Stacks are plain lists of ids resolved by the analysis, which sees the whole trace (they are
-// written at the end of the recording, after the calls that refer to them).
+// Stacks are plain lists of ids resolved by the analysis, which sees the whole trace (older
+// traces wrote them at the end of the recording, after the calls that refer to them).
 inline void Decode(const trace::StackModule& m, ListContext&, StackModule* module) {
   *module = {
       .id = m.id(), .path_id = m.path_id(), .build_id = m.build_id(), .executable = m.executable()};
@@ -275,6 +275,10 @@ inline void Decode(const trace::StackFrame& f, ListContext&, StackFrame* frame) 
 
 inline void Decode(const trace::CallStack& s, ListContext&, CallStack* stack) {
   *stack = {.id = s.id(), .frame_ids = {s.frame_ids().begin(), s.frame_ids().end()}};
+  for (const trace::PythonFrame& p : s.python_frames()) {
+    stack->python_frames.push_back(
+        {.file_id = p.file_id(), .line = p.line(), .function_id = p.function_id()});
+  }
 }
 
 inline void Decode(const trace::Device& d, ListContext&, DeviceInfo* device) {

@@ -112,7 +112,11 @@ inline constexpr uint32_t kId = 1, kAddress = 2, kModuleId = 3, kModuleOffset = 
 }
 
 namespace call_stack {
-inline constexpr uint32_t kId = 1, kFrameIds = 2;
+inline constexpr uint32_t kId = 1, kFrameIds = 2, kPythonFrames = 3;
+}
+
+namespace python_frame {
+inline constexpr uint32_t kFileId = 1, kLine = 2, kFunctionId = 3;
 }
 
 namespace device {
@@ -379,6 +383,13 @@ inline void Encode(const CallStack& r, Context&, std::string* out) {
   w.Uint(f::kId, r.id);
   if (!r.frame_ids.empty()) {
     w.writer().add_packed_uint32(f::kFrameIds, r.frame_ids.begin(), r.frame_ids.end());
+  }
+  for (const PythonFrame& p : r.python_frames) {
+    namespace pf = wire::python_frame;
+    protozero::pbf_writer frame(w.writer(), f::kPythonFrames);
+    if (p.file_id != 0) frame.add_uint32(pf::kFileId, p.file_id);
+    if (p.line != 0) frame.add_uint32(pf::kLine, p.line);
+    if (p.function_id != 0) frame.add_uint32(pf::kFunctionId, p.function_id);
   }
 }
 

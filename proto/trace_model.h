@@ -131,9 +131,17 @@ struct StackFrame {
   bool operator==(const StackFrame&) const = default;
 };
 
+struct PythonFrame {
+  uint32_t file_id = 0;  // string id
+  uint32_t line = 0;     // 0 when unknown
+  uint32_t function_id = 0;  // string id
+  bool operator==(const PythonFrame&) const = default;
+};
+
 struct CallStack {
   uint32_t id = 0;
   std::vector<uint32_t> frame_ids;  // innermost first
+  std::vector<PythonFrame> python_frames;  // innermost first; they call into frame_ids
   bool operator==(const CallStack&) const = default;
 };
 

@@ -37,6 +37,8 @@ struct CommonFlags {
   std::string format = "table";
   std::string from, to;
   bool wide = false;
+  std::vector<std::string> framework_paths;
+  bool framework_paths_given = false;
 };
 
 void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
@@ -68,6 +70,13 @@ void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
                 "tables as wide as their content, with full kernel and API names (JSON and CSV "
                 "always have them); by default tables fit the terminal ($COLUMNS) and abbreviate "
                 "names: argument lists elided, namespaces kept");
+  sub->add_option("--framework-path", flags->framework_paths,
+                  "Python frames whose file path contains PART are framework code, passed over "
+                  "when naming a call site (repeatable; replaces the default: /site-packages/, "
+                  "/dist-packages/, /lib/python3, <frozen ; \"\" makes every frame the user's)")
+      ->type_name("PART")
+      ->allow_extra_args(false)
+      ->each([flags](const std::string&) { flags->framework_paths_given = true; });
 }
 
 // Turns the text flags into options; false with a message on a bad value.
@@ -87,6 +96,7 @@ bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* erro
   }
   options->terminal_width =
       flags.wide ? libprof::analysis::kUnlimitedWidth : libprof::analysis::TerminalWidth();
+  if (flags.framework_paths_given) options->call_sites.framework_paths = flags.framework_paths;
   return true;
 }
 

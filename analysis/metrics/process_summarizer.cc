@@ -446,7 +446,7 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
     ProcessTrace stacks;
     stacks.strings = strings;
     stacks.records = std::move(stack_tables_);
-    call_sites = std::make_unique<CallSites>(stacks);
+    call_sites = std::make_unique<CallSites>(stacks, setup_.options.call_sites);
   }
   std::map<std::string, SummaryRow> host;
   for (const auto& [key, r] : host_rows_) {

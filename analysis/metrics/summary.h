@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "proto/trace_model.h"
+#include "analysis/model/call_sites.h"
 #include "analysis/model/filters.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/stats.h"
@@ -86,6 +87,7 @@ struct SummaryOptions {
   // (libcublas.so.13) ← NormalizeLoop (app)", analysis/model/call_sites.h) instead of per API;
   // calls without a recorded stack keep the plain API name.
   bool by_caller = false;
+  CallSiteRule call_sites;  // which Python frames are framework code (call_sites.h)
 };
 
 // Rows sorted by total time (longest first), then name and domain: the order of every table.

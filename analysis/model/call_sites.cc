@@ -30,14 +30,36 @@ std::string Hex(uint64_t value) {
   return text;
 }
 
+// The call site among the Python frames: the innermost that is not framework code, else the
+// innermost; nullptr when there are none.
+const FrameView* PythonCaller(const std::vector<FrameView>& frames) {
+  const FrameView* innermost = nullptr;
+  for (const FrameView& frame : frames) {
+    if (!frame.python) break;  // Python frames come first
+    if (!frame.framework) return &frame;
+    if (innermost == nullptr) innermost = &frame;
+  }
+  return innermost;
+}
+
 CallSite Resolve(const std::vector<FrameView>& frames) {
   CallSite site;
   site.known = true;
   const FrameView* through = nullptr;
+  const FrameView* python = PythonCaller(frames);
+  if (python != nullptr) {
+    site.caller = python->Label();
+    site.caller_module = python->file;
+    site.caller_frame = static_cast<size_t>(python - frames.data());
+  }
   for (const FrameView& frame : frames) {
+    if (frame.python) continue;
     if (!frame.cuda) {
-      site.caller = frame.Label();
-      site.caller_module = frame.module;
+      if (python == nullptr) {
+        site.caller = frame.Label();
+        site.caller_module = frame.module;
+        site.caller_frame = static_cast<size_t>(&frame - frames.data());
+      }
       break;
     }
     through = &frame;
@@ -60,6 +82,19 @@ const std::vector<FrameView>& NoFrames() {
 }
 
 }  // namespace
+
+std::vector<std::string> CallSiteRule::DefaultFrameworkPaths() {
+  // Installed packages (pip, conda, Debian) and Python's own library (/usr/lib/python3.12/,
+  // a venv's lib/python3.12/), and modules frozen into the interpreter ("<frozen runpy>").
+  return {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen "};
+}
+
+bool CallSiteRule::IsFramework(std::string_view python_file) const {
+  for (const std::string& part : framework_paths) {
+    if (!part.empty() && python_file.find(part) != std::string_view::npos) return true;
+  }
+  return false;
+}
 
 bool IsCudaLibrary(std::string_view file_name) {
   for (std::string_view prefix : kCudaLibraryPrefixes) {
@@ -105,6 +140,10 @@ std::string ShortFunctionName(std::string_view f) {
 }
 
 std::string FrameView::Label() const {
+  if (python) {
+    return FileName(file) + (line > 0 ? ":" + std::to_string(line) : "") + " in " +
+           (function.empty() ? "?" : function);
+  }
   const std::string where = module.empty() ? "?" : module;
   if (function.empty()) return Hex(module_path.empty() ? address : module_offset) + " (" + where + ")";
   return ShortFunctionName(function) + " (" + where + ")";
@@ -121,7 +160,7 @@ std::string CallSite::Chain(const std::string& api) const {
   return known ? api + " ← " + Text() : "";
 }
 
-CallSites::CallSites(const ProcessTrace& trace) {
+CallSites::CallSites(const ProcessTrace& trace, const CallSiteRule& rule) {
   const TraceRecords& r = trace.records;
   if (r.call_stacks.empty()) return;
   std::unordered_map<uint32_t, const StackModule*> modules;
@@ -142,6 +181,15 @@ CallSites::CallSites(const ProcessTrace& trace) {
   }
   for (const CallStack& s : r.call_stacks) {
     std::vector<FrameView>& list = stacks_[s.id];
+    for (const PythonFrame& p : s.python_frames) {
+      FrameView view;
+      view.python = true;
+      view.file = trace.Str(p.file_id);
+      view.line = p.line;
+      view.function = trace.Str(p.function_id);
+      view.framework = rule.IsFramework(view.file);
+      list.push_back(std::move(view));
+    }
     for (uint32_t id : s.frame_ids) {
       auto f = frames.find(id);
       FrameView missing;

@@ -12,7 +12,14 @@
 //   module (functions named cuda[A-Z]..., cudart::..., __cudart..., and nvcc's launch stubs
 //   __device_stub__...). libprof's own frames count
 //   as CUDA's too (they never reach a trace, which starts below them).
-// - Call site: walking outwards from the innermost frame, the first frame that is not CUDA's.
+// - Python frames (recorded when the calling thread ran CPython holding the GIL) come before
+//   the native frames, innermost first: the native frames run below (inside) them.
+// - Framework code: Python frames whose file path contains one of CallSiteRule's
+//   framework_paths (by default site-packages, dist-packages, Python's own library and frozen
+//   modules: torch, cupy, jax, numba... and the standard library).
+// - Call site: in a stack with Python frames, the innermost Python frame that is not framework
+//   code (else the innermost Python frame); otherwise, walking outwards from the innermost
+//   native frame, the first frame that is not CUDA's.
 // - Through: the outermost CUDA frame before the call site, when it lies in a CUDA library
 //   other than the runtime and the driver (cuBLAS, cuDNN, NCCL...): the library entry point the
 //   application called.
@@ -28,7 +35,21 @@
 
 namespace libprof::analysis {
 
+// Which frames count as the user's when naming a call site (profview --framework-path).
+struct CallSiteRule {
+  // A Python frame whose file path contains one of these is framework code.
+  std::vector<std::string> framework_paths = DefaultFrameworkPaths();
+  bool IsFramework(std::string_view python_file) const;
+  static std::vector<std::string> DefaultFrameworkPaths();
+};
+
 struct FrameView {
+  // A Python frame: `function` is its qualified name, `file` and `line` where it was; the
+  // module fields are empty.
+  bool python = false;
+  std::string file;
+  uint32_t line = 0;
+  bool framework = false;  // a Python frame of framework code (CallSiteRule)
   std::string function;     // demangled; "" when unknown
   std::string module_path;  // "" when no module contains the address
   std::string module;       // "app" for the program, else the module's file name
@@ -37,7 +58,8 @@ struct FrameView {
   uint64_t address = 0;
   bool cuda = false;  // one of CUDA's own frames (see above)
   // "cublasSnrm2_v2 (libcublas.so.13)": the function without its parameters and anonymous
-  // namespaces (or the offset when unnamed), and the module.
+  // namespaces (or the offset when unnamed), and the module. A Python frame:
+  // "train.py:12 in step" (the file's name, not its directory).
   std::string Label() const;
 };
 
@@ -45,8 +67,10 @@ struct CallSite {
   bool known = false;  // the call has a recorded stack
   std::string caller;   // Label() of the call-site frame; "" when every frame is CUDA's
   std::string through;  // Label() of the CUDA library entry point; "" when none
-  std::string caller_module;
+  std::string caller_module;  // a Python call site: its file's path
   std::string through_module;
+  // The call-site frame's index in CallSites::Frames(); npos when every frame is CUDA's.
+  size_t caller_frame = std::string::npos;
   // "cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)"; "" when not known.
   std::string Text() const;
   // "cudaMemcpyAsync ← " + Text(); "" when not known.
@@ -55,12 +79,13 @@ struct CallSite {
 
 class CallSites {
  public:
-  explicit CallSites(const ProcessTrace& trace);
+  explicit CallSites(const ProcessTrace& trace, const CallSiteRule& rule = CallSiteRule{});
 
   bool empty() const { return stacks_.empty(); }
   // The call site of stack `stack_id` (ApiCall::stack_id); not known for 0 or an undefined id.
   const CallSite& Of(uint32_t stack_id) const;
-  // The frames of stack `stack_id`, innermost first; empty when not known.
+  // The frames of stack `stack_id`, innermost first (Python frames, then native ones); empty
+  // when not known.
   const std::vector<FrameView>& Frames(uint32_t stack_id) const;
 
  private:

@@ -115,6 +115,14 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
     if (!f.caller.empty()) j.Field("caller", f.caller);
     j.Key("stack").BeginArray();
     for (const FindingFrame& frame : f.stack) {
+      if (!frame.python_file.empty()) {
+        j.BeginObject()
+            .Field("function", frame.function)
+            .Field("file", frame.python_file)
+            .Field("line", frame.line)
+            .EndObject();
+        continue;
+      }
       j.BeginObject()
           .Field("function", frame.function)
           .Field("module", frame.module)

@@ -23,14 +23,15 @@ std::string Hex(uint64_t value) {
 std::string ContentKey(const std::vector<FrameView>& frames) {
   std::string key;
   for (const FrameView& f : frames) {
-    key += f.function + '\t' + f.module + '\t' +
+    key += f.function + '\t' + f.module + '\t' + f.file + '\t' + std::to_string(f.line) + '\t' +
            (f.function.empty() ? std::to_string(f.module_offset) : "") + '\n';
   }
   return key;
 }
 
-// "libcublas.so.13+0x1a2b3c".
+// "libcublas.so.13+0x1a2b3c"; a Python frame's "/home/u/train.py:12".
 std::string Where(const FrameView& f) {
+  if (f.python) return f.file + (f.line > 0 ? ":" + std::to_string(f.line) : "");
   return (f.module.empty() ? "?" : f.module) + "+" + Hex(f.module_path.empty() ? f.address
                                                                                 : f.module_offset);
 }
@@ -38,13 +39,14 @@ std::string Where(const FrameView& f) {
 }  // namespace
 
 std::expected<StacksReport, std::string> AnalyzeStacks(const std::vector<ProcessTrace>& traces,
-                                                       const std::string& api) {
+                                                       const std::string& api,
+                                                       const CallSiteRule& rule) {
   StacksReport report;
   report.api = api;
   std::map<std::string, StackGroup> groups;
   std::set<std::string> names;
   for (const ProcessTrace& trace : traces) {
-    const CallSites sites(trace);
+    const CallSites sites(trace, rule);
     for (const ApiCall& c : trace.records.api_calls) {
       const std::string& name = trace.Str(c.name_id);
       if (name != api) {
@@ -110,13 +112,13 @@ std::string StacksTable(const StacksReport& r, size_t terminal_width) {
            " of the API's host time), mean " + Dur(g.total_ns / g.calls) + ", max " +
            Dur(g.max_ns) + "\n";
     out += "    call site: " + g.site.Chain(r.api) + "\n";
-    bool marked = false;
     for (size_t k = 0; k < g.frames.size(); ++k) {
       const FrameView& f = g.frames[k];
-      // The call-site frame is marked: the first one that is not CUDA's.
-      const bool site = !marked && !f.cuda;
-      marked |= site;
-      std::string function = f.function.empty() ? "??" : ShortFunctionName(f.function);
+      // The call-site frame is marked (call_sites.h says which it is).
+      const bool site = k == g.site.caller_frame;
+      std::string function = f.function.empty() ? "??"
+                             : f.python          ? f.function
+                                                 : ShortFunctionName(f.function);
       std::string line = std::string(site ? "  → " : "    ") + std::to_string(k) + "  " + function +
                          "  " + Where(f);
       if (terminal_width > 8 && line.size() > terminal_width) {
@@ -135,8 +137,10 @@ std::string StacksCsv(const StacksReport& r) {
     std::string frames;
     for (const FrameView& f : g.frames) {
       frames += (frames.empty() ? "" : " | ") +
-                (f.function.empty() ? std::string("??") : ShortFunctionName(f.function)) + " " +
-                Where(f);
+                (f.function.empty() ? std::string("??")
+                 : f.python         ? f.function
+                                    : ShortFunctionName(f.function)) +
+                " " + Where(f);
     }
     out += CsvLine({r.api, std::to_string(g.calls), std::to_string(g.total_ns),
                     std::to_string(g.total_ns / g.calls), std::to_string(g.max_ns),
@@ -169,6 +173,16 @@ std::string StacksJson(const StacksReport& r) {
         .Field("call_site", g.site.Text());
     j.Key("frames").BeginArray();
     for (const FrameView& f : g.frames) {
+      if (f.python) {
+        j.BeginObject()
+            .Field("function", f.function)
+            .Field("python", true)
+            .Field("file", f.file)
+            .Field("line", f.line)
+            .Field("framework", f.framework)
+            .EndObject();
+        continue;
+      }
       j.BeginObject()
           .Field("function", f.function)
           .Field("module", f.module)

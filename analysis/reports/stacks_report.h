@@ -36,8 +36,9 @@ struct StacksReport {
 
 // The stacks of the calls named `api` (exactly, as profview summary names them) in `traces`.
 // An error when no trace has a call of that name.
-std::expected<StacksReport, std::string> AnalyzeStacks(const std::vector<ProcessTrace>& traces,
-                                                       const std::string& api);
+std::expected<StacksReport, std::string> AnalyzeStacks(
+    const std::vector<ProcessTrace>& traces, const std::string& api,
+    const CallSiteRule& rule = CallSiteRule{});
 
 std::string StacksTable(const StacksReport& report, size_t terminal_width);
 std::string StacksCsv(const StacksReport& report);

@@ -67,7 +67,7 @@ class ProcessExporter {
         r_(trace.records),
         findings_(FindFindings(trace, options.findings)),
         index_(trace),
-        call_sites_(trace),
+        call_sites_(trace, options.findings.call_sites),
         streams_(index_),
         pid_(pid),
         shift_ns_(shift_ns),

@@ -40,7 +40,7 @@ class Analyzer {
         model_(input.model),
         options_(input.options),
         records_(input.trace.records),
-        call_sites_(input.trace),
+        call_sites_(input.trace, input.options.call_sites),
         out_(*out) {}
 
   void Run() {
@@ -203,7 +203,8 @@ class Analyzer {
       f.call_site = call_sites_.Of(c.stack_id).Chain(f.api);
       f.caller = call_sites_.Of(c.stack_id).caller;
       for (const FrameView& frame : call_sites_.Frames(c.stack_id)) {
-        f.stack.push_back({frame.function, frame.module, frame.module_offset});
+        f.stack.push_back(
+            {frame.function, frame.module, frame.module_offset, frame.file, frame.line});
       }
     }
     return f;

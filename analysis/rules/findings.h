@@ -20,6 +20,7 @@
 
 #include "analysis/rules/rule_details.h"
 #include "analysis/rules/rule_registry.h"
+#include "analysis/model/call_sites.h"
 #include "analysis/model/trace_loader.h"
 
 namespace libprof::analysis {
@@ -43,6 +44,9 @@ struct FindingsOptions {
   // alloc-churn: groups with at least this many pairs. 5: a judgement, a loop rather than a few
   // buffers reallocated once; not from a measurement.
   uint64_t churn_min_pairs = 5;
+  // Which Python frames are framework code when naming a finding's call site
+  // (profview --framework-path; analysis/model/call_sites.h).
+  CallSiteRule call_sites;
 };
 
 struct Blamed {
@@ -57,9 +61,11 @@ struct Blamed {
 
 // One frame of a finding's call stack, innermost first.
 struct FindingFrame {
-  std::string function;  // demangled; "" when unknown
+  std::string function;  // demangled (a Python frame: its qualified name); "" when unknown
   std::string module;    // "app" for the program, else the module's file name; "" when unknown
   uint64_t module_offset = 0;
+  std::string python_file;  // a Python frame's file; "" for a native frame
+  uint32_t line = 0;        // a Python frame's line
 };
 
 // The fields every rule's findings have (some only where they apply), then the rule's own.

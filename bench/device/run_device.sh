@@ -15,7 +15,10 @@
 # bytes per record. A run that fails or times out shows FAILED (SKIPPED past BUDGET_S).
 #
 # Usage (repository root of the carried tree): bench/device/run_device.sh
-# Environment: CASES (launch,torch,exit,copy,size, and uvm (not by default): which parts to run; e.g. CASES=launch,torch for
+#   models     ResNet-18 training step and GPT-2-small forward (torch_models_bench.py): none / CUPTI
+#              floor / libprof BACKTRACE=none / libprof / libprof PYTHON_FRAMES=0 / libprof
+#              BACKTRACE=all / torch.profiler CPU+CUDA (not in the default CASES: CASES=models)
+# Environment: CASES (launch,torch,exit,copy,size, and uvm, models (not by default): which parts to run; e.g. CASES=launch,torch for
 # the call-stack cost alone), ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (430: no run
 # starts later, none runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
 # EXIT_LAUNCHES (500000).
@@ -31,6 +34,8 @@ loop=$b/bench/device/launch_loop
 copylong=$b/bench/device/copy_and_long_kernel
 profview=$b/viewer-cli/profview
 torch_bench=$here/torch_loop_bench.py
+models_bench=$here/torch_models_bench.py
+models_steps=${MODELS_STEPS:-40}
 python=${PYTHON:-python3}  # the one with torch
 cpp_rounds=${ROUNDS:-5}
 torch_rounds=${ROUNDS:-3}
@@ -69,6 +74,7 @@ set_config() {
     # The default kinds plus `uvm`: what the unified-memory counters cost a program without them.
     libprof-uvm) env_vars=("$how=$lib"
                            LIBPROF_TRACE=runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead,uvm) ;;
+    libprof-no-python) env_vars=("$how=$lib" LIBPROF_PYTHON_FRAMES=0) ;;
   esac
 }
 
@@ -171,6 +177,22 @@ if wanted torch; then
       [[ $c == kineto-* ]] && mode=$c
       measure "$c" "$r" 240 torch-add=add_us_per_op,torch-mlp=mlp_us_per_step \
         "$python" "$torch_bench" --mode "$mode"
+    done
+  done
+fi
+
+# Real models (issue 19): ResNet-18 training step and GPT-2-small forward, one process per run.
+# libprof is blocking (default, with Python frames), -no-python the same without Python frames.
+if wanted models; then
+  echo "== models: ResNet-18 training step, GPT-2-small forward, $models_steps steps, $torch_rounds rounds"
+  for (( r = 1; r <= torch_rounds; ++r )); do
+    for c in $(rotated 7 $r none floor libprof-bt-none libprof libprof-no-python libprof-bt-all \
+               kineto-cpu-cuda); do
+      set_config "$c" preload
+      mode=none
+      [[ $c == kineto-* ]] && mode=$c
+      measure "$c" "$r" 240 resnet=resnet_ms_per_step,gpt2=gpt2_ms_per_step \
+        "$python" "$models_bench" --mode "$mode" --steps "$models_steps"
     done
   done
 fi

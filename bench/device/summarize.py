@@ -18,10 +18,11 @@ import statistics
 import sys
 
 UNITS = {"launch": "us/launch", "torch-add": "us/op", "torch-mlp": "us/step", "exit": "ms",
-         "copy": "ms", "long": "ms", "uvm-launch": "us/launch"}
-CONFIGS = ["none", "floor", "libprof-bt-none", "libprof", "libprof-uvm", "libprof-bt-all",
-           "libprof-all", "libprof-buffered", "kineto-cpu-cuda", "kineto-cuda"]
-REFERENCE = {"launch": "floor", "torch-add": "kineto-cpu-cuda", "torch-mlp": "kineto-cpu-cuda"}
+         "copy": "ms", "long": "ms", "uvm-launch": "us/launch", "resnet": "ms/step", "gpt2": "ms/step"}
+CONFIGS = ["none", "floor", "libprof-bt-none", "libprof", "libprof-uvm", "libprof-no-python",
+           "libprof-bt-all", "libprof-all", "libprof-buffered", "kineto-cpu-cuda", "kineto-cuda"]
+REFERENCE = {"launch": "floor", "torch-add": "kineto-cpu-cuda", "torch-mlp": "kineto-cpu-cuda",
+             "resnet": "kineto-cpu-cuda", "gpt2": "kineto-cpu-cuda"}
 
 
 def number(text):
@@ -122,7 +123,7 @@ def print_round_ratios(groups):
 def print_backtrace_cost(medians):
     """Call stacks (LIBPROF_BACKTRACE): libprof (blocking, the default) and libprof-bt-all against
     libprof-bt-none, per unit of the case (a launch, an op, a step)."""
-    for case in ("launch", "torch-add", "torch-mlp"):
+    for case in ("launch", "torch-add", "torch-mlp", "resnet", "gpt2"):
         base = medians.get((case, "libprof-bt-none"))
         if base is None:
             continue
@@ -139,6 +140,13 @@ def print_backtrace_cost(medians):
             parts.append(f"{label} {value - base:+.3f} {UNITS[case]}{share}")
         tail = f"; libprof's overhead with none: {overhead:+.3f}" if overhead is not None else ""
         print(f"Call stacks, {case}: vs LIBPROF_BACKTRACE=none, " + ", ".join(parts) + tail)
+        # Python frames (issue 19): blocking with them against blocking without, as a share of
+        # libprof's own added time (target <= 2%).
+        with_python, without = medians.get((case, "libprof")), medians.get((case, "libprof-no-python"))
+        if None not in (with_python, without, none) and with_python > none:
+            print(f"Python frames, {case}: {with_python - without:+.3f} {UNITS[case]}, "
+                  f"{(with_python - without) / (with_python - none) * 100:+.1f}% of libprof's "
+                  f"added time ({with_python - none:+.3f})")
 
 
 def print_trace_size(all_rows, kineto_bytes):

@@ -17,14 +17,18 @@ StackTable::StackTable(size_t max_stacks, size_t max_depth)
   entries_.reserve(std::min<size_t>(max_stacks, 1024));
 }
 
-uint64_t StackTable::Hash(const uintptr_t* pcs, size_t depth) {
-  // FNV-1a over the addresses, then a final avalanche (splitmix64) so that the low bits used as
-  // the slot index depend on every address.
+uint64_t StackTable::Hash(const uintptr_t* pcs, size_t depth, const uint32_t* python,
+                          size_t python_depth) {
+  // FNV-1a over the addresses, the native depth and the Python frame ids, then a final avalanche
+  // (splitmix64) so that the low bits used as the slot index depend on every one of them.
   uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < depth; ++i) {
-    h ^= pcs[i];
+  auto mix = [&h](uint64_t v) {
+    h ^= v;
     h *= 0x100000001b3ULL;
-  }
+  };
+  for (size_t i = 0; i < depth; ++i) mix(pcs[i]);
+  mix(depth);
+  for (size_t i = 0; i < python_depth; ++i) mix(python[i]);
   h ^= h >> 30;
   h *= 0xbf58476d1ce4e5b9ULL;
   h ^= h >> 27;
@@ -32,22 +36,26 @@ uint64_t StackTable::Hash(const uintptr_t* pcs, size_t depth) {
   return h ^ (h >> 31);
 }
 
-bool StackTable::Equal(const Entry& entry, uint64_t hash, const uintptr_t* pcs,
-                       size_t depth) const {
-  return entry.hash == hash && entry.depth == depth &&
-         std::equal(pcs, pcs + depth, frames_.begin() + entry.offset);
+bool StackTable::Equal(const Entry& entry, uint64_t hash, const uintptr_t* pcs, size_t depth,
+                       const uint32_t* python, size_t python_depth) const {
+  if (entry.hash != hash || entry.depth != depth || entry.python_depth != python_depth) return false;
+  const auto native = frames_.begin() + entry.offset;
+  return std::equal(pcs, pcs + depth, native) &&
+         std::equal(python, python + python_depth, native + depth);
 }
 
-uint32_t StackTable::Intern(const uintptr_t* pcs, size_t depth) {
-  if (depth == 0) return 0;
+uint32_t StackTable::Intern(const uintptr_t* pcs, size_t depth, const uint32_t* python,
+                            size_t python_depth) {
   depth = std::min(depth, max_depth_);
-  const uint64_t hash = Hash(pcs, depth);
+  python_depth = python == nullptr ? 0 : std::min(python_depth, max_depth_);
+  if (depth + python_depth == 0) return 0;
+  const uint64_t hash = Hash(pcs, depth, python, python_depth);
   std::lock_guard<std::mutex> lock(mutex_);
   size_t mask = slots_.size() - 1;
   size_t slot = hash & mask;
   while (slots_[slot] != 0) {
     const uint32_t index = slots_[slot] - 1;
-    if (Equal(entries_[index], hash, pcs, depth)) return index + 1;
+    if (Equal(entries_[index], hash, pcs, depth, python, python_depth)) return index + 1;
     slot = (slot + 1) & mask;
   }
   // One slot always stays empty, so that the probe above ends even if Grow could not allocate.
@@ -58,7 +66,9 @@ uint32_t StackTable::Intern(const uintptr_t* pcs, size_t depth) {
   const size_t offset = frames_.size();
   try {
     frames_.insert(frames_.end(), pcs, pcs + depth);
-    entries_.push_back({hash, static_cast<uint32_t>(offset), static_cast<uint32_t>(depth)});
+    frames_.insert(frames_.end(), python, python + python_depth);
+    entries_.push_back({hash, static_cast<uint32_t>(offset), static_cast<uint16_t>(depth),
+                        static_cast<uint16_t>(python_depth)});
   } catch (...) {  // out of memory: this stack goes unrecorded, the program goes on
     frames_.resize(offset);
     refused_.fetch_add(1, std::memory_order_relaxed);
@@ -85,12 +95,17 @@ void StackTable::Grow() {
   slots_.swap(slots);
 }
 
-std::vector<std::vector<uintptr_t>> StackTable::Snapshot() const {
+std::vector<StackTable::Stack> StackTable::Snapshot(size_t from) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<std::vector<uintptr_t>> out;
-  out.reserve(entries_.size());
-  for (const Entry& e : entries_) {
-    out.emplace_back(frames_.begin() + e.offset, frames_.begin() + e.offset + e.depth);
+  std::vector<Stack> out;
+  if (from >= entries_.size()) return out;
+  out.reserve(entries_.size() - from);
+  for (size_t i = from; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    const auto native = frames_.begin() + e.offset;
+    Stack& stack = out.emplace_back();
+    stack.pcs.assign(native, native + e.depth);
+    stack.python.assign(native + e.depth, native + e.depth + e.python_depth);
   }
   return out;
 }

@@ -90,11 +90,18 @@ struct Symbolizer::Module {
 
 namespace {
 
+struct Listing {
+  std::map<uintptr_t, std::unique_ptr<Symbolizer::Module>>* modules;
+  bool first = true;
+};
+
 int ListModule(dl_phdr_info* info, size_t, void* arg) {
-  auto* modules = static_cast<std::map<uintptr_t, std::unique_ptr<Symbolizer::Module>>*>(arg);
+  auto* listing = static_cast<Listing*>(arg);
+  auto* modules = listing->modules;
   auto module = std::make_unique<Symbolizer::Module>();
   // The first object the loader lists is the program; its name is "".
-  const bool program = modules->empty() && (info->dlpi_name == nullptr || *info->dlpi_name == 0);
+  const bool program = listing->first && (info->dlpi_name == nullptr || *info->dlpi_name == 0);
+  listing->first = false;
   module->executable = program;
   module->path = program ? ExecutablePath() : (info->dlpi_name ? info->dlpi_name : "");
   module->bias = info->dlpi_addr;
@@ -105,8 +112,9 @@ int ListModule(dl_phdr_info* info, size_t, void* arg) {
     const uintptr_t start = info->dlpi_addr + p.p_vaddr;
     module->segments.emplace_back(start, start + p.p_memsz);
   }
-  // Two objects never share a bias, except for objects without segments (skipped).
-  if (!module->segments.empty()) (*modules)[module->bias] = std::move(module);
+  // Two objects never share a bias, except for objects without segments (skipped). A module
+  // listed before keeps its entry (and the symbols read for it).
+  if (!module->segments.empty()) modules->try_emplace(module->bias, std::move(module));
   return 0;
 }
 
@@ -116,12 +124,14 @@ Symbolizer::Symbolizer() = default;
 Symbolizer::~Symbolizer() = default;
 
 Symbolizer::Module* Symbolizer::FindModule(uintptr_t address) {
-  if (!listed_) {
-    listed_ = true;
-    dl_iterate_phdr(&ListModule, &modules_);
-  }
-  for (auto& [bias, module] : modules_) {
-    if (module->Contains(address)) return module.get();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (auto& [bias, module] : modules_) {
+      if (module->Contains(address)) return module.get();
+    }
+    if (!relist_allowed_) break;
+    relist_allowed_ = false;
+    Listing listing{&modules_};
+    dl_iterate_phdr(&ListModule, &listing);
   }
   return nullptr;
 }
@@ -148,6 +158,16 @@ SymbolizedFrame Symbolizer::Symbolize(uintptr_t return_address) {
       --it;
       frame.function = Demangle(it->name);
       frame.function_offset = return_address - (module->bias + it->address);
+      return frame;
+    }
+  }
+  if (module == nullptr) {
+    if (const PerfMapSymbol* jit = perf_map_.Find(call)) {
+      frame.has_module = true;
+      frame.module_path = perf_map_.path();
+      frame.module_offset = return_address;
+      frame.function = Demangle(jit->name);
+      frame.function_offset = return_address - jit->start;
       return frame;
     }
   }

@@ -1,5 +1,7 @@
 // Turns return addresses of this process into module, build id, offset and function name, once
-// per address, at the end of a recording.
+// per address, on the writer thread as stacks are first written. An address in no loaded module
+// (JIT-compiled code) is named from the runtime's perf map (perf_map.h); its module is then the
+// map's path and its offset the address itself.
 //
 // Layer: libprof/backtrace/ (CUDA-free). Runs on libprof's writer thread, never on the
 // application's threads: it takes the loader's lock (dladdr, dl_iterate_phdr), reads ELF files
@@ -13,6 +15,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "libprof/backtrace/perf_map.h"
 
 namespace libprof {
 
@@ -34,6 +38,9 @@ class Symbolizer {
   // `return_address` as WalkStack gives it. The function is looked up at return_address - 1, the
   // call instruction, so that a call that ends a function is not named after the next one.
   SymbolizedFrame Symbolize(uintptr_t return_address);
+  // Lets the next address found in no known module list the loaded modules again (once), for
+  // libraries loaded since: call before each batch of new addresses.
+  void AllowRelist() { relist_allowed_ = true; }
 
   struct Module;  // a loaded module, as the loader lists it (symbolizer.cc)
 
@@ -42,7 +49,8 @@ class Symbolizer {
 
   // Loaded modules by load bias; filled on first use from dl_iterate_phdr.
   std::map<uintptr_t, std::unique_ptr<Module>> modules_;
-  bool listed_ = false;
+  bool relist_allowed_ = true;
+  PerfMap perf_map_;
 };
 
 // Reads the function symbols (STT_FUNC, non-zero size) of the ELF file's .symtab: (address,

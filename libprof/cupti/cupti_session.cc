@@ -253,7 +253,9 @@ void CuptiSession::StartCallSites(const Settings& settings) {
   for (const AddressRange& r : OwnCodeRanges()) skip.Add(r);
   for (const AddressRange& r : ModuleCodeRanges("libcupti.so")) skip.Add(r);
   for (const AddressRange& r : ModuleCodeRanges("libcuda.so")) skip.Add(r);
-  call_sites_ = std::make_unique<CallSiteRecorder>(settings.backtrace_depth, skip);
+  call_sites_ = std::make_unique<CallSiteRecorder>(
+      settings.backtrace_depth, skip,
+      settings.python_frames ? PythonFrameReader::Find() : nullptr);
   const bool all = settings.backtrace == BacktraceMode::kAll;
   const bool filtered = settings.api_filter == ApiFilter::kSignificant;
   size_t enabled = 0;
@@ -281,7 +283,8 @@ void CuptiSession::StartCallSites(const Settings& settings) {
       }
     }
   }
-  Log().debug("call stacks for {} API callback ids, depth {}", enabled, call_sites_->depth());
+  Log().debug("call stacks for {} API callback ids, depth {}{}", enabled, call_sites_->depth(),
+              call_sites_->reads_python() ? ", with Python frames" : "");
 }
 
 void CuptiSession::NoteCallSite(bool runtime, const CUpti_CallbackData* data) {

@@ -61,6 +61,81 @@ TEST(CallSitesTest, NoStacksAndOnlyCudaFrames) {
   EXPECT_EQ(sites.Of(1).Text(), "CUDA's own code");
 }
 
+// A stack as libprof records it under PyTorch: cudart, libtorch_cuda, then the interpreter, with
+// the Python frames of the calling thread (innermost first) on top.
+ProcessTrace PythonStack(const std::vector<std::pair<std::string, uint32_t>>& python) {
+  testing::TraceBuilder b;
+  TraceRecords& r = b.records();
+  r.stack_modules.push_back({.id = 1, .path_id = b.Intern("/usr/lib/libcudart.so.13")});
+  r.stack_modules.push_back({.id = 2, .path_id = b.Intern("/venv/lib/torch/lib/libtorch_cuda.so")});
+  r.stack_frames.push_back({.id = 1, .address = 0x10, .module_id = 1, .module_offset = 0x10,
+                            .function_id = b.Intern("cudaStreamSynchronize")});
+  r.stack_frames.push_back({.id = 2, .address = 0x20, .module_id = 2, .module_offset = 0x20,
+                            .function_id = b.Intern("at::native::_local_scalar_dense_cuda(at::Tensor const&)")});
+  CallStack stack{.id = 1, .frame_ids = {1, 2}};
+  for (const auto& [file, line] : python) {
+    stack.python_frames.push_back(
+        {.file_id = b.Intern(file), .line = line, .function_id = b.Intern("f" + std::to_string(line))});
+  }
+  r.call_stacks.push_back(stack);
+  return b.Build();
+}
+
+// Proves the call site of a Python program: the innermost Python frame outside framework code
+// (torch's own Python, the standard library, frozen modules), named by file name, line and
+// function, above the native frames; native frames (libtorch) are no longer the caller.
+TEST(CallSitesTest, PythonCallSiteSkipsFrameworks) {
+  const ProcessTrace trace = PythonStack({
+      {"/venv/lib/python3.12/site-packages/torch/_tensor.py", 1034},  // Tensor.item wrapper
+      {"/usr/lib/python3.12/contextlib.py", 81},
+      {"/home/u/normalize.py", 7},
+      {"/home/u/normalize.py", 20},
+      {"<frozen runpy>", 88},
+  });
+  const CallSites sites(trace);
+  const CallSite& site = sites.Of(1);
+  EXPECT_EQ(site.caller, "normalize.py:7 in f7");
+  EXPECT_EQ(site.caller_module, "/home/u/normalize.py");
+  EXPECT_EQ(site.caller_frame, 2u);
+  EXPECT_EQ(site.Chain("cudaStreamSynchronize"), "cudaStreamSynchronize ← normalize.py:7 in f7");
+  const std::vector<FrameView>& frames = sites.Frames(1);
+  ASSERT_EQ(frames.size(), 7u);  // 5 Python, then 2 native
+  EXPECT_TRUE(frames[0].python && frames[0].framework);
+  EXPECT_TRUE(frames[1].framework);
+  EXPECT_FALSE(frames[2].framework);
+  EXPECT_TRUE(frames[4].framework);
+  EXPECT_FALSE(frames[5].python);
+  EXPECT_EQ(frames[0].Label(), "_tensor.py:1034 in f1034");
+  EXPECT_EQ(frames[6].Label(), "at::native::_local_scalar_dense_cuda (libtorch_cuda.so)");
+}
+
+// Proves the boundary is a setting: other path parts move it (a user's own package counted as
+// framework), an empty list makes the innermost Python frame the call site, and a stack whose
+// Python frames are all framework code is named by the innermost of them.
+TEST(CallSitesTest, PythonBoundaryIsASetting) {
+  const ProcessTrace trace = PythonStack({
+      {"/venv/lib/python3.12/site-packages/torch/_tensor.py", 1034},
+      {"/home/u/mylib/ops.py", 3},
+      {"/home/u/train.py", 50},
+  });
+  EXPECT_EQ(CallSites(trace).Of(1).caller, "ops.py:3 in f3");
+  CallSiteRule mine;
+  mine.framework_paths = {"/site-packages/", "/mylib/"};
+  EXPECT_EQ(CallSites(trace, mine).Of(1).caller, "train.py:50 in f50");
+  CallSiteRule none;
+  none.framework_paths = {""};
+  EXPECT_EQ(CallSites(trace, none).Of(1).caller, "_tensor.py:1034 in f1034");
+  const ProcessTrace all_framework = PythonStack({
+      {"/usr/lib/python3/dist-packages/cupy/_core.py", 5},
+      {"/usr/lib/python3.12/threading.py", 1010},
+  });
+  EXPECT_EQ(CallSites(all_framework).Of(1).caller, "_core.py:5 in f5");
+  // No Python frames: the native rule, unchanged.
+  EXPECT_EQ(CallSites(PythonStack({})).Of(1).caller,
+            "at::native::_local_scalar_dense_cuda (libtorch_cuda.so)");
+  EXPECT_EQ(CallSites(PythonStack({})).Of(1).caller_frame, 1u);
+}
+
 // Proves the library and function classification on names seen in real processes.
 TEST(CallSitesTest, Classification) {
   for (const char* name : {"libcuda.so.1", "libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13",

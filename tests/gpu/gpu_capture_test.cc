@@ -27,6 +27,8 @@
 #include "proto/trace_reader.h"
 #include "analysis/metrics/unified_memory.h"
 #include "analysis/model/call_sites.h"
+#include "analysis/model/trace_loader.h"
+#include "analysis/rules/findings.h"
 
 extern char** environ;
 
@@ -1083,6 +1085,165 @@ TEST_F(TorchTest, SlowProgramIsNotMistakenForTakeover) {
   EXPECT_EQ(c.run.err.find("has taken over"), std::string::npos) << Tail(c.run.err);
   ExpectCompleteTrace(c.traces[0]);
   EXPECT_GT(c.traces[0].records.kernels.size(), 1000u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python frames (issue 19): the call site of a Python program is its script's line.
+
+// The 1-based line of `path` that ends with "# " + marker.
+uint32_t LineOf(const std::string& path, const std::string& marker) {
+  std::ifstream file(path);
+  std::string text;
+  for (uint32_t line = 1; std::getline(file, text); ++line) {
+    if (text.size() >= marker.size() + 2 && text.ends_with("# " + marker)) return line;
+  }
+  ADD_FAILURE() << path << " has no line marked " << marker;
+  return 0;
+}
+
+// The one process of a trace file, loaded by the analysis (which accepts a trace cut short).
+std::optional<analysis::ProcessTrace> LoadOne(const std::string& path) {
+  std::vector<std::string> warnings;
+  auto traces = analysis::LoadTraceFile(path, &warnings);
+  if (!traces || traces->size() != 1) {
+    ADD_FAILURE() << path << ": " << (traces ? "not one process" : traces.error());
+    return std::nullopt;
+  }
+  return std::move(traces->front());
+}
+
+class PythonFramesTest : public TorchTest {
+ protected:
+  void SetUp() override {
+    TorchTest::SetUp();
+    if (IsSkipped()) return;
+    python_ = Python();
+    const RunResult probe = RunPlain(
+        {python_, "-c", "import torch, torchvision; assert torch.cuda.is_available()"},
+        kTorchTimeout);
+    if (probe.exit_code != 0) GTEST_SKIP() << python_ << " has no CUDA-enabled torch+torchvision";
+  }
+  // The trace file of a capture with one process.
+  std::string OnlyTrace(const Capture& c) {
+    EXPECT_EQ(c.traces.size() + c.errors.size(), 1u);
+    return c.traces.empty() ? "" : c.traces[0].path;
+  }
+  std::string python_;
+};
+
+// Proves the .item() loop's wait is named by the script's line: the host-wait finding with the
+// most time lost has the call site "torch_item_loop.py:LINE in step", with the Python frames
+// above the native ones in its stack.
+// DISABLED: fails on PyTorch 2.11 (H100, 2026-11-24). PyTorch releases the GIL around .item()
+// (THPVariable_item's gil_scoped_release) and around its ops, so the thread making the CUDA
+// call does not hold the GIL and the reader, which reads only under a held GIL, records no
+// Python frames. Passing it needs a reader of the calling thread's own frozen frames without
+// the GIL (notes/19-capture.md).
+TEST_F(PythonFramesTest, DISABLED_ItemLoopFindingNamesTheScriptLine) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({python_, LIBPROF_TORCH_ITEM_LOOP_PY, "100"}, Mode::kPreload, 1, &c,
+                        kTorchTimeout));
+  const auto trace = LoadOne(c.traces[0].path);
+  ASSERT_TRUE(trace.has_value());
+  const std::string site =
+      "torch_item_loop.py:" + std::to_string(LineOf(LIBPROF_TORCH_ITEM_LOOP_PY, "the wait")) +
+      " in step";
+  const std::vector<analysis::Finding> findings =
+      analysis::FindFindings(*trace, analysis::FindingsOptions{});
+  const analysis::Finding* top = nullptr;
+  for (const analysis::Finding& f : findings) {
+    if (analysis::Rule(f.rule).family != analysis::RuleFamily::kHostWait) continue;
+    if (top == nullptr || f.blocked_ns > top->blocked_ns) top = &f;
+  }
+  ASSERT_NE(top, nullptr) << "no host-wait finding";
+  EXPECT_NE(top->call_site.find(site), std::string::npos) << top->call_site;
+  ASSERT_FALSE(top->stack.empty());
+  EXPECT_FALSE(top->stack.front().python_file.empty()) << "Python frames come first";
+}
+
+// Proves a thread that does not hold the GIL records no Python frames (and the program runs on):
+// the same cudaDeviceSynchronize, called through ctypes with the GIL held, has the Python caller
+// in its stack; called with the GIL released (ctypes.CDLL), its stack has native frames only.
+TEST_F(PythonFramesTest, ThreadWithoutGilRecordsNoPythonFrames) {
+  const std::vector<std::string> argv = {python_, LIBPROF_TORCH_GIL_FREE_SYNC_PY, "50"};
+  Capture c;
+  ASSERT_TRUE(ProfileOk(argv, Mode::kPreload, 1, &c, kTorchTimeout));
+  EXPECT_NE(c.run.out.find("calls=200 all_ok=True"), std::string::npos) << c.run.out;
+  const auto trace = LoadOne(c.traces[0].path);
+  ASSERT_TRUE(trace.has_value());
+  const analysis::CallSites sites(*trace);
+  size_t with_python = 0, without_python = 0;
+  for (const ApiCall& call : trace->records.api_calls) {
+    if (trace->Str(call.name_id) != "cudaDeviceSynchronize") continue;
+    const std::vector<analysis::FrameView>& frames = sites.Frames(call.stack_id);
+    ASSERT_FALSE(frames.empty()) << "a blocking call without a stack";
+    std::set<std::string> functions;
+    for (const analysis::FrameView& f : frames) {
+      if (f.python) functions.insert(f.function);
+    }
+    EXPECT_EQ(functions.count("without_gil"), 0u) << "a frame read without the GIL";
+    if (functions.empty()) {
+      ++without_python;
+    } else {
+      EXPECT_EQ(functions.count("with_gil"), 1u);
+      ++with_python;
+    }
+  }
+  EXPECT_EQ(with_python, 100u);
+  EXPECT_EQ(without_python, 100u);
+}
+
+// Proves LIBPROF_BACKTRACE=all survives a PyTorch training loop (ResNet-18 forward, backward on
+// autograd's own threads, SGD): same output, complete trace, launches with stacks, Python frames
+// on the calls made holding the GIL (few: PyTorch releases it around its ops; 5 on the H100).
+TEST_F(PythonFramesTest, BacktraceAllOnResNetTraining) {
+  const std::vector<std::string> argv = {python_, LIBPROF_TORCH_RESNET_STEP_PY, "10"};
+  const RunResult baseline = RunPlain(argv, kTorchTimeout);
+  ASSERT_EQ(baseline.exit_code, 0) << Tail(baseline.err);
+  Capture c;
+  ASSERT_TRUE(ProfileOk(argv, Mode::kPreload, 1, &c, kTorchTimeout,
+                        {{"LIBPROF_BACKTRACE", "all"}}));
+  EXPECT_EQ(c.run.out, baseline.out);
+  ExpectCompleteTrace(c.traces[0]);
+  const auto trace = LoadOne(c.traces[0].path);
+  ASSERT_TRUE(trace.has_value());
+  size_t launches = 0, launches_with_stack = 0, python_stacks = 0;
+  for (const ApiCall& call : trace->records.api_calls) {
+    if (trace->Str(call.name_id) != "cudaLaunchKernel") continue;
+    ++launches;
+    launches_with_stack += call.stack_id != 0;
+  }
+  for (const CallStack& s : trace->records.call_stacks) python_stacks += !s.python_frames.empty();
+  EXPECT_GT(launches, 500u);
+  EXPECT_EQ(launches_with_stack, launches);
+  EXPECT_GT(python_stacks, 0u);
+}
+
+// Proves stacks survive a crash: a Python program that calls os.abort() mid-run leaves a trace
+// whose calls' stacks are all defined (before, they were written only by a clean finish).
+TEST_F(PythonFramesTest, AbortKeepsStacks) {
+  const Capture c = Profile({python_, LIBPROF_TORCH_ITEM_LOOP_PY, "100000",
+                             "--abort-after-steps", "60"},
+                            Mode::kPreload, kTorchTimeout, {{"LIBPROF_FLUSH_INTERVAL_MS", "100"}});
+  ASSERT_FALSE(c.run.timed_out);
+  EXPECT_EQ(c.run.exit_code, 128 + SIGABRT) << Tail(c.run.err);
+  std::vector<std::string> paths;
+  for (const auto& entry : fs::directory_iterator(dir_ + "/traces" + std::to_string(profiles_))) {
+    paths.push_back(entry.path());
+  }
+  ASSERT_EQ(paths.size(), 1u);
+  const auto trace = LoadOne(paths[0]);
+  ASSERT_TRUE(trace.has_value());
+  EXPECT_FALSE(trace->records.run_end.has_value()) << "the run did not end cleanly";
+  const analysis::CallSites sites(*trace);
+  size_t with_stack = 0, known = 0;
+  for (const ApiCall& call : trace->records.api_calls) {
+    if (call.stack_id == 0) continue;
+    ++with_stack;
+    known += sites.Of(call.stack_id).known;
+  }
+  EXPECT_GT(with_stack, 50u) << "60 steps, each .item() a copy and a sync with a stack";
+  EXPECT_EQ(known, with_stack) << "calls whose stack is missing";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // symbolisation (module, build id, offsets, demangled names, static functions) against a test
 // library with known functions and a fixed build id.
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,9 @@
 
 #include "libprof/backtrace/blocking_apis.h"
 #include "libprof/backtrace/call_site_recorder.h"
+#include "libprof/backtrace/perf_map.h"
+#include "libprof/backtrace/python_frame_table.h"
+#include "libprof/backtrace/python_frames.h"
 #include "libprof/backtrace/stack_table.h"
 #include "libprof/backtrace/stack_walker.h"
 #include "libprof/backtrace/symbolizer.h"
@@ -131,7 +135,7 @@ TEST(BacktraceTest, RecorderInternsAndSymbolises) {
 
   StringInterner strings;
   TraceRecords out;
-  recorder.Symbolize(strings, &out);
+  recorder.TakeNewStacks(strings, &out, /*final=*/true);
   ASSERT_EQ(out.call_stacks.size(), 2u);
   for (const CallStack& stack : out.call_stacks) {
     for (uint32_t frame_id : stack.frame_ids) {
@@ -174,7 +178,7 @@ TEST(BacktraceTest, DepthLimit) {
   CallThroughLibrary(&capture);
   StringInterner strings;
   TraceRecords out;
-  recorder.Symbolize(strings, &out);
+  recorder.TakeNewStacks(strings, &out, /*final=*/true);
   ASSERT_EQ(out.call_stacks.size(), 1u);
   EXPECT_EQ(out.call_stacks[0].frame_ids.size(), 1u);
 }
@@ -199,7 +203,10 @@ TEST(StackTableTest, EqualStacksShareIds) {
   }
   const auto snapshot = table.Snapshot();
   ASSERT_EQ(snapshot.size(), 10003u);
-  EXPECT_EQ(snapshot[1], (std::vector<uintptr_t>{1, 2, 4}));
+  EXPECT_EQ(snapshot[1].pcs, (std::vector<uintptr_t>{1, 2, 4}));
+  EXPECT_TRUE(snapshot[1].python.empty());
+  EXPECT_EQ(table.Snapshot(10002).size(), 1u);  // the newest only
+  EXPECT_TRUE(table.Snapshot(10003).empty());
   EXPECT_EQ(table.refused(), 0u);
 }
 
@@ -214,6 +221,171 @@ TEST(StackTableTest, Bounds) {
   EXPECT_EQ(table.Intern(d, 1), 0u);
   EXPECT_EQ(table.refused(), 1u);
   EXPECT_EQ(table.Intern(c, 1), 2u);
+}
+
+// Proves that the Python frames are part of a stack's identity: the same native frames with other
+// Python frames (another line of the script) are another stack, and the lists come back apart.
+TEST(StackTableTest, PythonFramesAreKeyed) {
+  StackTable table(100, 8);
+  const uintptr_t pcs[] = {1, 2, 3};
+  const uint32_t line7[] = {1, 2}, line9[] = {3, 2};
+  EXPECT_EQ(table.Intern(pcs, 3, line7, 2), 1u);
+  EXPECT_EQ(table.Intern(pcs, 3, line9, 2), 2u);
+  EXPECT_EQ(table.Intern(pcs, 3), 3u);
+  EXPECT_EQ(table.Intern(pcs, 3, line7, 2), 1u);
+  // The split between native and Python frames counts too, not only the values.
+  const uintptr_t two[] = {1, 2};
+  const uint32_t three[] = {3};
+  const uint32_t python_only[] = {9};
+  EXPECT_EQ(table.Intern(two, 2, three, 1), 4u);
+  EXPECT_EQ(table.Intern(nullptr, 0, python_only, 1), 5u);  // a stack of Python frames only
+  const auto snapshot = table.Snapshot();
+  ASSERT_EQ(snapshot.size(), 5u);
+  EXPECT_EQ(snapshot[1].pcs, (std::vector<uintptr_t>{1, 2, 3}));
+  EXPECT_EQ(snapshot[1].python, (std::vector<uint32_t>{3, 2}));
+  EXPECT_TRUE(snapshot[4].pcs.empty());
+}
+
+// Proves Python frames intern by content (file, function and line all count), survive the
+// table's growth, and stop at the capacity with a count.
+TEST(PythonFrameTableTest, InternsByContent) {
+  PythonFrameTable table(5000);
+  EXPECT_EQ(table.Intern("train.py", "step", 7), 1u);
+  EXPECT_EQ(table.Intern("train.py", "step", 8), 2u);
+  EXPECT_EQ(table.Intern("train.py", "stepx", 7), 3u);
+  EXPECT_EQ(table.Intern("train.pys", "tep", 7), 4u);
+  EXPECT_EQ(table.Intern(std::string("train.py"), std::string("step"), 7), 1u);
+  for (uint32_t i = 0; i < 4000; ++i) EXPECT_EQ(table.Intern("m.py", "f", i), 5 + i);
+  EXPECT_EQ(table.Intern("m.py", "f", 1234), 5u + 1234);
+  EXPECT_EQ(table.Get(2), (PythonFrameTable::Frame{"train.py", "step", 8}));
+  EXPECT_EQ(table.Get(0), PythonFrameTable::Frame{});
+  PythonFrameTable small(1);
+  EXPECT_EQ(small.Intern("a.py", "f", 1), 1u);
+  EXPECT_EQ(small.Intern("a.py", "f", 2), 0u);
+  EXPECT_EQ(small.refused(), 1u);
+}
+
+// Proves which interpreters the reader accepts: CPython 3.9 to 3.13 with a GIL, nothing else.
+TEST(PythonFramesTest, VersionCheck) {
+  for (const char* v : {"3.9.18 (main, Jan 1 2024)", "3.10.0", "3.11.2 (main, Apr 28 2025, 14:11:48) "
+                        "[GCC 12.2.0]", "3.12.3", "3.13.1 (main)"}) {
+    EXPECT_TRUE(CheckPythonVersion(v).supported) << v;
+  }
+  EXPECT_EQ(CheckPythonVersion("3.12.3").minor, 12);
+  for (const char* v : {"3.8.10", "3.14.0", "2.7.18", "", "x.y", "3.", "3.13.0 experimental "
+                        "free-threading build (main, Oct 7 2024)"}) {
+    const PythonVersionCheck check = CheckPythonVersion(v);
+    EXPECT_FALSE(check.supported) << v;
+    EXPECT_FALSE(check.reason.empty()) << v;
+  }
+}
+
+// Proves the test program itself, which embeds no Python, gets no reader (and so pays nothing).
+TEST(PythonFramesTest, NoPythonNoReader) {
+  EXPECT_EQ(PythonFrameReader::Find(), nullptr);
+}
+
+// Proves stacks are handed over as they come: each take returns only the stacks interned since
+// the previous one, with only the frames not written before, and ids that continue.
+TEST(BacktraceTest, NewStacksAreTakenOnce) {
+  CallSiteRecorder recorder(16, OwnCode());
+  Capture capture;
+  capture.recorder = &recorder;
+  CallThroughLibrary(&capture);
+  StringInterner strings;
+  TraceRecords first;
+  recorder.TakeNewStacks(strings, &first, /*final=*/false);
+  ASSERT_EQ(first.call_stacks.size(), 1u);
+  EXPECT_EQ(first.call_stacks[0].id, 1u);
+  TraceRecords none;
+  recorder.TakeNewStacks(strings, &none, /*final=*/false);
+  EXPECT_TRUE(none.call_stacks.empty());
+  EXPECT_TRUE(none.stack_frames.empty());
+  callsite_test::Outer(&Probe, &capture);  // another call site through the same library frames
+  TraceRecords second;
+  recorder.TakeNewStacks(strings, &second, /*final=*/true);
+  ASSERT_EQ(second.call_stacks.size(), 1u);
+  EXPECT_EQ(second.call_stacks[0].id, 2u);
+  EXPECT_TRUE(second.stack_modules.empty() ||
+              second.stack_modules[0].id > first.stack_modules.size());
+  // The shared library frames were written with the first stack and are referred to by id.
+  EXPECT_EQ(second.call_stacks[0].frame_ids[0], first.call_stacks[0].frame_ids[0]);
+  EXPECT_LT(second.stack_frames.size(), second.call_stacks[0].frame_ids.size());
+  for (const StackFrame& f : second.stack_frames) EXPECT_GT(f.id, first.stack_frames.size());
+  // Final: noting has stopped.
+  EXPECT_FALSE(recorder.enabled());
+}
+
+// Proves the perf-map parser: hex with or without 0x, names with spaces, bad lines skipped, by
+// address, and the later of two symbols at one address kept.
+TEST(PerfMapTest, Parses) {
+  const auto symbols = ParsePerfMap(
+      "7f0000002000 20 julia_foo_12\n"
+      "0x7f0000001000 0x100 py::step:/home/u/train.py\n"
+      "garbage\n"
+      "7f0000003000 zz bad size\n"
+      "7f0000004000 0 empty\n"
+      "7f0000002000 40 julia_foo_13\r\n"
+      "7f0000005000 10 LazyCompile:~f a.js:3\n"
+      "7f0000006000 10");
+  ASSERT_EQ(symbols.size(), 3u);
+  EXPECT_EQ(symbols[0], (PerfMapSymbol{0x7f0000001000, 0x100, "py::step:/home/u/train.py"}));
+  EXPECT_EQ(symbols[1], (PerfMapSymbol{0x7f0000002000, 0x40, "julia_foo_13"}));
+  EXPECT_EQ(symbols[2], (PerfMapSymbol{0x7f0000005000, 0x10, "LazyCompile:~f a.js:3"}));
+}
+
+// Proves lookups: inside a symbol's range only, and lines appended after a first read are found
+// (a JIT appends as it compiles), while a line being written (no newline yet) waits.
+TEST(PerfMapTest, FindsAndFollowsAppends) {
+  const std::string path = ::testing::TempDir() + "/perf-test-" + std::to_string(getpid()) + ".map";
+  {
+    std::ofstream out(path);
+    out << "1000 100 first\n";
+  }
+  PerfMap map(path);
+  ASSERT_NE(map.Find(0x1000), nullptr);
+  EXPECT_EQ(map.Find(0x10ff)->name, "first");
+  EXPECT_EQ(map.Find(0x1100), nullptr);
+  EXPECT_EQ(map.Find(0xfff), nullptr);
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "2000 10 second\n3000 10 thi";
+  }
+  ASSERT_NE(map.Find(0x2008), nullptr);
+  EXPECT_EQ(map.Find(0x2008)->name, "second");
+  EXPECT_EQ(map.Find(0x3000), nullptr);  // incomplete line
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "rd\n";
+  }
+  ASSERT_NE(map.Find(0x3000), nullptr);
+  EXPECT_EQ(map.Find(0x3000)->name, "third");
+  std::remove(path.c_str());
+  EXPECT_EQ(PerfMap(path).Find(0x1000), nullptr);  // no file: nothing
+}
+
+// Proves the symboliser names code in no module from this process's perf map, as it would a
+// JIT's: an anonymous executable mapping listed in /tmp/perf-<pid>.map.
+TEST(PerfMapTest, SymbolizerNamesJitCode) {
+  void* code = mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(code, MAP_FAILED);
+  const auto start = reinterpret_cast<uintptr_t>(code);
+  PerfMap own;
+  {
+    std::ofstream out(own.path());
+    char line[128];
+    std::snprintf(line, sizeof line, "%lx 200 julia_step_42\n", static_cast<unsigned long>(start));
+    out << line;
+  }
+  Symbolizer symbolizer;
+  const SymbolizedFrame frame = symbolizer.Symbolize(start + 0x11);
+  EXPECT_EQ(frame.function, "julia_step_42");
+  EXPECT_EQ(frame.function_offset, 0x11u);
+  EXPECT_EQ(frame.module_path, own.path());
+  const SymbolizedFrame outside = symbolizer.Symbolize(start + 0x400);
+  EXPECT_TRUE(outside.function.empty());
+  std::remove(own.path().c_str());
+  munmap(code, 4096);
 }
 
 // Proves the blocking-call classification on names a user would expect either way.

@@ -103,8 +103,11 @@ struct FakeCallSites final : CallSiteSource {
     out->swap(noted);
     noted.clear();
   }
-  void TakeStacks(StringInterner&, TraceRecords* out) override {
-    ++stack_takes;
+  // Hands its one stack over the first time (a real source hands each new stack once).
+  std::atomic<int> final_takes{0};
+  void TakeNewStacks(StringInterner&, TraceRecords* out, bool final) override {
+    if (final) ++final_takes;
+    if (stack_takes++ > 0) return;
     out->call_stacks.push_back({.id = 7, .frame_ids = {1, 2}});
     out->stack_frames.push_back({.id = 1, .address = 0x1000});
     out->stack_frames.push_back({.id = 2, .address = 0x2000});
@@ -246,15 +249,15 @@ TEST(RecorderTest, StopWritesEverything) {
 }
 
 // Proves call stacks noted at API entry reach the API call with the same correlation id (and
-// no other), that a call with no noted stack keeps 0, and that the symbolised stacks are taken
-// once and written before the trace ends.
+// no other), that a call with no noted stack keeps 0, and that the symbolised stacks are written
+// before the trace ends, with one final take.
 TEST(RecorderTest, CallSitesJoinTheirApiCalls) {
   Fixture f("recorder-call-sites");
   f.call_sites.Note(1, 7);
   f.call_sites.Note(3, 5);  // a call never recorded (outside a capture range, say)
   f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1), Call(ApiDomain::kRuntime, 140, 150, 2)});
   f.recorder->Stop("exit");
-  EXPECT_EQ(f.call_sites.stack_takes.load(), 1);
+  EXPECT_EQ(f.call_sites.final_takes.load(), 1);
   TraceRecords all = f.ReadAll();
   ASSERT_EQ(all.api_calls.size(), 2u);
   for (const ApiCall& c : all.api_calls) {
@@ -263,6 +266,40 @@ TEST(RecorderTest, CallSitesJoinTheirApiCalls) {
   ASSERT_EQ(all.call_stacks.size(), 1u);
   EXPECT_EQ(all.call_stacks[0].frame_ids, (std::vector<uint32_t>{1, 2}));
   EXPECT_EQ(all.stack_frames.size(), 2u);
+}
+
+// Proves stacks survive a crash: while the program still runs (no run end), a call's stack is
+// already in the file, in the chunk of the call or an earlier one.
+TEST(RecorderTest, StacksAreWrittenWithTheirFirstCall) {
+  Fixture f("recorder-stacks-early", /*flush_ms=*/20);
+  f.call_sites.Note(1, 7);
+  f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1)});
+  size_t call_chunk = 0, stack_chunk = 0;
+  bool found = false;
+  for (int i = 0; i < 300 && !found; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto reader = TraceReader::Open(f.path);
+    ASSERT_TRUE(reader.has_value()) << reader.error();
+    TraceRecords chunk;
+    bool call_seen = false, stack_seen = false, run_end = false;
+    for (size_t n = 0; (*reader)->Next(&chunk); ++n) {
+      for (const ApiCall& c : chunk.api_calls) {
+        if (c.stack_id == 7 && !call_seen) call_seen = true, call_chunk = n;
+      }
+      if (!chunk.call_stacks.empty() && !stack_seen) stack_seen = true, stack_chunk = n;
+      run_end |= chunk.run_end.has_value();
+    }
+    found = call_seen;
+    if (found) {
+      EXPECT_FALSE(run_end);
+      EXPECT_TRUE(stack_seen);
+      EXPECT_LE(stack_chunk, call_chunk);
+    }
+  }
+  EXPECT_TRUE(found);
+  f.recorder->Stop("exit");
+  TraceRecords all = f.ReadAll();
+  EXPECT_EQ(all.call_stacks.size(), 1u);  // written once
 }
 
 // Proves device records are completed (PCI bus id from the driver) before they are written.

@@ -217,5 +217,16 @@ TEST(SettingsTest, Backtrace) {
   EXPECT_EQ(bad.backtrace_depth, 32u);
 }
 
+// Proves LIBPROF_PYTHON_FRAMES: on by default, 0 turns it off, and the header says which.
+TEST(SettingsTest, PythonFrames) {
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(Parse({}, &warnings).python_frames);
+  EXPECT_EQ(Parse({}, &warnings).ToMap()["LIBPROF_PYTHON_FRAMES"], "1");
+  Settings off = Parse({{"LIBPROF_PYTHON_FRAMES", "0"}}, &warnings);
+  EXPECT_FALSE(off.python_frames);
+  EXPECT_EQ(off.ToMap()["LIBPROF_PYTHON_FRAMES"], "0");
+  EXPECT_TRUE(warnings.empty());
+}
+
 }  // namespace
 }  // namespace libprof

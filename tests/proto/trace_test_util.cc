@@ -292,6 +292,13 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                                        .flags = 2});
   r.unified_memory_counters.push_back(
       {.counter_kind = static_cast<UvmCounterKind>(42), .value = 1, .start_ns = t + 2200});
+  r.call_stacks.push_back(
+      {.id = 100 + salt,
+       .frame_ids = {1},
+       .python_frames = {{.file_id = strings.Intern("/home/u/train.py"),
+                          .line = 7 + salt,
+                          .function_id = strings.Intern("step")},
+                         {.file_id = strings.Intern("<frozen runpy>"), .line = 0, .function_id = 0}}});
   return r;
 }
 

@@ -110,7 +110,12 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                 {"function_id", stack_frame::kFunctionId},
                 {"function_offset", stack_frame::kFunctionOffset}});
   ExpectFields(trace::CallStack::descriptor(),
-               {{"id", call_stack::kId}, {"frame_ids", call_stack::kFrameIds}});
+               {{"id", call_stack::kId},
+                {"frame_ids", call_stack::kFrameIds},
+                {"python_frames", call_stack::kPythonFrames}});
+  ExpectFields(trace::PythonFrame::descriptor(), {{"file_id", python_frame::kFileId},
+                                                  {"line", python_frame::kLine},
+                                                  {"function_id", python_frame::kFunctionId}});
   ExpectFields(trace::KernelShape::descriptor(),
                {{"id", kernel_shape::kId},
                 {"name_id", kernel_shape::kNameId},
