@@ -317,6 +317,8 @@ inline void Decode(const trace::UnifiedMemoryCounter& u, ListContext& ctx,
   counter->src_device_id = u.src_device_id();
   counter->dst_device_id = u.dst_device_id();
   counter->flags = u.flags();
+}
+
 inline void Decode(const trace::NvtxPayloadSchema& s, ListContext&, NvtxPayloadSchema* schema) {
   *schema = {.domain_id = s.domain_id(),
              .schema_id = s.schema_id(),

@@ -440,6 +440,9 @@ inline void Encode(const UnifiedMemoryCounter& r, Context& c, std::string* out) 
   w.Uint(f::kSrcDeviceId, r.src_device_id);
   w.Uint(f::kDstDeviceId, r.dst_device_id);
   w.Uint(f::kFlags, r.flags);
+}
+
+template <typename Context>
 inline void Encode(const NvtxPayloadSchema& r, Context&, std::string* out) {
   namespace f = wire::nvtx_payload_schema;
   Proto3Writer w(out);

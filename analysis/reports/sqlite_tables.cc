@@ -139,6 +139,16 @@ constexpr SqliteColumn kStreamColumns[] = {{"stream_id", kInt}, {"context_id", k
                                            {"device_id", kInt}, {"type", kText},
                                            {"priority", kInt},  {"correlation_id", kInt}};
 constexpr SqliteColumn kNvtxDomainColumns[] = {{"id", kInt}, {"name", kText}};
+// counter_kind is profview's word ("HtoD", "GPU page fault", ...; "unknown" for a newer kind, whose
+// number is kept in counter_kind_id); value's unit depends on the kind (trace.proto).
+constexpr SqliteColumn kUnifiedMemoryColumns[] = {
+    {"counter_kind", kText}, {"counter_kind_id", kInt}, {"value", kInt},
+    {"start_ns", kInt},      {"end_ns", kInt},          {"address", kInt},
+    {"src_device_id", kInt}, {"dst_device_id", kInt},   {"flags", kInt}};
+// A registered NVTX payload schema (its entries stay in the trace: profview decodes payloads).
+constexpr SqliteColumn kNvtxPayloadSchemaColumns[] = {
+    {"domain_id", kInt}, {"schema_id", kInt},         {"name", kText},    {"schema_type", kInt},
+    {"flags", kInt},     {"static_size_bytes", kInt}, {"is_enum", kInt}, {"entries", kInt}};
 
 // The export's own tables. strings and kernel_names are looked up by key for every row of a view:
 // WITHOUT ROWID keeps them as one b-tree on that key.
@@ -230,6 +240,8 @@ LIBPROF_SQLITE_COLUMNS(DeviceInfo, kDeviceColumns, "id")
 LIBPROF_SQLITE_COLUMNS(ContextInfo, kContextColumns, "context_id")
 LIBPROF_SQLITE_COLUMNS(StreamInfo, kStreamColumns, "context_id, stream_id")
 LIBPROF_SQLITE_COLUMNS(NvtxDomain, kNvtxDomainColumns, "id")
+LIBPROF_SQLITE_COLUMNS(UnifiedMemoryCounter, kUnifiedMemoryColumns, nullptr)
+LIBPROF_SQLITE_COLUMNS(NvtxPayloadSchema, kNvtxPayloadSchemaColumns, "domain_id, schema_id")
 #undef LIBPROF_SQLITE_COLUMNS
 
 void SqliteTable<ApiCall>::Bind(const ApiCall& r, const SqliteRowContext&, SqliteStatement* row) {
@@ -464,6 +476,31 @@ void SqliteTable<NvtxDomain>::Bind(const NvtxDomain& r, const SqliteRowContext& 
                                    SqliteStatement* row) {
   row->Uint(r.id);
   row->Text(c.String(r.name_id));
+}
+
+void SqliteTable<UnifiedMemoryCounter>::Bind(const UnifiedMemoryCounter& r,
+                                             const SqliteRowContext&, SqliteStatement* row) {
+  row->Text(ToString(r.counter_kind));
+  row->Uint(static_cast<uint32_t>(r.counter_kind));
+  row->Uint(r.value);
+  row->Uint(r.start_ns);
+  row->Uint(r.end_ns);
+  row->Uint(r.address);
+  row->Uint(r.src_device_id);
+  row->Uint(r.dst_device_id);
+  row->Uint(r.flags);
+}
+
+void SqliteTable<NvtxPayloadSchema>::Bind(const NvtxPayloadSchema& r, const SqliteRowContext& c,
+                                          SqliteStatement* row) {
+  row->Uint(r.domain_id);
+  row->Uint(r.schema_id);
+  row->Text(c.String(r.name_id));
+  row->Uint(r.schema_type);
+  row->Uint(r.flags);
+  row->Uint(r.static_size_bytes);
+  row->Bool(r.is_enum);
+  row->Uint(r.is_enum ? r.enum_values.size() : r.entries.size());
 }
 
 std::string SqliteInsertSql(std::string_view table, size_t columns, bool replace, size_t rows) {

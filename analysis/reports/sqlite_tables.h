@@ -84,6 +84,8 @@ LIBPROF_SQLITE_TABLE(DeviceInfo, "devices")
 LIBPROF_SQLITE_TABLE(ContextInfo, "contexts")
 LIBPROF_SQLITE_TABLE(StreamInfo, "streams")
 LIBPROF_SQLITE_TABLE(NvtxDomain, "nvtx_domains")
+LIBPROF_SQLITE_TABLE(UnifiedMemoryCounter, "unified_memory_counters")
+LIBPROF_SQLITE_TABLE(NvtxPayloadSchema, "nvtx_payload_schemas")
 #undef LIBPROF_SQLITE_TABLE
 // One row per frame of the stack: Bind binds the frame at `depth` (0 = innermost).
 template <>
