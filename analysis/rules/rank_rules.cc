@@ -1,5 +1,6 @@
 #include "analysis/rules/rank_rules.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "analysis/model/units.h"
@@ -26,23 +27,25 @@ std::vector<Finding> FindLateRanks(std::span<const ProcessCollectives> processes
     const CollectiveCall& call = process.calls[late.call];
     char comm[24];
     std::snprintf(comm, sizeof(comm), "%016llx", static_cast<unsigned long long>(i.comm));
-    Finding f{.rule = RuleId::kLateRank,
-              .api = i.op,
-              .file = process.path,
-              .pid = process.pid,
-              .thread_id = call.thread_id,
-              .host_start_ns = call.host_start_ns - std::min(call.host_start_ns, process.origin_ns),
-              // The others' waits, summed over ranks: time lost by the job, not by this call.
-              .host_duration_ns = i.others_wait_ns,
-              .blocked_ns = i.others_wait_ns,
-              .device_id = call.device_id,
-              .explanation = LateRankSentence(i),
-              .details = LateRankDetails{.rank = late.rank,
-                                         .communicator = comm,
-                                         .seq = i.seq,
-                                         .late_by_ns = i.late_by_ns,
-                                         .waiting_ranks =
-                                             static_cast<uint32_t>(i.members.size() - 1)}};
+    Finding f;
+    f.rule = RuleId::kLateRank;
+    f.api = i.op;
+    f.file = process.path;
+    f.pid = process.pid;
+    f.thread_id = call.thread_id;
+    f.host_start_ns = call.host_start_ns - std::min(call.host_start_ns, process.origin_ns);
+    // The others' waits, summed over ranks: time lost by the job, not by this call.
+    f.host_duration_ns = i.others_wait_ns;
+    f.blocked_ns = i.others_wait_ns;
+    f.device_id = call.device_id;
+    f.explanation = LateRankSentence(i);
+    LateRankDetails details;
+    details.rank = late.rank;
+    details.communicator = comm;
+    details.seq = i.seq;
+    details.late_by_ns = i.late_by_ns;
+    details.waiting_ranks = static_cast<uint32_t>(i.members.size() - 1);
+    f.details = std::move(details);
     out.push_back(std::move(f));
   }
   return out;
