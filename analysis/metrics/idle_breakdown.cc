@@ -210,4 +210,29 @@ DeviceIdle From(const DeviceIdle& d, const std::vector<DeviceOp>& ops, uint64_t 
   return out;
 }
 
+DeviceIdle WithoutIdleIn(const DeviceIdle& d, const std::vector<Interval>& holes) {
+  if (holes.empty()) return d;
+  DeviceIdle out = d;
+  out.pieces.clear();
+  auto hole = holes.begin();
+  for (const IdlePiece& p : d.pieces) {
+    uint64_t at = p.span.start_ns;
+    while (hole != holes.end() && hole->end_ns <= at) ++hole;
+    for (auto h = hole; h != holes.end() && h->start_ns < p.span.end_ns; ++h) {
+      if (h->start_ns > at) {
+        IdlePiece kept = p;
+        kept.span = {at, h->start_ns};
+        out.pieces.push_back(kept);
+      }
+      at = std::max(at, h->end_ns);
+    }
+    if (at < p.span.end_ns) {
+      IdlePiece kept = p;
+      kept.span = {at, p.span.end_ns};
+      out.pieces.push_back(kept);
+    }
+  }
+  return out;
+}
+
 }  // namespace libprof::analysis

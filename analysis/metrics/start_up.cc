@@ -63,8 +63,31 @@ StartUp FindStartUp(const TraceIndex& index) {
       defining.push_back({calls[i].start_ns, calls[i].end_ns});
     }
   }
-  s.end_ns = std::max(EndOfStartUp(MergeIntervals(std::move(defining)), s.first_op_ns),
-                      s.start_ns);
+  defining = MergeIntervals(std::move(defining));
+  s.end_ns = std::max(EndOfStartUp(defining, s.first_op_ns), s.start_ns);
+  std::map<std::string, uint64_t> later_by_api;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const ApiCall& c = calls[i];
+    if ((kinds[i] != StartUpWork::kModuleLoad && kinds[i] != StartUpWork::kContext) ||
+        c.end_ns <= s.end_ns) {
+      continue;
+    }
+    const size_t outer = index.Outermost(i);
+    if (outer != i && kinds[outer] != StartUpWork::kNone) continue;
+    ++s.later_load.calls;
+    later_by_api[index.ApiName(c)] += c.end_ns - std::max(c.start_ns, s.end_ns);
+  }
+  for (const Interval& piece : defining) {
+    if (piece.end_ns <= s.end_ns) continue;
+    s.later_loading.push_back({std::max(piece.start_ns, s.end_ns), piece.end_ns});
+    s.later_load.ns += s.later_loading.back().length();
+  }
+  for (const auto& [api, ns] : later_by_api) {
+    if (ns > s.later_load.top_api_ns) {
+      s.later_load.top_api = api;
+      s.later_load.top_api_ns = ns;
+    }
+  }
 
   // What start-up spent its time on.
   struct Tally {

@@ -17,7 +17,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "analysis/model/intervals.h"
 #include "analysis/model/trace_index.h"
 
 namespace libprof::analysis {
@@ -42,6 +44,11 @@ struct StartUp {
     uint64_t top_api_ns = 0;
   };
   Work module_load, context, allocation;
+  // Module loading and context creation after end_ns (lazy loading of a kernel first used
+  // later): merged intervals and their tally. Their idle GPU time is start-up's too: the GPU
+  // rules leave it out wherever it happens.
+  std::vector<Interval> later_loading;
+  Work later_load;
   uint64_t duration_ns() const { return end_ns - start_ns; }
 };
 

@@ -36,9 +36,13 @@ class GpuRules {
                                  std::min(start_up.end_ns, whole.active.end_ns))
                              .total();
       }
-      const DeviceIdle d =
+      const DeviceIdle steady =
           start_up.known ? From(whole, index_.device_ops(), start_up.end_ns) : whole;
-      if (d.active.length() == 0) continue;
+      if (steady.active.length() == 0) continue;
+      // Module loading after start-up is start-up's too: its idle time is left out here.
+      const DeviceIdle d = WithoutIdleIn(steady, start_up.later_loading);
+      start_up_idle += SumIdle(steady.pieces, steady.active.start_ns, steady.active.end_ns).total() -
+                       SumIdle(d.pieces, d.active.start_ns, d.active.end_ns).total();
       IdleGaps(d);
       LowUtilization(d);
       Breakdown(d);
@@ -122,7 +126,8 @@ class GpuRules {
     const auto& ops = index_.device_ops();
     for (size_t k = 0; k < d.gaps.size(); ++k) {
       const Interval g = d.gaps[k];
-      if (g.length() < options_.gap_threshold_ns) continue;
+      const IdleTotals causes = SumIdle(d.pieces, g.start_ns, g.end_ns);
+      if (causes.total() < options_.gap_threshold_ns) continue;
       const DeviceOp& next = ops[d.next_op[k]];
       // The operation that ended the busy period before the gap.
       const DeviceOp* prev = nullptr;
@@ -131,10 +136,9 @@ class GpuRules {
         if (ops[o].start_ns >= g.start_ns) break;
       }
       Finding f = Base(RuleId::kGpuIdleGaps, d, g.start_ns, g.length());
-      f.blocked_ns = g.length();
+      f.blocked_ns = causes.total();
       IdleGapDetails details;
       details.host_activity = HostActivity(g);
-      const IdleTotals causes = SumIdle(d.pieces, g.start_ns, g.end_ns);
       details.idle = causes;
       f.explanation =
           "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) + " from " +
@@ -172,7 +176,7 @@ class GpuRules {
   // One chunk of the steady-state span under the utilization threshold.
   struct Chunk {
     uint32_t index = 0;
-    uint64_t from = 0, to = 0, covered = 0, kernels = 0, kernel_ns = 0;
+    uint64_t from = 0, to = 0, covered = 0, idle = 0, kernels = 0, kernel_ns = 0;
   };
 
   void LowUtilization(const DeviceIdle& d) {
@@ -190,11 +194,13 @@ class GpuRules {
       c.index = k;
       c.from = start + span * k / chunks;
       c.to = start + span * (k + 1) / chunks;
-      const uint64_t length = c.to - c.from;
+      // Busy and idle time; module loading after start-up is neither (WithoutIdleIn).
       c.covered = CoveredLength(d.busy, c.from, c.to);
-      const double utilization = static_cast<double>(c.covered) / static_cast<double>(length);
+      c.idle = SumIdle(d.pieces, c.from, c.to).total();
+      if (c.idle < options_.min_wait_ns) continue;
+      const double utilization =
+          static_cast<double>(c.covered) / static_cast<double>(c.covered + c.idle);
       if (utilization >= options_.util_threshold) continue;
-      if (length - c.covered < options_.min_wait_ns) continue;
       auto first = std::lower_bound(d.ops.begin(), d.ops.end(), c.from,
                                     [&](uint32_t o, uint64_t t) { return ops[o].start_ns < t; });
       for (auto it = first; it != d.ops.end() && ops[*it].start_ns < c.to; ++it) {
@@ -213,7 +219,10 @@ class GpuRules {
       }
       Chunk run = low[i];
       run.to = low[j - 1].to;
-      for (size_t k = i + 1; k < j; ++k) run.covered += low[k].covered;
+      for (size_t k = i + 1; k < j; ++k) {
+        run.covered += low[k].covered;
+        run.idle += low[k].idle;
+      }
       LowUtilizationFinding(d, run, j - i, chunks);
       i = j;
     }
@@ -221,12 +230,13 @@ class GpuRules {
 
   void LowUtilizationFinding(const DeviceIdle& d, const Chunk& c, size_t count, uint32_t chunks) {
     const uint64_t length = c.to - c.from;
-    const uint64_t idle = length - c.covered;
+    const uint64_t idle = c.idle;
+    const uint64_t counted = c.covered + idle;  // the chunk less module loading after start-up
     const IdleTotals causes = SumIdle(d.pieces, c.from, c.to);
     Finding f = Base(RuleId::kGpuLowUtilization, d, c.from, length);
     f.blocked_ns = idle;
     LowUtilizationDetails details;
-    details.utilization = static_cast<double>(c.covered) / static_cast<double>(length);
+    details.utilization = static_cast<double>(c.covered) / static_cast<double>(counted);
     details.launch_bound_idle_ns = causes.launch_ns;
     details.idle = causes;
     details.kernels = c.kernels;
@@ -239,10 +249,10 @@ class GpuRules {
     if (c.kernels == 0 && count > 1) {
       f.explanation = gpu + " ran no kernel for " + Dur(length) + " from " +
                       Dur(f.host_start_ns) + " (" + which + " of " + std::to_string(chunks) +
-                      "), busy " + Pct(c.covered, length) + ": " + Dur(idle) + " idle, " +
+                      "), busy " + Pct(c.covered, counted) + ": " + Dur(idle) + " idle, " +
                       CauseText(d, causes, c.from, c.to);
     } else {
-      f.explanation = gpu + " was busy " + Pct(c.covered, length) + " of the " + Dur(length) +
+      f.explanation = gpu + " was busy " + Pct(c.covered, counted) + " of the " + Dur(length) +
                       " from " + Dur(f.host_start_ns) + " (" + which + " of " +
                       std::to_string(chunks) + "): " + Dur(idle) + " idle, " +
                       CauseText(d, causes, c.from, c.to);
@@ -250,6 +260,9 @@ class GpuRules {
                                       : "; " + std::to_string(c.kernels) + " kernel" +
                                             (c.kernels == 1 ? "" : "s") + " ran, mean " +
                                             Dur(c.kernel_ns / c.kernels);
+    }
+    if (counted < length) {
+      f.explanation += " (" + Dur(length - counted) + " of module loading left out, as start-up)";
     }
     out_.push_back(std::move(f));
   }
@@ -274,6 +287,8 @@ class GpuRules {
     details.allocation_ns = s.allocation.ns;
     details.allocations = s.allocation.calls;
     details.gpu_idle_ns = gpu_idle_ns;
+    details.later_module_load_ns = s.later_load.ns;
+    details.later_module_loads = s.later_load.calls;
     f.details = details;
     std::vector<std::string> parts;
     auto work = [&](const StartUp::Work& w, const char* what) {
@@ -299,6 +314,12 @@ class GpuRules {
         f.explanation += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
       }
     }
+    if (s.later_load.calls > 0) {
+      f.explanation += "; module loading after it, " + Dur(s.later_load.ns) + " (" +
+                       std::to_string(s.later_load.calls) +
+                       (s.later_load.calls == 1 ? " call, " : " calls, most in ") +
+                       s.later_load.top_api + "), counts as start-up too";
+    }
     if (gpu_idle_ns > 0) {
       f.explanation += "; the GPU rules count from its end, leaving out its " +
                        Dur(gpu_idle_ns) + " of idle GPU time";
@@ -308,9 +329,10 @@ class GpuRules {
 
   // gpu-idle-breakdown: the whole steady-state span, when idle for at least --idle-share of it.
   void Breakdown(const DeviceIdle& d) {
-    const uint64_t span = d.active.length();
     const IdleTotals causes = SumIdle(d.pieces, d.active.start_ns, d.active.end_ns);
     const uint64_t idle = causes.total();
+    // The span less module loading after start-up (WithoutIdleIn): busy plus idle time.
+    const uint64_t span = CoveredLength(d.busy, d.active.start_ns, d.active.end_ns) + idle;
     if (span == 0 || idle < options_.min_wait_ns ||
         static_cast<double>(idle) < options_.idle_share * static_cast<double>(span)) {
       return;
@@ -331,7 +353,7 @@ class GpuRules {
         launch_ns += Duration(c.start_ns, c.end_ns);
       }
     }
-    Finding f = Base(RuleId::kGpuIdleBreakdown, d, d.active.start_ns, span);
+    Finding f = Base(RuleId::kGpuIdleBreakdown, d, d.active.start_ns, d.active.length());
     f.blocked_ns = idle;
     IdleBreakdownDetails details;
     details.utilization = static_cast<double>(span - idle) / static_cast<double>(span);

@@ -133,7 +133,11 @@ struct StartUpDetails : DetailsBase {
   uint64_t module_load_ns = 0, module_loads = 0;
   uint64_t context_ns = 0;
   uint64_t allocation_ns = 0, allocations = 0;
-  uint64_t gpu_idle_ns = 0;  // device idle time inside start-up, which the GPU rules leave out
+  // Module loading after start-up's end (lazy loading of kernels first used later), which counts
+  // as start-up too.
+  uint64_t later_module_load_ns = 0, later_module_loads = 0;
+  // Device idle time inside start-up and inside later module loading: the GPU rules leave it out.
+  uint64_t gpu_idle_ns = 0;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
   template <class Out>
   void Fields(Out&& out) const {
@@ -143,6 +147,8 @@ struct StartUpDetails : DetailsBase {
     out("context_ns", context_ns, FieldUse::kMeasure);
     out("allocation_ns", allocation_ns, FieldUse::kMeasure);
     out("allocations", allocations, FieldUse::kMeasure);
+    out("later_module_load_ns", later_module_load_ns, FieldUse::kMeasure);
+    out("later_module_loads", later_module_loads, FieldUse::kMeasure);
     out("gpu_idle_ns", gpu_idle_ns, FieldUse::kMeasure);
   }
 };

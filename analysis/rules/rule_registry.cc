@@ -22,6 +22,7 @@ constexpr std::string_view kLowUtilizationFields[] = {
     "idle_other_ns"};
 constexpr std::string_view kStartUpFields[] = {"first_kernel_ns", "module_load_ns", "module_loads",
                                                "context_ns",      "allocation_ns",  "allocations",
+                                               "later_module_load_ns", "later_module_loads",
                                                "gpu_idle_ns"};
 constexpr std::string_view kBreakdownFields[] = {"utilization",  "kernels",       "idle_launch_ns",
                                                  "idle_sync_ns", "idle_other_ns", "mean_kernel_ns",
@@ -73,7 +74,8 @@ constexpr RuleInfo kRules[] = {
      DetailsIndex<IdleBreakdownDetails>(), kBreakdownFields, FindGpuFindings},
     {RuleId::kStartUp, "start-up", RuleFamily::kStartUp,
      "start-up, reported once: until the first kernel, and on while module loading and context "
-     "creation fill half the time since; the GPU rules count idle time after it",
+     "creation fill half the time since; later module loading counts too; the GPU rules leave "
+     "out its idle time",
      DetailsIndex<StartUpDetails>(), kStartUpFields, FindGpuFindings},
     {RuleId::kAllocChurn, "alloc-churn", RuleFamily::kPattern,
      ">= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous allocation) pairs of one "

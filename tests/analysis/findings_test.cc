@@ -357,6 +357,14 @@ TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
   EXPECT_EQ(chunk.idle.launch_ns + chunk.idle.other_ns, first.blocked_ns);
   // The long kernel's chunks are busy: not reported.
   for (const Finding& f : low) EXPECT_LT(f.host_start_ns, 610'000'000u);
+  // Chunks 2-26 ran no kernel: one finding, not 25.
+  std::vector<Finding> without_kernels;
+  for (const Finding& f : low) {
+    if (std::get<LowUtilizationDetails>(f.details).kernels == 0) without_kernels.push_back(f);
+  }
+  ASSERT_EQ(without_kernels.size(), 1u);
+  EXPECT_EQ(std::get<LowUtilizationDetails>(without_kernels[0].details).chunks, 25u);
+  EXPECT_NE(without_kernels[0].explanation.find("ran no kernel for"), std::string::npos);
   // A higher gap threshold hides the gap.
   FindingsOptions high;
   high.gap_threshold_ns = 700'000'000;
@@ -570,8 +578,11 @@ TEST_F(FindingsTest, StartUpIsReportedOnceAndGpuRulesCountFromItsEnd) {
   const auto& d = std::get<StartUpDetails>(start_up[0].details);
   EXPECT_EQ(d.first_kernel_ns, 56'005'000u);
   EXPECT_EQ(d.module_loads, 2u);
-  // Idle from the first copy (5.4 ms) to 86.09 ms, less the copy (10 µs) and a kernel (5 µs).
-  EXPECT_EQ(d.gpu_idle_ns, 80'690'000u - 15'000u);
+  // Idle from the first copy (5.4 ms) to 86.09 ms, less the copy (10 µs) and a kernel (5 µs),
+  // and the 2 ms of the late module load, which counts as start-up too.
+  EXPECT_EQ(d.gpu_idle_ns, 80'690'000u - 15'000u + 2'000'000u);
+  EXPECT_EQ(d.later_module_loads, 1u);
+  EXPECT_EQ(d.later_module_load_ns, 2'000'000u);
   EXPECT_NE(start_up[0].explanation.find("module loading 79.96 ms (2 calls, most in "
                                          "cuLibraryLoadData"),
             std::string::npos)
@@ -582,17 +593,12 @@ TEST_F(FindingsTest, StartUpIsReportedOnceAndGpuRulesCountFromItsEnd) {
     }
   }
   EXPECT_TRUE(Of(all, "gpu-idle-breakdown").empty());  // the steady state is 90% busy
-  std::vector<Finding> without_kernels;
+  // The late load's 2 ms of idle GPU time are start-up's: what is left around it (about 0.5 ms
+  // of each neighbouring chunk) is counted, the load is not.
   for (const Finding& f : Of(all, "gpu-low-utilization")) {
-    if (std::get<LowUtilizationDetails>(f.details).kernels == 0) without_kernels.push_back(f);
+    EXPECT_LT(f.blocked_ns, 1'000'000u) << f.explanation;
+    EXPECT_EQ(f.explanation.find("cuModuleLoadData"), std::string::npos) << f.explanation;
   }
-  ASSERT_EQ(without_kernels.size(), 1u);
-  const Finding& run = without_kernels[0];
-  EXPECT_EQ(std::get<LowUtilizationDetails>(run.details).chunks, 2u);
-  EXPECT_LE(run.host_start_ns, 102'000'000u + 1'000'000u);
-  EXPECT_GE(run.host_start_ns + run.host_duration_ns, 104'000'000u - 1'000'000u);
-  EXPECT_NE(run.explanation.find("ran no kernel for"), std::string::npos) << run.explanation;
-  EXPECT_NE(run.explanation.find("most in cuModuleLoadData"), std::string::npos);
 }
 
 // The first screen: start-up one line, then host time and GPU idle time each under its own
