@@ -41,17 +41,31 @@ class ProcessRenderer {
       : trace_(trace),
         options_(options),
         prefix_("p" + std::to_string(number)),
-        // Before index_: the rules build their own index, which is gone before ours is built.
-        findings_(FindFindings(trace, options.findings)),
         summary_(Summarize(trace, SummaryOptions{.raw = options.raw})),
         index_(trace),
         streams_(index_),
+        findings_(FindFindings(trace, index_, streams_, options.findings)),
         timeline_(index_, streams_, findings_, options.raw) {
     scale_ = {.t0_ns = trace.start_ns(),
               .t1_ns = std::max(trace.end_ns(), trace.start_ns() + 1),
               .origin_ns = trace.origin_ns,
               .x0 = kPlotX0,
               .width = kPlotWidth};
+    // Programs often spend most of a short trace starting up: then the span where the GPU ran
+    // work gets its own picture, at a scale where its slices can be told apart.
+    const std::vector<DeviceOp>& ops = index_.device_ops();
+    if (!ops.empty()) {
+      uint64_t first = ops.front().start_ns, last = 0;
+      for (const DeviceOp& op : ops) last = std::max(last, op.end_ns);
+      const uint64_t margin = (last - first) / 20 + 1;
+      TimeScale active = scale_;
+      active.t0_ns = std::max(scale_.t0_ns, first > margin ? first - margin : 0);
+      active.t1_ns = std::min(scale_.t1_ns, last + margin);
+      if (active.t1_ns > active.t0_ns &&
+          (active.t1_ns - active.t0_ns) * 2 < scale_.t1_ns - scale_.t0_ns) {
+        active_ = active;
+      }
+    }
   }
 
   HtmlProcessPart Render(const std::string& title) {
@@ -134,6 +148,18 @@ class ProcessRenderer {
       return HtmlSection(Id("findings"), "Top findings", body);
     }
     groups_ = GroupFindings(findings_);
+    // The groups that get a detail view: the first ones (among those listed) whose window is a
+    // close-up (at most 40% of the closest picture above it), not that picture again (a finding about the whole active span, or a
+    // pattern over many calls, is already the whole-trace picture).
+    for (size_t i = 0; i < groups_.size() && i < options_.top_findings &&
+                       detailed_.size() < options_.detail_views;
+         ++i) {
+      const auto window = DetailWindow(groups_[i].worst);
+      const TimeScale& widest = active_ ? *active_ : scale_;  // the closest picture drawn
+      if (window && (window->second - window->first) * 5 <= (widest.t1_ns - widest.t0_ns) * 2) {
+        detailed_.push_back(i);
+      }
+    }
     std::vector<FindingGroup> top(groups_.begin(),
                                   groups_.begin() + std::min(groups_.size(), options_.top_findings));
     body += "<p>" + HtmlEscape(FindingsHeadline(findings_, context)) + "</p>";
@@ -145,7 +171,7 @@ class ProcessRenderer {
               HtmlEscape(RuleName(f.rule)) + "</span>: " + HtmlEscape(f.explanation);
       if (top[i].count > 1) body += " (the longest of " + std::to_string(top[i].count) + ")";
       body += ".";
-      if (i < options_.detail_views && DetailWindow(f)) {
+      if (std::find(detailed_.begin(), detailed_.end(), i) != detailed_.end()) {
         body += " <a href=\"#" + Id("detail-") + std::to_string(i + 1) + "\">timeline around it</a>";
       }
       if (!f.nvtx.empty()) {
@@ -205,28 +231,16 @@ class ProcessRenderer {
                         ? " (the " + std::to_string(kOverviewMarks) + " that lost most time)"
                         : "") +
         ". Hover over a slice for its name, duration and start.");
-    // Programs often spend most of a short trace starting up: then the span where the GPU ran
-    // work gets its own picture, at a scale where its slices can be told apart.
-    const std::vector<DeviceOp>& ops = index_.device_ops();
-    if (!ops.empty()) {
-      uint64_t first = ops.front().start_ns, last = 0;
-      for (const DeviceOp& op : ops) last = std::max(last, op.end_ns);
-      const uint64_t margin = (last - first) / 20 + 1;
-      TimeScale active = scale_;
-      active.t0_ns = std::max(scale_.t0_ns, first > margin ? first - margin : 0);
-      active.t1_ns = std::min(scale_.t1_ns, last + margin);
-      if (active.t1_ns > active.t0_ns &&
-          (active.t1_ns - active.t0_ns) * 2 < scale_.t1_ns - scale_.t0_ns) {
-        body += "<h3>Where the GPU ran work: " + Dur(active.t0_ns - trace_.origin_ns) + " to " +
-                Dur(active.t1_ns - trace_.origin_ns) + "</h3>";
-        body += "<div class=\"figure\">" +
-                timeline_.Svg(active, {.id = Id("active-svg"),
+    if (active_) {
+      body += "<h3>Where the GPU ran work: " + Dur(active_->t0_ns - trace_.origin_ns) + " to " +
+              Dur(active_->t1_ns - trace_.origin_ns) + "</h3>";
+      body += "<div class=\"figure\">" +
+              timeline_.Svg(*active_, {.id = Id("active-svg"),
                                        .max_marks = kOverviewMarks,
                                        .highlight_start_ns = 0,
                                        .highlight_end_ns = 0,
                                        .highlight_label = ""}) +
-                "</div>";
-      }
+              "</div>";
     }
     return HtmlSection(Id("timeline"), "Timeline", body);
   }
@@ -234,10 +248,9 @@ class ProcessRenderer {
   std::string Details() const {
     std::string body;
     size_t shown = 0;
-    for (size_t i = 0; i < groups_.size() && i < options_.detail_views; ++i) {
+    for (size_t i : detailed_) {
       const Finding& f = groups_[i].worst;
       const auto window = DetailWindow(f);
-      if (!window) continue;
       TimeScale scale = scale_;
       scale.t0_ns = window->first;
       scale.t1_ns = std::max(window->second, window->first + 1);
@@ -370,13 +383,15 @@ class ProcessRenderer {
   const ProcessTrace& trace_;
   const HtmlReportOptions& options_;
   const std::string prefix_;
-  const std::vector<Finding> findings_;
   const Summary summary_;
   const TraceIndex index_;
   const StreamModel streams_;
+  const std::vector<Finding> findings_;  // over index_ and streams_, built once for all
   const HtmlTimeline timeline_;
   TimeScale scale_;
+  std::optional<TimeScale> active_;  // the span where the GPU ran work, when it is short
   std::vector<FindingGroup> groups_;  // set by Findings()
+  std::vector<size_t> detailed_;      // the groups with a detail view, set by Findings()
 };
 
 }  // namespace

@@ -431,6 +431,11 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options) {
   const TraceIndex index(trace);
   const StreamModel model(index);
+  return FindFindings(trace, index, model, options);
+}
+
+std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& index,
+                                  const StreamModel& model, const FindingsOptions& options) {
   std::vector<Finding> out;
   RunRulePasses({trace, index, model, options}, &out);
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {

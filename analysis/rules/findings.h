@@ -95,6 +95,10 @@ inline constexpr size_t kMaxBlamed = 16;
 // Every finding of one process, ordered by time: the registered passes (rule_registry.h), run
 // over one TraceIndex and StreamModel.
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options);
+// The same over an index and stream model already built for `trace` (the HTML report reuses
+// them for its pictures).
+std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& index,
+                                  const StreamModel& model, const FindingsOptions& options);
 
 // The pass of the host rules blocked-on-prior-work, sync-api, implicit-sync,
 // pageable-async-memcpy, sync-memcpy and sync-memset: one pass, because a call's own cost is its
