@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "analysis/process_loop.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
@@ -29,27 +30,6 @@ std::expected<std::vector<ProcessTrace>, std::string> Load(const CommandOptions&
   auto loaded = LoadTraces(options.files, warnings);
   if (!loaded) return std::unexpected(loaded.error());
   return ApplyFilters(std::move(*loaded), options.filters);
-}
-
-// For the analyses that look at one process at a time: loads the traces one file at a time,
-// filters them and hands each process to `analyse` before the next file is read, so that memory
-// holds one file's records rather than all of them (64 traces of 1M records: bench/README.md).
-template <typename Analyse>
-std::expected<void, std::string> ForEachProcess(const CommandOptions& options,
-                                                std::vector<std::string>* warnings,
-                                                Analyse analyse) {
-  if (options.files.empty()) return std::unexpected("no trace file given");
-  auto files = ExpandTraceInputs(options.files);
-  if (!files) return std::unexpected(files.error());
-  FilterMatches matches;
-  for (const std::string& path : *files) {
-    auto loaded = LoadTraceFile(path, warnings);
-    if (!loaded) return std::unexpected(loaded.error());
-    auto kept = FilterProcesses(std::move(*loaded), options.filters, &matches);
-    if (!kept) return std::unexpected(kept.error());
-    for (const ProcessTrace& t : *kept) analyse(t);
-  }
-  return CheckFilterMatches(options.filters, matches);
 }
 
 // The whole traces into a database: selecting and filtering is then SQL's job, so the filters
@@ -158,7 +138,7 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   FindingsReportContext context{.all = options.all,
                                 .thresholds = options.thresholds,
                                 .terminal_width = options.terminal_width};
-  auto done = ForEachProcess(options, warnings, [&](const ProcessTrace& t) {
+  auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
     std::vector<Finding> part = FindFindings(t, options.thresholds);
     findings.insert(findings.end(), part.begin(), part.end());
     context.trace_ns += t.window_ns();
@@ -208,7 +188,7 @@ std::expected<std::string, std::string> RunTrace(const CommandOptions& options,
 std::expected<std::string, std::string> RunStreams(const CommandOptions& options,
                                                    std::vector<std::string>* warnings) {
   std::vector<StreamsReport> reports;
-  auto done = ForEachProcess(options, warnings,
+  auto done = ForEachProcess(options.files, options.filters, warnings,
                              [&](const ProcessTrace& t) { reports.push_back(AnalyzeStreams(t)); });
   if (!done) return std::unexpected(done.error());
   switch (options.format) {
@@ -225,7 +205,7 @@ std::expected<std::string, std::string> RunStreams(const CommandOptions& options
 std::expected<std::string, std::string> RunMemory(const CommandOptions& options,
                                                   std::vector<std::string>* warnings) {
   std::vector<MemoryReport> reports;
-  auto done = ForEachProcess(options, warnings,
+  auto done = ForEachProcess(options.files, options.filters, warnings,
                              [&](const ProcessTrace& t) { reports.push_back(AnalyzeMemory(t)); });
   if (!done) return std::unexpected(done.error());
   switch (options.format) {

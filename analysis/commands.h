@@ -112,4 +112,43 @@ struct MergeCommandOptions {
 std::expected<std::string, std::string> RunMerge(const MergeCommandOptions& options,
                                                  std::vector<std::string>* warnings);
 
+// `profview diff BASE NEW` (compare_commands.cc): two runs compared (analysis/metrics/run_diff.h)
+// from their streamed summaries, per iteration when both repeat an NVTX range, and their
+// findings (rules/findings_diff.h). Errors (exit 2 in profview): a missing or unreadable input,
+// another schema version, an --nvtx range one run lacks, two runs with no name in common.
+struct DiffCommandOptions {
+  std::vector<std::string> base, next;  // each: trace files and directories of one run
+  std::string nvtx;       // the iteration range ("name" or "domain:name"); "" = most repeated
+  bool per_run = false;   // compare whole runs even when they repeat a range
+  double threshold = 0.05;  // DiffOptions::threshold
+  double min_share = 0.001;  // DiffOptions::min_share
+  bool findings = true;   // also compare findings (loads each file whole: not streamed yet)
+  FindingsOptions thresholds;
+  OutputFormat format = OutputFormat::kTable;
+  size_t terminal_width = 120;
+};
+std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& options,
+                                                std::vector<std::string>* warnings);
+
+// `profview check` (compare_commands.cc): assertions on one run (analysis/rules/run_checks.h),
+// from flags and/or a TOML file (check_config.h). `passed` false: an assertion failed (exit 1);
+// an error (exit 2): bad input or an assertion that cannot be evaluated. With `junit`, JUnit XML
+// is written there too (replaced atomically).
+struct CheckCommandOptions {
+  std::vector<std::string> files;
+  std::vector<std::string> max, min, max_regression;  // run_checks.h's assertion texts
+  std::vector<std::string> baseline;                  // for --max-regression
+  std::string config;                                 // a TOML file (check_config.h)
+  std::string nvtx;  // the iteration range for /step and regressions ("" = most repeated)
+  FindingsOptions thresholds;
+  std::string junit;
+  size_t terminal_width = 120;
+};
+struct CheckCommandResult {
+  std::string text;
+  bool passed = false;
+};
+std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOptions& options,
+                                                        std::vector<std::string>* warnings);
+
 }  // namespace libprof::analysis

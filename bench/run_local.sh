@@ -4,6 +4,9 @@
 # and nothing else), on synthetic training-loop traces of 1M and 10M records (and, with --many,
 # 64 files of 1M records analysed together). Needs no GPU. Prints Markdown tables.
 #
+# Also `profview diff` of two traces of the same simulated program (seeds 1 and 2) against the
+# floor of reading both, at 1M and 10M records each.
+#
 # usage: bench/run_local.sh [--rounds N] [--large-findings-rounds N] [--many] [BUILD_DIR]
 #   BUILD_DIR                  default <repo>/build-bench (configured Release if it is not yet)
 #   --rounds N                 rounds of every measurement (default 3): median [min-max]
@@ -62,6 +65,9 @@ value() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 echo "generating traces in $tmp ..." >&2
 "$gen" --records 1000000 -o "$tmp/1m.pb" >/dev/null
 "$gen" --records 10000000 -o "$tmp/10m.pb" >/dev/null
+# The other run of each diff: the same program, another seed (other durations and order).
+"$gen" --records 1000000 --seed 2 -o "$tmp/1m-b.pb" >/dev/null
+"$gen" --records 10000000 --seed 2 -o "$tmp/10m-b.pb" >/dev/null
 if ((many)); then
   for i in $(seq 0 63); do
     "$gen" --records 1000000 --seed $((i + 1)) --pid $((20000 + i)) -o "$tmp/many-$i.pb" >/dev/null
@@ -142,6 +148,15 @@ run_set 10m "$rounds" "$large_findings_rounds" "$tmp/10m.pb"
 if ((many)); then
   run_set 64x1m 1 1 "$tmp"/many-*.pb
 fi
+# diff: per iteration (both traces repeat the NVTX range "iteration"), without the findings,
+# which load each trace whole (they do not stream yet); the floor reads both files.
+for set in 1m 10m; do
+  for ((r = 1; r <= rounds; r++)); do
+    echo "  diff $set: round $r of $rounds" >&2
+    measure "diff$set.floor" "$floor" "$tmp/$set.pb" "$tmp/$set-b.pb"
+    measure "diff$set.diff" "$profview" diff --no-findings --format json "$tmp/$set.pb" "$tmp/$set-b.pb"
+  done
+done
 
 # ---- table -------------------------------------------------------------------------------------
 # seconds "median min max" -> "0.65 [0.63-0.70]"; mib "median ..." (KiB) -> "197"; ratio A B ->
@@ -179,4 +194,24 @@ for set in 1m 10m 64x1m; do
        "| $(mib ${fl_m%% *}) / $(mib ${su_m%% *}) / $(mib ${fi_m%% *})" \
        "| $(number "${su_m%% *}" && awk -v k="${su_m%% *}" -v b="$bytes" \
               'BEGIN {printf "%.1fx", k * 1024 / b}') |"
+done
+
+echo
+echo "| diff of | records (both) | files MiB | read floor of both s | diff s (x floor)" \
+     "| peak RSS MiB: floor / diff | diff RSS / files |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for set in 1m 10m; do
+  files=("$tmp/$set.pb" "$tmp/$set-b.pb")
+  bytes=$(cat "${files[@]}" | wc -c)
+  records=$(value records "$("$floor" "${files[@]}")")
+  read -r fl_t fl_a fl_b <<<"$(summarize "diff$set.floor" 2)"
+  read -r di_t di_a di_b <<<"$(summarize "diff$set.diff" 2)"
+  fl_m=$(summarize "diff$set.floor" 3)
+  di_m=$(summarize "diff$set.diff" 3)
+  echo "| 2 x $set | $records | $(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}')" \
+       "| $(seconds $fl_t $fl_a $fl_b)" \
+       "| $(seconds $di_t $di_a $di_b)$(ratio "$di_t" "$fl_t")" \
+       "| $(mib ${fl_m%% *}) / $(mib ${di_m%% *})" \
+       "| $(number "${di_m%% *}" && awk -v k="${di_m%% *}" -v b="$bytes" \
+              'BEGIN {printf "%.2fx", k * 1024 / b}') |"
 done

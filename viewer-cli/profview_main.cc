@@ -15,8 +15,10 @@
 
 namespace {
 
+using libprof::analysis::CheckCommandOptions;
 using libprof::analysis::CombineCommandOptions;
 using libprof::analysis::CommandOptions;
+using libprof::analysis::DiffCommandOptions;
 using libprof::analysis::ExportCommandOptions;
 using libprof::analysis::FindingsCommandOptions;
 using libprof::analysis::MergeCommandOptions;
@@ -27,6 +29,7 @@ using libprof::analysis::SummaryCommandOptions;
 
 constexpr int kBadInput = 1;
 constexpr int kBadUsage = 2;
+constexpr int kCheckFailed = 1;  // profview check: an assertion does not hold
 
 // Flags shared by every subcommand, bound to `options`; --from/--to arrive as text.
 struct CommonFlags {
@@ -246,6 +249,56 @@ constexpr const char* kMergeHelp =
     "bounded by one chunk). A directory stands for the *.pb files in it, by name; an input is "
     "never overwritten.";
 
+constexpr const char* kDiffHelp =
+    "Compare two runs: what got slower, and why. BASE and NEW are each a trace file or a "
+    "directory of per-process traces (or give several with --base/--new); processes are paired "
+    "by rank when every trace carries one, else by order. Compares the wall, CUDA API and GPU "
+    "busy time, every API call, GPU operation (kernels, copies by kind and direction, memsets) "
+    "and NVTX range by name (calls, total and mean time, bytes, bandwidth) and the findings, "
+    "biggest changes first. When both runs repeat an NVTX range (a training step) the figures "
+    "are per iteration, inside that range, so that a run with more steps is not slower.";
+
+constexpr const char* kDiffDefinitions =
+    "Definitions:\n"
+    "  Iteration range: --nvtx NAME, else the top-level NVTX range (outermost on its thread) "
+    "with the most instances in BASE that both runs repeat at least twice; --per-run compares "
+    "whole runs. Per iteration: only activity inside the range counts, and totals are divided "
+    "by the instances per process.\n"
+    "  Noise: a change is significant when |new - base| > max(threshold x base, the spread of "
+    "either run), and for a row's total or a finding's time lost at least --min-share of the "
+    "base wall time (per iteration: of the time in the range). Spread of a row's total: the std of its calls x sqrt(calls per iteration, or "
+    "per run); of a mean per call: the std of the calls; of the iteration: the interquartile "
+    "range of its durations (the other overall figures: that range relative to the median). "
+    "Verdict: slower/faster (significant), ~ (within noise), new/gone (in one run only).\n"
+    "  Findings are matched by rule, API (or device), first blamed work, detail and call site; "
+    "their change is in time lost.\n"
+    "  Exit code: 0 when compared (whatever changed), 2 for unusable input.";
+
+constexpr const char* kCheckHelp =
+    "Assertions on one run, for CI: --max/--min METRIC=VALUE and --max-regression [METRIC=]PCT "
+    "against --baseline, from flags or a TOML file (--config). Prints each assertion with its "
+    "measured value; exit 0 when all hold, 1 when any fails, 2 for a usage or input error. "
+    "--junit FILE writes JUnit XML (one test per assertion).";
+
+constexpr const char* kCheckDefinitions =
+    "Metrics:\n"
+    "  a rule id (see profview findings --help): its findings, as a count (0, 3), time lost "
+    "(2ms) or share of the wall time (1%).\n"
+    "  wall, host-api, gpu-busy: the wall time, CUDA API time, GPU busy time (a duration; "
+    "host-api and gpu-busy also a % of the wall time). iteration: the median iteration.\n"
+    "  KIND:NAME[:STAT]: summary rows. KIND api, kernel, memcpy, memset, graph, nvtx; STAT calls, "
+    "total (default), mean, min, max, std, bytes, bandwidth (GB/s), gpu (nvtx). Kernels match "
+    "by full or function name (nrm2_kernel), copies/memsets by part of their name "
+    "(memcpy:pageable); several matching rows count together.\n"
+    "  /step after a value: per iteration of the NVTX range (--nvtx, else the most repeated "
+    "top-level range), counting only activity inside it.\n"
+    "  --max-regression [METRIC=]PCT: the change from --baseline, per iteration when both runs "
+    "repeat the range (as profview diff); fails when the metric grew by more than PCT and beyond "
+    "the runs' own spread. Default metric: iteration, else wall.\n"
+    "Config (TOML): nvtx = \"step\", baseline = \"path\" (relative to the file), "
+    "max-regression = \"5%\" or a [max-regression] table, [max] and [min] tables of "
+    "METRIC = VALUE.";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -436,6 +489,85 @@ int main(int argc, char** argv) {
                       "merge the complete chunks of a file cut short (a crashed process) "
                       "instead of refusing it");
 
+  DiffCommandOptions diff;
+  std::string diff_format = "table";
+  std::string diff_threshold = "5%";
+  std::string diff_min_share = "0.1%";
+  std::string diff_min_wait = "20us";
+  bool diff_no_findings = false;
+  bool diff_wide = false;
+  std::vector<std::string> diff_runs;
+  CLI::App* diff_cmd = app.add_subcommand("diff", kDiffHelp);
+  diff_cmd->footer(kDiffDefinitions);
+  diff_cmd->add_option("runs", diff_runs, "BASE NEW: a trace file or directory for each run")
+      ->expected(0, 2)
+      ->type_name("BASE NEW");
+  diff_cmd->add_option("--base", diff.base, "a trace file or directory of the base run (repeat)")
+      ->type_name("TRACE");
+  diff_cmd->add_option("--new", diff.next, "a trace file or directory of the new run (repeat)")
+      ->type_name("TRACE");
+  diff_cmd->add_option("--format", diff_format, "output format: table (default), csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  diff_cmd
+      ->add_option("--nvtx", diff.nvtx,
+                   "the NVTX range that is one iteration (\"name\" or \"domain:name\"); default: "
+                   "the most repeated top-level range both runs have")
+      ->type_name("NAME");
+  diff_cmd->add_flag("--wide", diff_wide,
+                     "tables as wide as their content, with full kernel and API names");
+  diff_cmd->add_flag("--per-run", diff.per_run,
+                     "compare whole runs even when they repeat an NVTX range");
+  diff_cmd
+      ->add_option("--threshold", diff_threshold,
+                   "changes below this share of the base figure are noise (default 5%)")
+      ->type_name("PERCENT");
+  diff_cmd
+      ->add_option("--min-share", diff_min_share,
+                   "changes of a row's total below this share of the base wall time (per "
+                   "iteration: time in the range) are noise (default 0.1%)")
+      ->type_name("PERCENT");
+  diff_cmd->add_flag("--no-findings", diff_no_findings,
+                     "do not compare findings (they load each trace whole; the rest streams)");
+  diff_cmd
+      ->add_option("--min-wait", diff_min_wait,
+                   "findings: waits and synchronous costs of at least this long (default 20us)")
+      ->type_name("TIME");
+
+  CheckCommandOptions check;
+  std::string check_min_wait = "20us";
+  CLI::App* check_cmd = app.add_subcommand("check", kCheckHelp);
+  check_cmd->footer(kCheckDefinitions);
+  check_cmd->add_option("traces", check.files, "the run: trace files or directories")
+      ->required()
+      ->type_name("TRACE");
+  check_cmd->add_option("--max", check.max, "METRIC=VALUE that must not be exceeded (repeat)")
+      ->allow_extra_args(false)
+      ->type_name("METRIC=VALUE");
+  check_cmd->add_option("--min", check.min, "METRIC=VALUE that must be reached (repeat)")
+      ->allow_extra_args(false)
+      ->type_name("METRIC=VALUE");
+  check_cmd
+      ->add_option("--max-regression", check.max_regression,
+                   "[METRIC=]PCT: largest growth allowed from the baseline (repeat)")
+      ->allow_extra_args(false)
+      ->type_name("[METRIC=]PCT");
+  check_cmd->add_option("--baseline", check.baseline,
+                        "trace file or directory of the run to compare with (repeat)")
+      ->allow_extra_args(false)
+      ->type_name("TRACE");
+  check_cmd->add_option("--config", check.config, "a TOML file of assertions")
+      ->type_name("FILE");
+  check_cmd
+      ->add_option("--nvtx", check.nvtx,
+                   "the NVTX range that is one iteration, for /step and regressions")
+      ->type_name("NAME");
+  check_cmd->add_option("--junit", check.junit, "also write JUnit XML to FILE")
+      ->type_name("FILE");
+  check_cmd
+      ->add_option("--min-wait", check_min_wait,
+                   "findings: waits and synchronous costs of at least this long (default 20us)")
+      ->type_name("TIME");
+
   // Ctrl-C during an export leaves no temporary file behind.
   libprof::analysis::RemoveOutputTemporariesOnSignal();
   try {
@@ -450,6 +582,74 @@ int main(int argc, char** argv) {
     std::vector<std::string> warnings;
     std::expected<std::string, std::string> result;
     std::string error;
+    if (check_cmd->parsed()) {
+      auto min_wait_ns = libprof::analysis::ParseDuration(check_min_wait);
+      if (!min_wait_ns) {
+        std::cerr << "profview: --min-wait: " << min_wait_ns.error() << "\n";
+        return kBadUsage;
+      }
+      check.thresholds.min_wait_ns = *min_wait_ns;
+      check.terminal_width = libprof::analysis::TerminalWidth();
+      auto checked = libprof::analysis::RunCheck(check, &warnings);
+      for (const std::string& w : warnings) std::cerr << "profview: warning: " << w << "\n";
+      if (!checked) {
+        std::cerr << "profview: " << checked.error() << "\n";
+        return kBadUsage;
+      }
+      std::cout << checked->text;
+      std::cout.flush();
+      if (!std::cout) return kBadUsage;
+      return checked->passed ? 0 : kCheckFailed;
+    }
+    if (diff_cmd->parsed()) {
+      // Errors of diff (and check) exit 2, as a CI step expects: 1 is kept for "it got worse".
+      if (!diff_runs.empty()) {
+        if (diff_runs.size() != 2 || !diff.base.empty() || !diff.next.empty()) {
+          std::cerr << "profview: diff takes BASE NEW, or --base and --new (see profview diff "
+                       "--help)\n";
+          return kBadUsage;
+        }
+        diff.base = {diff_runs[0]};
+        diff.next = {diff_runs[1]};
+      }
+      if (diff.base.empty() || diff.next.empty()) {
+        std::cerr << "profview: diff needs a base and a new run (BASE NEW, or --base and --new)\n";
+        return kBadUsage;
+      }
+      auto threshold = libprof::analysis::ParsePercent(diff_threshold);
+      if (!threshold) {
+        std::cerr << "profview: --threshold: " << threshold.error() << "\n";
+        return kBadUsage;
+      }
+      auto min_wait_ns = libprof::analysis::ParseDuration(diff_min_wait);
+      if (!min_wait_ns) {
+        std::cerr << "profview: --min-wait: " << min_wait_ns.error() << "\n";
+        return kBadUsage;
+      }
+      auto min_share = libprof::analysis::ParsePercent(diff_min_share);
+      if (!min_share) {
+        std::cerr << "profview: --min-share: " << min_share.error() << "\n";
+        return kBadUsage;
+      }
+      diff.threshold = *threshold;
+      diff.min_share = *min_share;
+      diff.thresholds.min_wait_ns = *min_wait_ns;
+      diff.findings = !diff_no_findings;
+      diff.format = diff_format == "csv"    ? OutputFormat::kCsv
+                    : diff_format == "json" ? OutputFormat::kJson
+                                            : OutputFormat::kTable;
+      diff.terminal_width = diff_wide ? libprof::analysis::kUnlimitedWidth
+                                      : libprof::analysis::TerminalWidth();
+      auto diffed = libprof::analysis::RunDiff(diff, &warnings);
+      for (const std::string& w : warnings) std::cerr << "profview: warning: " << w << "\n";
+      if (!diffed) {
+        std::cerr << "profview: " << diffed.error() << "\n";
+        return kBadUsage;
+      }
+      std::cout << *diffed;
+      std::cout.flush();
+      return std::cout ? 0 : kBadUsage;
+    }
     if (summary_cmd->parsed()) {
       if (!Finish(summary_flags, &summary, &error)) {
         std::cerr << "profview: " << error << "\n";

@@ -123,4 +123,26 @@ std::expected<uint64_t, std::string> ParseDuration(std::string_view text) {
   return static_cast<uint64_t>(std::llround(ns));
 }
 
+std::string FormatSignedPercent(double fraction) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%+.2f%%", fraction * 100.0);
+  return buffer;
+}
+
+std::expected<double, std::string> ParsePercent(std::string_view text) {
+  const std::string original(text);
+  if (text.ends_with('%')) text.remove_suffix(1);
+  size_t digits = 0;
+  bool seen_dot = false;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
+                                  (text[digits] == '.' && !seen_dot))) {
+    seen_dot |= text[digits] == '.';
+    ++digits;
+  }
+  if (digits == 0 || digits != text.size() || (digits == 1 && text[0] == '.')) {
+    return std::unexpected("'" + original + "' is not a percentage (e.g. 5%, 0.5%)");
+  }
+  return std::stod(std::string(text)) / 100.0;
+}
+
 }  // namespace libprof::analysis

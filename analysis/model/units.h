@@ -38,4 +38,10 @@ std::string FormatPercent(double part, double total);
 // Parses "1500" (ns), "250ns", "20us", "20µs", "1.5ms", "2s". Errors name the bad text.
 std::expected<uint64_t, std::string> ParseDuration(std::string_view text);
 
+// "+12.50%", "-99.88%": a relative change (0.125) as a signed percentage, two decimals.
+std::string FormatSignedPercent(double fraction);
+
+// Parses "5%", "0.5%" or "5" (percent either way) into a fraction (0.05). Errors name the text.
+std::expected<double, std::string> ParsePercent(std::string_view text);
+
 }  // namespace libprof::analysis

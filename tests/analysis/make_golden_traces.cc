@@ -42,6 +42,38 @@ int main(int argc, char** argv) {
     for (size_t i = corrupt.size() / 2; i < corrupt.size() / 2 + 64; ++i) corrupt[i] = '\xff';
     std::ofstream(dir + "/corrupt.pb", std::ios::binary).write(corrupt.data(), corrupt.size());
   }
+  // profview diff and check: a training loop at two lengths, and with a blocking read-back.
+  t::TrainingStepsScenario(10, false).Write(dir + "/steps_10.pb");
+  t::TrainingStepsScenario(20, false).Write(dir + "/steps_20.pb");
+  t::TrainingStepsScenario(10, true).Write(dir + "/steps_10_readback.pb");
+  // Another program: no API, kernel or range name in common with the others.
+  {
+    t::TraceBuilder other(6060);
+    other.Api("cuInit", 1, 2);
+    other.Api("cuDeviceGet", 3, 4);
+    other.SetEnd(10);
+    other.Write(dir + "/other_program.pb");
+  }
+  // Rank 0 of the job whose rank 1 is nrm2_b.pb: diff pairs processes by rank.
+  {
+    t::TraceBuilder rank0 = t::Nrm2Scenario();
+    rank0.header().rank = 0;
+    rank0.header().rank_source = "RANK";
+    rank0.Write(dir + "/nrm2_rank0.pb");
+  }
+  {
+    // A trace of a schema this profview does not read: the header's schema_version (field 2,
+    // varint 1: the bytes 0x10 0x01, the first such pair of the file) set to 99.
+    std::ifstream in(dir + "/nrm2.pb", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = bytes.find("\x10\x01");
+    if (at == std::string::npos || at > 64) {
+      std::cerr << "make_golden_traces: no schema version in nrm2.pb's header\n";
+      return 1;
+    }
+    bytes[at + 1] = 99;
+    std::ofstream(dir + "/future_schema.pb", std::ios::binary).write(bytes.data(), bytes.size());
+  }
   std::ofstream(dir + "/not_a_trace.pb") << "hello, this is not a trace\n";
   return 0;
 }

@@ -360,6 +360,29 @@ TraceBuilder CallSitesScenario() {
   return b;
 }
 
+TraceBuilder TrainingStepsScenario(int steps, bool blocking_readback, uint32_t pid) {
+  TraceBuilder b(pid);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  const uint32_t t = 1;
+  b.Api("cudaMalloc", 10, 90, t);
+  for (int i = 0; i < steps; ++i) {
+    const double s = 100.0 + 1000.0 * i;
+    const double jitter = 5.0 * (i % 3);
+    b.AddRange("step", s, s + 990, t);
+    b.AddRange("forward", s + 1, s + 30, t, NvtxKind::kPushPop, 1);
+    b.Launch("_Z4gemmPf", s + 10, s + 15, s + 20, s + 400 + jitter, 7);
+    b.Launch("_Z4reluPf", s + 16, s + 19, s + 401 + jitter, s + 451 + jitter, 7);
+    const double copy_end = blocking_readback ? s + 455 + jitter : s + 25;
+    const uint64_t copy = b.Api("cudaMemcpyAsync", s + 20, copy_end, t);
+    b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice,
+                blocking_readback ? MemoryKind::kPageable : MemoryKind::kPinned, 4,
+                s + 452 + jitter, s + 453 + jitter, copy, 7, true);
+  }
+  b.SetEnd(100.0 + 1000.0 * steps + 50);
+  return b;
+}
+
 }  // namespace libprof::analysis::testing
 
 namespace libprof::analysis::testing {

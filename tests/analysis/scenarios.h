@@ -49,6 +49,12 @@ TraceBuilder HostOnlyScenario();
 // outer frames include one no module contains.
 TraceBuilder CallSitesScenario();
 
+// A training loop of `steps` NVTX ranges "step" (each 1 ms, with a nested "forward"), on stream
+// 7: a 380 µs "gemm" kernel (+0, 5 or 10 µs, by step) and a 50 µs "relu", then a 4-byte
+// copy of the loss to the host. With `blocking_readback` the copy is a cudaMemcpyAsync to
+// pageable memory that holds the host until the kernels end (~430 µs: a finding); without, it
+// goes to pinned memory and returns at once. For profview diff and check (per iteration).
+TraceBuilder TrainingStepsScenario(int steps, bool blocking_readback, uint32_t pid = 8080);
 // The issue-19 `.item()` loop: 86 ms of start-up (a context, a first allocation and copy, two
 // lazily loaded modules, 80 ms of cuLibraryLoadData), then 20 steps whose cudaStreamSynchronize
 // waits 976 µs for a norm kernel, with one module loaded late (2 ms) before step 15. See

@@ -1,0 +1,289 @@
+// `profview diff` and `profview check`: the commands that compare runs or hold one to limits.
+// Both read a run the same way (ReadRun): its NVTX ranges first (cheap), then its summary
+// streamed (summary.h), restricted to the iteration range when there is one, then its findings
+// (one file at a time: findings do not stream yet).
+#include <cmath>
+#include <map>
+
+#include "proto/trace_inputs.h"
+#include "analysis/check_config.h"
+#include "analysis/commands.h"
+#include "analysis/metrics/iterations.h"
+#include "analysis/metrics/run_diff.h"
+#include "analysis/metrics/summary.h"
+#include "analysis/model/units.h"
+#include "analysis/process_loop.h"
+#include "analysis/reports/check_report.h"
+#include "analysis/reports/diff_report.h"
+#include "analysis/reports/output_file.h"
+#include "analysis/rules/findings_diff.h"
+#include "analysis/rules/run_checks.h"
+
+namespace libprof::analysis {
+namespace {
+
+std::string FormatNumberOfIterations(double n) {
+  return n == std::floor(n) ? std::to_string(static_cast<uint64_t>(n)) : FormatNumber(n);
+}
+
+// "the base run", "the new run": names a side in errors.
+std::expected<std::vector<std::string>, std::string> RunFiles(
+    const std::vector<std::string>& inputs, const char* side) {
+  if (inputs.empty()) return std::unexpected(std::string("no trace file given for ") + side);
+  return ExpandTraceInputs(inputs);
+}
+
+// The findings of a run's files, totalled by key (findings_diff.h).
+std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::string>& files,
+                                                      const FilterOptions& filters,
+                                                      const FindingsOptions& thresholds,
+                                                      std::vector<std::string>* warnings) {
+  FindingTotals totals;
+  auto done = ForEachProcess(files, filters, warnings, [&](const ProcessTrace& t) {
+    totals.Add(FindFindings(t, thresholds));
+  });
+  if (!done) return std::unexpected(done.error());
+  return totals;
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& options,
+                                                std::vector<std::string>* warnings) {
+  if (!(options.threshold >= 0) || !std::isfinite(options.threshold)) {
+    return std::unexpected("--threshold must be a percentage of 0 or more");
+  }
+  if (!(options.min_share >= 0) || !(options.min_share <= 1)) {
+    return std::unexpected("--min-share must be a percentage between 0 and 100");
+  }
+  auto base_files = RunFiles(options.base, "the base run");
+  if (!base_files) return std::unexpected(base_files.error());
+  auto next_files = RunFiles(options.next, "the new run");
+  if (!next_files) return std::unexpected(next_files.error());
+  auto base_ranges = ReadRunRanges(*base_files, options.nvtx);
+  if (!base_ranges) return std::unexpected(base_ranges.error());
+  auto next_ranges = ReadRunRanges(*next_files, options.nvtx);
+  if (!next_ranges) return std::unexpected(next_ranges.error());
+
+  // The iteration range: the one asked for, else the most repeated one both runs share.
+  const RangeInstances* base_iterations = nullptr;
+  const RangeInstances* next_iterations = nullptr;
+  if (!options.nvtx.empty()) {
+    for (auto [ranges, side] : {std::pair{&*base_ranges, "base"}, std::pair{&*next_ranges, "new"}}) {
+      if (!ranges->wanted_found) {
+        return std::unexpected("no NVTX range named '" + options.nvtx + "' in the " + side +
+                               " run");
+      }
+    }
+    base_iterations = &base_ranges->wanted;
+    next_iterations = &next_ranges->wanted;
+  } else if (!options.per_run) {
+    base_iterations = CommonIterationRange(*base_ranges, *next_ranges);
+    if (base_iterations != nullptr) {
+      next_iterations =
+          &next_ranges->top_level.at({base_iterations->domain, base_iterations->name});
+    }
+  }
+  FilterOptions filters;
+  if (base_iterations != nullptr) filters.nvtx = {base_iterations->Label()};
+
+  auto base = SummarizeFiles(*base_files, filters, SummaryOptions{}, warnings);
+  if (!base) return std::unexpected(base.error());
+  auto next = SummarizeFiles(*next_files, filters, SummaryOptions{}, warnings);
+  if (!next) return std::unexpected(next.error());
+  RunComparison diff = CompareRuns(*base, *next, base_iterations, next_iterations,
+                             DiffOptions{.threshold = options.threshold,
+                                         .min_share = options.min_share});
+  diff.iterations_chosen = !options.nvtx.empty();
+  if (diff.common_names == 0) {
+    return std::unexpected(
+        "the two runs have no API call, GPU operation or NVTX range name in common: "
+        "are they recordings of the same program?");
+  }
+
+  std::vector<FindingDiff> findings;
+  if (options.findings) {
+    auto base_findings = RunFindings(*base_files, filters, options.thresholds, warnings);
+    if (!base_findings) return std::unexpected(base_findings.error());
+    auto next_findings = RunFindings(*next_files, filters, options.thresholds, warnings);
+    if (!next_findings) return std::unexpected(next_findings.error());
+    findings = CompareFindings(base_findings->Totals(), next_findings->Totals(), diff.base_per,
+                               diff.next_per, options.threshold, diff.floor_ns);
+  }
+  const DiffReportContext context{.base_inputs = options.base,
+                                  .next_inputs = options.next,
+                                  .threshold = options.threshold,
+                                  .findings = options.findings ? &findings : nullptr,
+                                  .terminal_width = options.terminal_width};
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return DiffCsv(diff, context);
+    case OutputFormat::kJson:
+      return DiffJson(diff, context);
+    case OutputFormat::kTable:
+      break;
+  }
+  return DiffTable(diff, context);
+}
+
+namespace {
+
+// A run read in one scope for check: its summary and, when wanted, its findings.
+struct ScopedRun {
+  SummaryReport summary;
+  FindingTotals findings;
+};
+
+std::expected<ScopedRun, std::string> ReadScoped(const std::vector<std::string>& files,
+                                                 const RangeInstances* range, bool findings,
+                                                 const FindingsOptions& thresholds,
+                                                 std::vector<std::string>* warnings) {
+  FilterOptions filters;
+  if (range != nullptr) filters.nvtx = {range->Label()};
+  auto summary = SummarizeFiles(files, filters, SummaryOptions{}, warnings);
+  if (!summary) return std::unexpected(summary.error());
+  ScopedRun run;
+  run.summary = std::move(*summary);
+  if (findings) {
+    auto totals = RunFindings(files, filters, thresholds, warnings);
+    if (!totals) return std::unexpected(totals.error());
+    run.findings = std::move(*totals);
+  }
+  return run;
+}
+
+}  // namespace
+
+std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOptions& options,
+                                                        std::vector<std::string>* warnings) {
+  CheckCommandOptions o = options;
+  if (!o.config.empty()) {
+    auto config = ReadCheckConfig(o.config);
+    if (!config) return std::unexpected(config.error());
+    o.max.insert(o.max.end(), config->max.begin(), config->max.end());
+    o.min.insert(o.min.end(), config->min.begin(), config->min.end());
+    o.max_regression.insert(o.max_regression.end(), config->max_regression.begin(),
+                            config->max_regression.end());
+    if (o.baseline.empty()) o.baseline = config->baseline;
+    if (o.nvtx.empty()) o.nvtx = config->nvtx;
+  }
+  std::vector<Assertion> assertions;
+  for (auto [texts, bound] : {std::pair{&o.max, CheckBound::kMax},
+                              std::pair{&o.min, CheckBound::kMin},
+                              std::pair{&o.max_regression, CheckBound::kMaxRegression}}) {
+    for (const std::string& text : *texts) {
+      auto a = ParseAssertion(bound, text);
+      if (!a) return std::unexpected(a.error());
+      assertions.push_back(std::move(*a));
+    }
+  }
+  if (assertions.empty()) {
+    return std::unexpected("no assertion given (--max, --min, --max-regression or --config)");
+  }
+  bool run_findings = false, step_findings = false, step = false, regression = false,
+       regression_findings = false;
+  for (const Assertion& a : assertions) {
+    if (a.bound == CheckBound::kMaxRegression) {
+      regression = true;
+      regression_findings |= NeedsFindings(a);
+    } else if (a.per_step) {
+      step = true;
+      step_findings |= NeedsFindings(a);
+    } else {
+      run_findings |= NeedsFindings(a);
+    }
+  }
+  if (regression && o.baseline.empty()) {
+    return std::unexpected("--max-regression needs --baseline (the run to compare with)");
+  }
+
+  auto files = RunFiles(o.files, "the run");
+  if (!files) return std::unexpected(files.error());
+  auto ranges = ReadRunRanges(*files, o.nvtx);
+  if (!ranges) return std::unexpected(ranges.error());
+  const RangeInstances* iterations = nullptr;
+  if (!o.nvtx.empty()) {
+    if (!ranges->wanted_found) {
+      return std::unexpected("no NVTX range named '" + o.nvtx + "' in the run");
+    }
+    iterations = &ranges->wanted;
+  } else {
+    iterations = IterationRange(*ranges);
+  }
+
+  auto whole = ReadScoped(*files, nullptr, run_findings, o.thresholds, warnings);
+  if (!whole) return std::unexpected(whole.error());
+  CheckRun run;
+  run.run = CheckScope{.summary = &whole->summary.total, .findings = &whole->findings};
+  run.iterations = iterations;
+  std::optional<ScopedRun> inside;
+  if (step && iterations != nullptr) {
+    auto scoped = ReadScoped(*files, iterations, step_findings, o.thresholds, warnings);
+    if (!scoped) return std::unexpected(scoped.error());
+    inside = std::move(*scoped);
+    run.step = CheckScope{.summary = &inside->summary.total,
+                          .findings = &inside->findings,
+                          .per = std::max(1.0, iterations->PerProcess())};
+  }
+
+  // The baseline, read as diff reads two runs: per iteration when both repeat the range.
+  std::optional<ScopedRun> baseline, compared;
+  std::optional<RunRanges> baseline_ranges;
+  if (regression) {
+    auto base_files = RunFiles(o.baseline, "the baseline");
+    if (!base_files) return std::unexpected(base_files.error());
+    auto read_ranges = ReadRunRanges(*base_files, o.nvtx);
+    if (!read_ranges) return std::unexpected(read_ranges.error());
+    baseline_ranges = std::move(*read_ranges);
+    const RangeInstances* base_range = nullptr;
+    const RangeInstances* next_range = nullptr;
+    if (!o.nvtx.empty()) {
+      if (!baseline_ranges->wanted_found) {
+        return std::unexpected("no NVTX range named '" + o.nvtx + "' in the baseline");
+      }
+      base_range = &baseline_ranges->wanted;
+      next_range = &ranges->wanted;
+    } else if ((base_range = CommonIterationRange(*baseline_ranges, *ranges)) != nullptr) {
+      next_range = &ranges->top_level.at({base_range->domain, base_range->name});
+    }
+    auto b = ReadScoped(*base_files, base_range, regression_findings, o.thresholds, warnings);
+    if (!b) return std::unexpected(b.error());
+    baseline = std::move(*b);
+    auto n = ReadScoped(*files, next_range, regression_findings, o.thresholds, warnings);
+    if (!n) return std::unexpected(n.error());
+    compared = std::move(*n);
+    run.baseline = &baseline->summary;
+    run.compared = &compared->summary;
+    run.baseline_iterations = base_range;
+    run.compared_iterations = next_range;
+    run.baseline_findings = &baseline->findings;
+    run.compared_findings = &compared->findings;
+  }
+
+  std::vector<CheckOutcome> outcomes;
+  for (const Assertion& a : assertions) {
+    auto outcome = Evaluate(a, run);
+    if (!outcome) return std::unexpected(outcome.error());
+    outcomes.push_back(std::move(*outcome));
+  }
+  CheckReportContext context;
+  context.inputs = o.files;
+  context.terminal_width = o.terminal_width;
+  if (iterations != nullptr && step) {
+    context.scope = "per iteration of NVTX range '" + iterations->Label() + "' (" +
+                    FormatNumberOfIterations(iterations->PerProcess()) + " iterations" +
+                    (iterations->processes > 1 ? " per process" : "") +
+                    "), only activity inside it";
+  }
+  CheckCommandResult result{.text = CheckTable(outcomes, context), .passed = true};
+  for (const CheckOutcome& c : outcomes) result.passed &= c.passed;
+  if (!o.junit.empty()) {
+    auto file = OutputFile::Create(o.junit);
+    if (!file) return std::unexpected(file.error());
+    (*file)->stream() << CheckJunit(outcomes, context);
+    if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
+  }
+  return result;
+}
+
+}  // namespace libprof::analysis

@@ -1,0 +1,38 @@
+// The loop of the commands that look at one process at a time: loads the traces one file at a
+// time, filters them and hands each process to `analyse` before the next file is read, so that
+// memory holds one file's records rather than all of them (64 traces of 1M records:
+// bench/README.md).
+//
+// Layer: analysis/ (commands). Shared by commands.cc and compare_commands.cc.
+#pragma once
+
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "proto/trace_inputs.h"
+#include "analysis/model/filters.h"
+#include "analysis/model/trace_loader.h"
+
+namespace libprof::analysis {
+
+template <typename Analyse>
+std::expected<void, std::string> ForEachProcess(const std::vector<std::string>& inputs,
+                                                const FilterOptions& filters,
+                                                std::vector<std::string>* warnings,
+                                                Analyse analyse) {
+  if (inputs.empty()) return std::unexpected("no trace file given");
+  auto files = ExpandTraceInputs(inputs);
+  if (!files) return std::unexpected(files.error());
+  FilterMatches matches;
+  for (const std::string& path : *files) {
+    auto loaded = LoadTraceFile(path, warnings);
+    if (!loaded) return std::unexpected(loaded.error());
+    auto kept = FilterProcesses(std::move(*loaded), filters, &matches);
+    if (!kept) return std::unexpected(kept.error());
+    for (const ProcessTrace& t : *kept) analyse(t);
+  }
+  return CheckFilterMatches(filters, matches);
+}
+
+}  // namespace libprof::analysis

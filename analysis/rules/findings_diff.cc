@@ -1,0 +1,98 @@
+#include "analysis/rules/findings_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace libprof::analysis {
+
+FindingKey KeyOf(const Finding& f) {
+  FindingKey key;
+  key.rule = f.rule;
+  key.api = f.api;
+  key.device_id = f.device_id;
+  key.detail = std::string(DetailsGroupKey(f.details));
+  key.call_site = f.call_site;
+  if (!f.blamed.empty()) {
+    key.blamed_kind = f.blamed.front().kind;
+    key.blamed = f.blamed.front().name;
+  }
+  return key;
+}
+
+void FindingTotals::Add(const std::vector<Finding>& findings) {
+  std::map<FindingKey, size_t> index;
+  for (size_t i = 0; i < totals_.size(); ++i) index[totals_[i].key] = i;
+  for (const Finding& f : findings) {
+    FindingKey key = KeyOf(f);
+    auto [it, inserted] = index.try_emplace(key, totals_.size());
+    if (inserted) totals_.push_back(FindingTotal{.key = std::move(key)});
+    FindingTotal& t = totals_[it->second];
+    ++t.count;
+    t.blocked_ns += f.blocked_ns;
+  }
+}
+
+std::vector<FindingTotal> FindingTotals::Totals() const {
+  std::vector<FindingTotal> out = totals_;
+  std::sort(out.begin(), out.end(),
+            [](const FindingTotal& a, const FindingTotal& b) { return a.key < b.key; });
+  return out;
+}
+
+FindingTotal FindingTotals::OfRule(RuleId rule) const {
+  FindingTotal sum;
+  sum.key.rule = rule;
+  for (const FindingTotal& t : totals_) {
+    if (t.key.rule != rule) continue;
+    sum.count += t.count;
+    sum.blocked_ns += t.blocked_ns;
+  }
+  return sum;
+}
+
+std::vector<FindingDiff> CompareFindings(const std::vector<FindingTotal>& base,
+                                         const std::vector<FindingTotal>& next, double base_per,
+                                         double next_per, double threshold, double floor_ns) {
+  std::map<FindingKey, FindingDiff> by_key;
+  for (const FindingTotal& t : base) {
+    FindingDiff& d = by_key[t.key];
+    d.key = t.key;
+    d.base = t;
+  }
+  for (const FindingTotal& t : next) {
+    FindingDiff& d = by_key[t.key];
+    d.key = t.key;
+    d.next = t;
+  }
+  std::vector<FindingDiff> out;
+  for (auto& [key, d] : by_key) {
+    const FindingTotal empty;
+    const FindingTotal& b = d.base ? *d.base : empty;
+    const FindingTotal& n = d.next ? *d.next : empty;
+    d.blocked = Compare(static_cast<double>(b.blocked_ns) / base_per,
+                        static_cast<double>(n.blocked_ns) / next_per, 0, 0, threshold, floor_ns);
+    d.count = Compare(static_cast<double>(b.count) / base_per,
+                      static_cast<double>(n.count) / next_per, 0, 0, threshold);
+    // A key in one run only is new or gone whatever its size: the finding itself changed.
+    if (!d.base) {
+      d.status = DiffStatus::kAppeared;
+    } else if (!d.next) {
+      d.status = DiffStatus::kDisappeared;
+    } else {
+      d.status = !d.blocked.significant  ? DiffStatus::kWithinNoise
+                 : d.blocked.delta() > 0 ? DiffStatus::kSlower
+                                         : DiffStatus::kFaster;
+    }
+    out.push_back(std::move(d));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const FindingDiff& a, const FindingDiff& b) {
+    const bool sa = a.status != DiffStatus::kWithinNoise;
+    const bool sb = b.status != DiffStatus::kWithinNoise;
+    if (sa != sb) return sa;
+    return std::fabs(a.blocked.delta()) > std::fabs(b.blocked.delta());
+  });
+  return out;
+}
+
+}  // namespace libprof::analysis
