@@ -72,15 +72,20 @@ struct StacksCommandOptions : CommandOptions {
 std::expected<std::string, std::string> RunStacks(const StacksCommandOptions& options,
                                                   std::vector<std::string>* warnings);
 
+enum class ExportFormat { kChromeJson, kSqlite };
+
 struct ExportCommandOptions : CommandOptions {
-  std::string output;  // the JSON file to write; "-" writes to *standard_output
+  ExportFormat export_format = ExportFormat::kChromeJson;
+  std::string output;  // the file to write; "-" writes JSON to *standard_output
   std::ostream* standard_output = nullptr;
   FindingsOptions thresholds;  // of the findings marked on the timeline
+  bool overwrite = false;      // sqlite: replace an existing output (the JSON timeline always does)
 };
 
-// `profview export`: a Chrome Trace Event Format timeline (analysis/reports/timeline_export.h), written
-// under a temporary name and renamed to `output` once complete. Returns a one-line report for
-// stdout ("" when the timeline itself went to stdout).
+// `profview export`: a Chrome Trace Event Format timeline (analysis/reports/timeline_export.h),
+// or with kSqlite the whole traces as a SQLite database (analysis/reports/sqlite_export.h: no
+// filters, which SQL does better), written under a temporary name and renamed to `output` once
+// complete. Returns a one-line report for stdout ("" when the timeline itself went to stdout).
 std::expected<std::string, std::string> RunExport(const ExportCommandOptions& options,
                                                   std::vector<std::string>* warnings);
 

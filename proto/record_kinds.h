@@ -20,7 +20,9 @@
 //      that exists), and
 //   8. libprof/cupti/activity_kinds.cc: the CUPTI activity kind that name enables.
 //   Then the report that shows it (analysis/, viewer-cli/USAGE.md); a device operation also gets
-//   its DeviceOpKind in analysis/model/device_ops.h. docs/architecture.md has the whole map.
+//   its DeviceOpKind in analysis/model/device_ops.h; every kind gets its SQLite table
+//   (analysis/reports/sqlite_tables.h, which fails to compile without it, and its columns in
+//   USAGE.md). docs/architecture.md has the whole map.
 // Loading, merging, counting, --from/--to, --tid and --nvtx filtering need nothing more.
 // tests/proto/trace_test_util.cc SampleRecords must hold one (RoundTripTest checks it).
 //

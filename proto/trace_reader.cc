@@ -4,6 +4,7 @@
 #include "proto/trace_reader.h"
 
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/unknown_field_set.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -258,6 +259,10 @@ bool TraceReader::NextChunk(TraceRecords* out, bool nvtx_only) {
         if (!DecodeChunk(*chunk_, processes_[chunk_->process_index()].get(), out, &problem)) {
           *out = TraceRecords{};
           return Fail("chunk at byte " + at + " " + problem);
+        }
+        const auto& unknown = chunk_->GetReflection()->GetUnknownFields(*chunk_);
+        for (int i = 0; i < unknown.field_count(); ++i) {
+          ++unknown_chunk_fields_[static_cast<uint32_t>(unknown.field(i).number())];
         }
       }
       bytes_read_ = offset_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <expected>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,10 @@ class TraceReader {
   uint64_t bytes_read() const { return bytes_read_; }  // up to the end of the last good chunk
   uint64_t chunks_read() const { return chunks_read_; }
   uint64_t file_size() const { return file_size_; }
+  // Fields of the chunks read so far that this reader does not know (a record kind written by a
+  // newer libprof): field number -> occurrences (one per record of a repeated field). Next()
+  // skips them; a tool that copies whole traces says what it left out.
+  const std::map<uint32_t, uint64_t>& unknown_chunk_fields() const { return unknown_chunk_fields_; }
 
  private:
   struct ProcessState;
@@ -84,6 +89,7 @@ class TraceReader {
   uint64_t bytes_read_ = 0;
   uint64_t chunks_read_ = 0;
   uint64_t file_size_ = 0;
+  std::map<uint32_t, uint64_t> unknown_chunk_fields_;
 };
 
 }  // namespace libprof

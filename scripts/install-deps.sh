@@ -9,6 +9,8 @@ packages=(cmake g++ make binutils python3
           libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev
           nlohmann-json3-dev  # header-only: partial summaries (analysis/metrics); tests parse JSON with it
           libtomlplusplus-dev  # profview check --config (analysis/check_config.h says why TOML)
+          # profview export --format sqlite, and the sqlite3 shell its USAGE examples run in.
+          libsqlite3-dev sqlite3
           # The Python package (python/), installed from the checkout with pip, offline, and its
           # pytest tests (tests/python/); pandas is what it returns.
           python3-pip python3-setuptools python3-wheel python3-pandas python3-pytest

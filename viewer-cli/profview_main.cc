@@ -9,6 +9,7 @@
 #include "proto/capture_kinds.h"
 #include "analysis/commands.h"
 #include "analysis/rules/rule_registry.h"
+#include "analysis/reports/output_file.h"
 #include "analysis/reports/table_renderer.h"
 #include "analysis/model/units.h"
 
@@ -202,7 +203,10 @@ constexpr const char* kExportHelp =
     "their API calls and NVTX ranges, one track per GPU stream with kernels, copies and memsets, "
     "flow arrows from each API call to the work it launched, and findings (blocked calls, GPU "
     "idle gaps) marked in red. Events are written as they are produced; the file appears under "
-    "its name only once complete. --from/--to/--nvtx/--pid/--tid select what is exported.";
+    "its name only once complete. --from/--to/--nvtx/--pid/--tid select what is exported. "
+    "--format sqlite writes the whole traces as a SQLite database instead, for SQL or "
+    "pandas (import libprof): a table per record kind, names resolved, indexed on correlation "
+    "ids.";
 
 constexpr const char* kExportDefinitions =
     "Timeline:\n"
@@ -423,12 +427,22 @@ int main(int argc, char** argv) {
   CLI::App* export_cmd = app.add_subcommand("export", kExportHelp);
   export_cmd->footer(kExportDefinitions);
   AddCommon(export_cmd, &export_options, &export_flags);
-  export_cmd->remove_option(export_cmd->get_option("--format"));  // always JSON
+  export_cmd->remove_option(export_cmd->get_option("--format"));  // not table/csv/json
+  std::string export_format = "json";
+  export_cmd
+      ->add_option("--format", export_format,
+                   "json (default): the Chrome Trace Event timeline; sqlite: the whole traces "
+                   "as a SQLite database, a table per record kind (columns and example queries "
+                   "in viewer-cli/USAGE.md)")
+      ->check(CLI::IsMember({"json", "sqlite"}));
   export_cmd
       ->add_option("-o,--output", export_options.output,
-                   "the JSON file to write (- for stdout); replaced if it exists")
+                   "the file to write (- for stdout, JSON only); a JSON timeline replaces an "
+                   "existing file, a database only with --force")
       ->required()
       ->type_name("FILE");
+  export_cmd->add_flag("-f,--force", export_options.overwrite,
+                       "sqlite: replace an existing output file (never an input)");
   export_cmd->add_flag("--raw", export_options.raw,
                        "show nested, internal and noisy API calls too");
   export_cmd
@@ -554,6 +568,8 @@ int main(int argc, char** argv) {
                    "findings: waits and synchronous costs of at least this long (default 20us)")
       ->type_name("TIME");
 
+  // Ctrl-C during an export leaves no temporary file behind.
+  libprof::analysis::RemoveOutputTemporariesOnSignal();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -701,6 +717,21 @@ int main(int argc, char** argv) {
         return kBadUsage;
       }
       export_options.thresholds.min_wait_ns = *min_wait_ns;
+      if (export_format == "sqlite") {
+        // Selecting is SQL's job there: the timeline's flags are refused, not ignored.
+        if (export_options.filters.active() || export_options.raw ||
+            export_cmd->get_option("--min-wait")->count() > 0) {
+          std::cerr << "profview: --format sqlite exports whole traces: --pid, --tid, --from, "
+                       "--to, --nvtx, --raw and --min-wait apply to the JSON timeline only "
+                       "(select in SQL instead)\n";
+          return kBadUsage;
+        }
+        if (export_options.output == "-") {
+          std::cerr << "profview: --format sqlite writes a file: give its name with -o FILE\n";
+          return kBadUsage;
+        }
+        export_options.export_format = libprof::analysis::ExportFormat::kSqlite;
+      }
       export_options.standard_output = &std::cout;
       result = libprof::analysis::RunExport(export_options, &warnings);
     } else if (report_cmd->parsed()) {

@@ -1,7 +1,10 @@
 """libprof traces as tables, for notebooks: pandas DataFrames through profview.
 
     import libprof
-    libprof.run_profview(["summary", "--format", "json", "run.pb"])  # profview's stdout
+    t = libprof.load("run.pb")              # {"kernels": DataFrame, "api_calls": ..., ...}
+    s = libprof.summary("run.pb")           # profview summary: {"host": ..., "device": ..., ...}
+    f = libprof.findings("run.pb")          # profview findings, one row per finding
+    libprof.run_profview(["streams", "--format", "json", "run.pb"])  # any command: its stdout
 
 profview is found through $LIBPROF_PROFVIEW, next to this package, or on PATH (find_profview).
 """
@@ -14,6 +17,7 @@ from libprof.profview import (
     find_profview,
     run_profview,
 )
+from libprof.tables import export_sqlite, findings, load, summary, table_names
 
 __all__ = [
     "PROFVIEW_ENV",
@@ -22,4 +26,9 @@ __all__ = [
     "ProfviewWarning",
     "find_profview",
     "run_profview",
+    "export_sqlite",
+    "findings",
+    "load",
+    "summary",
+    "table_names",
 ]

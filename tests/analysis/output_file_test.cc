@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -52,6 +54,53 @@ TEST(OutputFileTest, ReplacesAnExistingFile) {
   EXPECT_EQ(Contents(path), "old");
   ASSERT_TRUE((*file)->Commit().has_value());
   EXPECT_EQ(Contents(path), "new");
+}
+
+// Without replace, an existing file is refused at Create, and one that appears before Commit is
+// kept (the rename does not replace it) while the temporary file goes.
+TEST(OutputFileTest, NoReplaceKeepsAnExistingFile) {
+  TempDir dir;
+  const std::string path = dir.Path("out.db");
+  std::ofstream(path) << "old";
+  auto refused = OutputFile::Create(path, {.open_stream = false, .replace = false});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error(), path + ": exists already (--force replaces it)");
+  fs::remove(path);
+
+  auto file = OutputFile::Create(path, {.open_stream = false, .replace = false});
+  ASSERT_TRUE(file.has_value()) << file.error();
+  std::ofstream((*file)->temp_path()) << "new";  // written by the caller itself
+  std::ofstream(path) << "raced";
+  auto committed = (*file)->Commit();
+  ASSERT_FALSE(committed.has_value());
+  EXPECT_EQ(committed.error(), path + ": exists already (--force replaces it)");
+  file->reset();
+  EXPECT_EQ(Contents(path), "raced");
+  EXPECT_EQ(Entries(dir.Path("")), std::vector<std::string>{"out.db"});
+
+  fs::remove(path);
+  auto fresh = OutputFile::Create(path, {.open_stream = false, .replace = false});
+  ASSERT_TRUE(fresh.has_value());
+  std::ofstream((*fresh)->temp_path()) << "new";
+  ASSERT_TRUE((*fresh)->Commit().has_value());
+  EXPECT_EQ(Contents(path), "new");
+}
+
+// Ctrl-C (or kill) during an export: the handler removes the temporary file, and the process
+// still dies of the signal, as the shell expects.
+TEST(OutputFileDeathTest, SignalRemovesTheTemporaryFile) {
+  TempDir dir;
+  const std::string path = dir.Path("out.sqlite");
+  EXPECT_EXIT(
+      {
+        RemoveOutputTemporariesOnSignal();
+        auto file = OutputFile::Create(path, {.open_stream = false, .replace = false});
+        if (!file || Entries(dir.Path("")).size() != 1) std::exit(3);  // the temporary exists
+        std::raise(SIGINT);
+        std::exit(4);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
+  EXPECT_TRUE(Entries(dir.Path("")).empty());
 }
 
 TEST(OutputFileTest, UncommittedFileLeavesNothing) {
