@@ -18,7 +18,7 @@ import libprof
 SAMPLES = sorted(Path(os.environ.get("LIBPROF_SAMPLE_TRACES", "samples/traces")).glob("*.pb"))
 # The kinds profview counts as events (proto/record_kinds.h: roles kTimed and kDeviceOp).
 TIMED_TABLES = ["api_calls", "kernels", "memcpys", "memsets", "synchronizations", "nvtx_events",
-                "memory_ops", "cuda_events", "overheads", "graph_traces"]
+                "memory_ops", "cuda_events", "overheads", "graph_traces", "unified_memory_counters"]
 
 
 def profview_json(*args):
