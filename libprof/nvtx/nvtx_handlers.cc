@@ -6,6 +6,7 @@
 #include "libprof/nvtx/nvtx_api.h"
 #include <nvtx3/nvToolsExtPayload.h>
 
+#include "libprof/nvtx/nvtx_guard.h"
 #include "libprof/nvtx/nvtx_payload_handlers.h"
 #include "libprof/nvtx/nvtx_recorder.h"
 #include "libprof/nvtx/utf8.h"
@@ -13,21 +14,7 @@
 namespace libprof {
 namespace {
 
-// ---- Exception barrier
-
-// A handler that fails (only std::bad_alloc is possible) loses its event, counted as dropped.
-template <typename Result, typename Body>
-Result Guarded(Result on_error, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (...) {
-    try {
-      NvtxRecorder::Get().CountDropped();
-    } catch (...) {
-    }
-    return on_error;
-  }
-}
+using libprof::Guarded;  // the barrier (nvtx_guard.h), beside its void overload below
 
 template <typename Body>
 void Guarded(Body&& body) noexcept {

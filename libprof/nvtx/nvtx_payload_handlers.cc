@@ -8,6 +8,7 @@
 #include "libprof/nvtx/nvtx_api.h"
 #include <nvtx3/nvToolsExtPayload.h>
 
+#include "libprof/nvtx/nvtx_guard.h"
 #include "libprof/nvtx/nvtx_recorder.h"
 #include "proto/nvtx_payload.h"
 
@@ -48,19 +49,6 @@ uint32_t DomainOf(NvtxRecorder& recorder, nvtxDomainHandle_t handle) {
 
 uint32_t Intern(NvtxRecorder& recorder, const char* text) {
   return text == nullptr ? 0 : recorder.InternMessage(text);
-}
-
-template <typename Result, typename Body>
-Result Guarded(Result on_error, Body&& body) noexcept {
-  try {
-    return body();
-  } catch (...) {
-    try {
-      NvtxRecorder::Get().CountDropped();
-    } catch (...) {
-    }
-    return on_error;
-  }
 }
 
 // ---- The payload module's handlers. Ranges and marks with payloads carry no message of their
