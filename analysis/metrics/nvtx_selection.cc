@@ -22,16 +22,31 @@ void NvtxSelection::Seal() {
     }
   }
   spans_ = MergeIntervals(std::move(spans_));
+  last_thread_ = nullptr;
 }
 
 bool NvtxSelection::Inside(uint32_t thread_id, uint64_t start_ns, uint64_t end_ns) const {
-  auto it = threads_.find(thread_id);
-  if (it == threads_.end()) return false;
-  const Thread& t = it->second;
-  // Some range starting at or before `start_ns` must reach `end_ns`.
-  const size_t n =
-      std::upper_bound(t.ranges.begin(), t.ranges.end(), std::make_pair(start_ns, UINT64_MAX)) -
-      t.ranges.begin();
+  if (last_thread_ == nullptr || thread_id != last_thread_id_) {
+    auto it = threads_.find(thread_id);
+    if (it == threads_.end()) return false;
+    last_thread_id_ = thread_id;
+    last_thread_ = &it->second;
+  }
+  const Thread& t = *last_thread_;
+  // n: how many ranges start at or before `start_ns`; some of them must reach `end_ns`.
+  auto starts_by = [&](size_t count) {  // do exactly `count` ranges start by start_ns?
+    return (count == 0 || t.ranges[count - 1].first <= start_ns) &&
+           (count == t.ranges.size() || t.ranges[count].first > start_ns);
+  };
+  size_t n = t.last_count;
+  if (!starts_by(n)) {
+    n = n < t.ranges.size() && starts_by(n + 1)
+            ? n + 1
+            : std::upper_bound(t.ranges.begin(), t.ranges.end(),
+                               std::make_pair(start_ns, UINT64_MAX)) -
+                  t.ranges.begin();
+    t.last_count = n;
+  }
   return n > 0 && t.max_end[n - 1] >= end_ns;
 }
 
