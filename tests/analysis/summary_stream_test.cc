@@ -9,7 +9,7 @@
 #include <random>
 
 #include "tests/analysis/scenarios.h"
-#include "analysis/metrics/nvtx_selection.h"
+#include "analysis/model/nvtx_selection.h"
 #include "analysis/metrics/process_summarizer.h"
 #include "analysis/metrics/streaming_union.h"
 #include "analysis/metrics/summary.h"

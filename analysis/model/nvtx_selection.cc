@@ -1,4 +1,4 @@
-#include "analysis/metrics/nvtx_selection.h"
+#include "analysis/model/nvtx_selection.h"
 
 #include <algorithm>
 

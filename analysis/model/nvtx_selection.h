@@ -1,8 +1,9 @@
 // The NVTX ranges that --nvtx selects in one process, answering the filter's question for a
-// streamed record: does [start, end] lie inside one selected range of this thread (the thread
-// that opened the range, or the one that ended a start/end range)?
+// record: does [start, end] lie inside one selected range of this thread (the thread that opened
+// the range, or the one that ended a start/end range)? The one rule of --nvtx, for the streamed
+// summary (process_summarizer.h) and for traces in memory (filters.h's ApplyFilters).
 //
-// Layer: analysis/metrics/. Pure. Same rule as filters.h's ApplyFilters.
+// Layer: analysis/model/. Pure.
 #pragma once
 
 #include <cstddef>
