@@ -17,15 +17,21 @@ const libprof::PythonFrameReader* Reader() {
   return reader;
 }
 
-int Read(char* out, int size) {
-  const libprof::PythonFrameReader* reader = Reader();
-  if (reader == nullptr) return -1;
+// The calling thread's frames as "file|line|function" lines, innermost first.
+std::string FramesText(const libprof::PythonFrameReader& reader, size_t* count) {
   std::string text;
-  const size_t n = reader->Read(64, [&text](const libprof::PythonFrameView& f) {
+  *count = reader.Read(64, [&text](const libprof::PythonFrameView& f) {
     text += std::string(f.file) + "|" + std::to_string(f.line) + "|" + std::string(f.function) +
             "\n";
   });
-  std::snprintf(out, static_cast<size_t>(size), "%s", text.c_str());
+  return text;
+}
+
+int Read(char* out, int size) {
+  const libprof::PythonFrameReader* reader = Reader();
+  if (reader == nullptr) return -1;
+  size_t n = 0;
+  std::snprintf(out, static_cast<size_t>(size), "%s", FramesText(*reader, &n).c_str());
   return static_cast<int>(n);
 }
 
@@ -59,8 +65,27 @@ extern "C" __attribute__((visibility("default"))) int ProbeInternFrames() {
   }));
 }
 
-// Whether the reader now loads names from the code object directly (python_frames.h).
-extern "C" __attribute__((visibility("default"))) int ProbeDirectNames() {
-  const libprof::PythonFrameReader* reader = Reader();
-  return reader != nullptr && reader->direct_names() ? 1 : 0;
+// Reads `times` times and returns how many reads gave the same frames as the first (written to
+// `out`): called without the GIL while other threads run Python, the frames must not move.
+extern "C" __attribute__((visibility("default"))) int ProbeReadRepeatedly(int times, char* out,
+                                                                         int size) {
+  if (Reader() == nullptr) return -1;
+  std::string first;
+  int same = 0;
+  for (int i = 0; i < times; ++i) {
+    size_t n = 0;
+    const std::string text = FramesText(*Reader(), &n);
+    if (i == 0) first = text;
+    same += text == first ? 1 : 0;
+  }
+  std::snprintf(out, static_cast<size_t>(size), "%s", first.c_str());
+  return same;
+}
+
+// Whether the reader still checks its loads (python_frames.h), and whether it stopped.
+extern "C" __attribute__((visibility("default"))) int ProbeChecking() {
+  return Reader() != nullptr && Reader()->checking() ? 1 : 0;
+}
+extern "C" __attribute__((visibility("default"))) int ProbeStopped() {
+  return Reader() == nullptr || Reader()->stopped() ? 1 : 0;
 }
