@@ -1,5 +1,5 @@
 // Records where CUDA API calls come from (LIBPROF_BACKTRACE): on API entry, the calling thread's
-// native stack is walked and, when the thread runs Python holding the GIL, its Python frames are
+// native stack is walked and, when the thread runs Python (GIL held or not), its Python frames are
 // read (LIBPROF_PYTHON_FRAMES); both are interned as one stack and the pair (correlation id, stack
 // id) queued for the writer thread, which joins it to the API call's activity record (Recorder,
 // through CallSiteSource). The writer thread writes each new stack, symbolised, before the first
