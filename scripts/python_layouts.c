@@ -82,12 +82,13 @@ int main(void) {
 #endif
   const int kind_shift = __builtin_ctz(kind);
   printf("    {%d, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %ld, %zu, %ld, %ld, %ld, "
-         "%zu, %zu, %zu, %zu, 0x%x, 0x%x, 0x%x, %d, 0x%x, %zu, %zu},\n",
+         "%zu, %zu, %zu, %zu, 0x%x, 0x%x, 0x%x, %d, 0x%x, %zu, %zu, %zu},\n",
          PY_MINOR_VERSION, thread_frame, cframe_current, frame_code, frame_previous, frame_instr,
          frame_lasti, lasti_unit, frame_owner, owner_generator, owner_cstack,
          offsetof(PyCodeObject, co_filename), code_name, code_adaptive, code_firsttraceable,
          sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject), offsetof(PyASCIIObject, length),
          offsetof(PyASCIIObject, state), compact, ascii, ready, kind_shift, kind >> kind_shift,
-         offsetof(PyTypeObject, tp_basicsize), code_basicsize);
+         offsetof(PyTypeObject, tp_basicsize), code_basicsize,
+         offsetof(PyCodeObject, co_firstlineno));
   return 0;
 }

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "libprof/backtrace/python_frame_cache.h"
 #include "libprof/backtrace/python_frame_table.h"
 #include "libprof/backtrace/python_frames.h"
 #include "libprof/backtrace/stack_table.h"
@@ -75,6 +76,7 @@ class CallSiteRecorder final : public CallSiteSource {
   const std::unique_ptr<PythonFrameReader> python_;
   StackTable table_;
   PythonFrameTable python_frames_;
+  const uint64_t generation_;  // tells this recorder's thread caches from another's
   std::atomic<bool> enabled_{true};
   std::mutex pairs_mutex_;
   std::vector<CallSitePair> pairs_;

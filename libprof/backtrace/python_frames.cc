@@ -174,9 +174,8 @@ const void* PythonFrameReader::InnermostFrame() const {
   return frame;
 }
 
-PythonFrameReader::Step PythonFrameReader::ReadFrame(const void* frame, FrameText* text,
-                                                     PythonFrameView* view,
-                                                     const void** previous) const {
+PythonFrameReader::Step PythonFrameReader::ReadKey(const void* frame, PythonFrameKey* key,
+                                                   const void** previous) const {
   const PythonLayout& layout = *runtime_.layout;
   const bool frame_objects = layout.frame_lasti >= 0;  // 3.9-3.10
   if (frame_objects && !IsOfType(frame, runtime_.frame_type)) return Stop("a frame is not one");
@@ -213,19 +212,33 @@ PythonFrameReader::Step PythonFrameReader::ReadFrame(const void* frame, FrameTex
     if (offset < 0 || offset >= 2 * code_units) return Step::kSkip;
     byte_offset = static_cast<int>(offset);
   }
-  const void* file = nullptr;
-  const void* name = nullptr;
-  if (!LoadAt(code, layout.code_filename, &file) || !LoadAt(code, layout.code_name, &name) ||
-      !ReadString(file, text->file, sizeof text->file, &view->file) ||
-      !ReadString(name, text->function, sizeof text->function, &view->function)) {
-    return Stop("a code object's names are not strings");
+  key->code = code;
+  key->byte_offset = byte_offset;
+  if (!LoadAt(code, layout.code_filename, &key->file) ||
+      !LoadAt(code, layout.code_name, &key->name) ||
+      !LoadAt(code, layout.code_firstlineno, &key->first_line)) {
+    return Stop("a code object cannot be read");
   }
-  const int line = runtime_.PyCode_Addr2Line(const_cast<void*>(code), byte_offset);
-  view->line = line > 0 ? static_cast<uint32_t>(line) : 0;
   if (checked_left_.load(std::memory_order_relaxed) > 0) {
     checked_left_.fetch_sub(1, std::memory_order_relaxed);
   }
   return Step::kVisit;
+}
+
+bool PythonFrameReader::ReadText(const PythonFrameKey& key, PythonFrameText* text,
+                                 PythonFrameView* view) const {
+  if (!ReadString(key.file, text->file, sizeof text->file, &view->file) ||
+      !ReadString(key.name, text->function, sizeof text->function, &view->function)) {
+    Stop("a code object's names are not strings");
+    return false;
+  }
+  const int line = runtime_.PyCode_Addr2Line(const_cast<void*>(key.code), key.byte_offset);
+  view->line = line > 0 ? static_cast<uint32_t>(line) : 0;
+  return true;
+}
+
+bool PythonFrameRef::Text(PythonFrameView* view) const {
+  return reader_.ReadText(key_, text_, view);
 }
 
 bool PythonFrameReader::ReadString(const void* str, char* buffer, size_t capacity,

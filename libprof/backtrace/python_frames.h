@@ -66,11 +66,50 @@ struct PythonVersionCheck {
 };
 PythonVersionCheck CheckPythonVersion(std::string_view version);
 
-// One Python frame as Read hands it over: views valid only during the visit.
+// One Python frame's text: views valid only during the visit.
 struct PythonFrameView {
   std::string_view file;
   std::string_view function;
   uint32_t line = 0;
+};
+
+// What tells one frame's text from another's without reading it (python_frame_cache.h): the code
+// object with the objects it names and its first line (a code object freed and another allocated
+// at its address is told apart unless all of those match too), and the byte offset of the
+// instruction the frame executes.
+struct PythonFrameKey {
+  const void* code = nullptr;
+  const void* file = nullptr;
+  const void* name = nullptr;
+  int first_line = 0;
+  int byte_offset = 0;
+  bool operator==(const PythonFrameKey&) const = default;
+};
+
+class PythonFrameReader;
+
+// Where a frame's text is decoded: on the reading thread's stack, for one walk.
+struct PythonFrameText {
+  static constexpr size_t kMaxFileBytes = 1024;  // longer names are cut
+  static constexpr size_t kMaxFunctionBytes = 256;
+  char file[kMaxFileBytes];
+  char function[kMaxFunctionBytes];
+};
+
+// One frame during a visit: its key at once, its text on request (reading the names and looking
+// up the line is most of a frame's cost).
+class PythonFrameRef {
+ public:
+  PythonFrameRef(const PythonFrameReader& reader, const PythonFrameKey& key, PythonFrameText* text)
+      : reader_(reader), key_(key), text_(text) {}
+  const PythonFrameKey& key() const { return key_; }
+  // Fills `view`; false when the names cannot be read (the reader stopped; the walk ends).
+  bool Text(PythonFrameView* view) const;
+
+ private:
+  const PythonFrameReader& reader_;
+  PythonFrameKey key_;
+  PythonFrameText* text_;
 };
 
 class PythonFrameReader {
@@ -81,11 +120,14 @@ class PythonFrameReader {
   // A reader on a runtime resolved elsewhere (tests); runtime.layout must be set.
   explicit PythonFrameReader(const PythonRuntime& runtime) : runtime_(runtime) {}
 
-  // Calls `visit(const PythonFrameView&)` for each frame of the calling thread, innermost first,
-  // at most `max_frames`; returns how many were visited (0: the thread runs no Python). Never
+  // Calls `visit(const PythonFrameRef&)` for each frame of the calling thread, innermost first, at
+  // most `max_frames`; returns how many were visited (0: the thread runs no Python). Never
   // throws (the visitor must not either); safe on any thread, with or without the GIL.
   template <typename Visit>
   size_t Read(size_t max_frames, Visit&& visit) const;
+  // The same with every frame's text: `visit(const PythonFrameView&)`.
+  template <typename Visit>
+  size_t ReadText(size_t max_frames, Visit&& visit) const;
 
   int minor() const { return runtime_.layout->minor; }
   // Whether a layout mismatch stopped the reader for good.
@@ -94,25 +136,19 @@ class PythonFrameReader {
   bool checking() const { return checked_left_.load(std::memory_order_relaxed) > 0; }
 
   static constexpr int kCheckedFrames = 64;
-  // Longest file name and function name kept (bytes of UTF-8); longer ones are cut.
-  static constexpr size_t kMaxFileBytes = 1024;
-  static constexpr size_t kMaxFunctionBytes = 256;
 
  private:
-  // The text of one frame, filled by ReadFrame: lives on the reading thread's stack.
-  struct FrameText {
-    char file[kMaxFileBytes];
-    char function[kMaxFunctionBytes];
-  };
+  friend class PythonFrameRef;
   enum class Step { kVisit, kSkip, kStop };
 
   // The innermost frame of the calling thread, or nullptr.
   const void* InnermostFrame() const;
-  // Reads `frame` into `view` (kVisit), says it is not Python code to show (kSkip: a C entry
-  // shim or a frame not started yet), or that the walk ends (kStop: a check failed). Sets
-  // *previous to the caller's frame.
-  Step ReadFrame(const void* frame, FrameText* text, PythonFrameView* view,
-                 const void** previous) const;
+  // Reads `frame`'s key (kVisit), says it is not Python code to show (kSkip: a C entry shim or a
+  // frame not started yet), or that the walk ends (kStop: a check failed). Sets *previous to
+  // the caller's frame.
+  Step ReadKey(const void* frame, PythonFrameKey* key, const void** previous) const;
+  // The text of the frame `key` names (PythonFrameRef::Text).
+  bool ReadText(const PythonFrameKey& key, PythonFrameText* text, PythonFrameView* view) const;
   // A str's characters as UTF-8 in `buffer` (cut at `capacity`); false when `str` is not a str.
   bool ReadString(const void* str, char* buffer, size_t capacity, std::string_view* out) const;
   // Copies `size` bytes at `address`; false when they cannot be read (checked loads).
@@ -151,22 +187,31 @@ template <typename Visit>
 size_t PythonFrameReader::Read(size_t max_frames, Visit&& visit) const {
   if (stopped()) return 0;
   const void* frame = InnermostFrame();
-  FrameText text;
+  PythonFrameText text;
   size_t count = 0;
   // Bounded even if a chain were to loop: skipped frames are few (one shim per C entry).
   for (size_t steps = 0; frame != nullptr && count < max_frames && steps < 4 * max_frames + 64;
        ++steps) {
-    PythonFrameView view;
+    PythonFrameKey key;
     const void* previous = nullptr;
-    const Step step = ReadFrame(frame, &text, &view, &previous);
+    const Step step = ReadKey(frame, &key, &previous);
     if (step == Step::kStop) break;
     if (step == Step::kVisit) {
-      visit(view);
+      visit(PythonFrameRef(*this, key, &text));
+      if (stopped()) break;  // its text could not be read
       ++count;
     }
     frame = previous;
   }
   return count;
+}
+
+template <typename Visit>
+size_t PythonFrameReader::ReadText(size_t max_frames, Visit&& visit) const {
+  return Read(max_frames, [&visit](const PythonFrameRef& frame) {
+    PythonFrameView view;
+    if (frame.Text(&view)) visit(view);
+  });
 }
 
 }  // namespace libprof

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "libprof/backtrace/python_frame_cache.h"
 #include "libprof/backtrace/python_frames.h"
 
 namespace libprof {
@@ -140,7 +141,7 @@ struct Read {
 };
 std::vector<Read> ReadAll(const PythonFrameReader& reader, size_t max_frames = 64) {
   std::vector<Read> out;
-  const size_t n = reader.Read(max_frames, [&](const PythonFrameView& f) {
+  const size_t n = reader.ReadText(max_frames, [&](const PythonFrameView& f) {
     out.push_back({std::string(f.file), std::string(f.function), f.line});
   });
   EXPECT_EQ(n, out.size());
@@ -201,8 +202,8 @@ TEST_P(PythonLayoutTest, NamesOfEveryStrKind) {
   PythonFrameReader reader(python.Runtime());
   const std::vector<Read> frames = ReadAll(reader);
   ASSERT_EQ(frames.size(), 4u);
-  EXPECT_EQ(frames[0].file.size(), PythonFrameReader::kMaxFileBytes);
-  EXPECT_EQ(frames[0].function.size(), PythonFrameReader::kMaxFunctionBytes);  // λ is 2 bytes
+  EXPECT_EQ(frames[0].file.size(), PythonFrameText::kMaxFileBytes);
+  EXPECT_EQ(frames[0].function.size(), PythonFrameText::kMaxFunctionBytes);  // λ is 2 bytes
   EXPECT_EQ(frames[0].function.substr(0, 4), "λλ");
   EXPECT_EQ(frames[1].function, "?");
   EXPECT_EQ(frames[2].function, "𝄞_clef");
@@ -277,6 +278,49 @@ TEST_P(PythonLayoutTest, ChecksEndAfterGoodFrames) {
   }
   EXPECT_FALSE(reader.checking());
   EXPECT_EQ(ReadAll(reader), (std::vector<Read>{{"a.py", "f", 1008}}));
+}
+
+// Proves the cache serves a frame seen before without reading its text (a name made unreadable
+// after the first walk goes unnoticed through the cache, and stops a reader without one), and
+// that another code object at the same address with another name, or another offset, is read.
+TEST_P(PythonLayoutTest, CacheServesFramesSeenBefore) {
+  FakeInterpreter python(GetParam());
+  char* name = python.Str("step");
+  char* code = python.Code(python.Str("t.py"), name);
+  char* outer = python.Frame(python.Code(python.Str("t.py"), python.Str("<module>")), 0, nullptr);
+  char* frame = python.Frame(code, 4, outer);
+  python.SetInnermost(frame);
+  PythonFrameReader reader(python.Runtime());
+  PythonFrameTable table(100);
+  PythonFrameCache cache;
+  uint32_t ids[8], again[8];
+  bool cut = false;
+  ASSERT_EQ(InternPythonFrames(reader, &cache, table, ids, 8, &cut), 2u);
+  FakeInterpreter::Put(name, 8, static_cast<const void*>(code_type));  // no longer a str
+  ASSERT_EQ(InternPythonFrames(reader, &cache, table, again, 8, &cut), 2u);
+  EXPECT_EQ(std::vector<uint32_t>(again, again + 2), std::vector<uint32_t>(ids, ids + 2));
+  EXPECT_FALSE(reader.stopped());
+
+  // The same address, another name object: read (and a new frame); another offset: read too.
+  FakeInterpreter::Put(code, GetParam().code_name, static_cast<const void*>(python.Str("other")));
+  EXPECT_EQ(InternPythonFrames(reader, &cache, table, again, 8, &cut), 2u);
+  EXPECT_EQ(table.Get(again[0]).function, "other");
+  python.SetInnermost(python.Frame(code, 8, outer));
+  EXPECT_EQ(InternPythonFrames(reader, &cache, table, again, 8, &cut), 2u);
+  EXPECT_EQ(table.Get(again[0]), (PythonFrameTable::Frame{"t.py", "other", 1008}));
+  EXPECT_EQ(table.size(), 4u);
+
+  // Without a cache the unreadable name stops the reader; a full table cuts the outer frames.
+  FakeInterpreter::Put(code, GetParam().code_name, static_cast<const void*>(name));
+  PythonFrameTable small(1);
+  PythonFrameReader fresh(python.Runtime());
+  python.SetInnermost(frame);
+  FakeInterpreter::Put(name, 8, static_cast<const void*>(str_type));
+  EXPECT_EQ(InternPythonFrames(fresh, nullptr, small, ids, 8, &cut), 1u);
+  EXPECT_TRUE(cut);
+  FakeInterpreter::Put(name, 8, static_cast<const void*>(code_type));
+  EXPECT_EQ(InternPythonFrames(fresh, nullptr, table, ids, 8, &cut), 0u);
+  EXPECT_TRUE(fresh.stopped());
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryLayout, PythonLayoutTest, testing::ValuesIn(kPythonLayouts),

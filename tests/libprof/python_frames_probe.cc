@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "libprof/backtrace/python_frame_cache.h"
 #include "libprof/backtrace/python_frame_table.h"
 #include "libprof/backtrace/python_frames.h"
 
@@ -20,7 +21,7 @@ const libprof::PythonFrameReader* Reader() {
 // The calling thread's frames as "file|line|function" lines, innermost first.
 std::string FramesText(const libprof::PythonFrameReader& reader, size_t* count) {
   std::string text;
-  *count = reader.Read(64, [&text](const libprof::PythonFrameView& f) {
+  *count = reader.ReadText(64, [&text](const libprof::PythonFrameView& f) {
     text += std::string(f.file) + "|" + std::to_string(f.line) + "|" + std::string(f.function) +
             "\n";
   });
@@ -54,15 +55,29 @@ extern "C" __attribute__((visibility("default"))) int ProbePythonMinor() {
   return reader != nullptr ? reader->minor() : -1;
 }
 
+namespace {
+
 // What libprof does with the frames at each API call (call_site_recorder.cc): read and intern
-// them. For bench/python_frames_bench.py; returns the frames read.
-extern "C" __attribute__((visibility("default"))) int ProbeInternFrames() {
+// them, through this thread's cache (`cached`) or reading every frame's text as on its first
+// sight. For bench/python_frames_bench.py; returns the frames read.
+int InternFrames(bool cached) {
   static auto* table = new libprof::PythonFrameTable(65536);
+  thread_local libprof::PythonFrameCache cache;
   const libprof::PythonFrameReader* reader = Reader();
   if (reader == nullptr) return -1;
-  return static_cast<int>(reader->Read(256, [](const libprof::PythonFrameView& f) {
-    table->Intern(f.file, f.function, f.line);
-  }));
+  uint32_t ids[256];
+  bool cut = false;
+  return static_cast<int>(
+      libprof::InternPythonFrames(*reader, cached ? &cache : nullptr, *table, ids, 256, &cut));
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int ProbeInternFrames() {
+  return InternFrames(true);
+}
+extern "C" __attribute__((visibility("default"))) int ProbeInternFramesUncached() {
+  return InternFrames(false);
 }
 
 // Reads `times` times and returns how many reads gave the same frames as the first (written to
