@@ -84,7 +84,8 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
       .Field("correlation_id", f.correlation_id)
       .Field("host_start_ns", f.host_start_ns)
       .Field("host_duration_ns", f.host_duration_ns)
-      .Field("blocked_ns", f.blocked_ns);
+      .Field("blocked_ns", f.blocked_ns)
+      .Field("in_start_up", f.in_start_up);
   if (f.stream_id) j.Field("stream_id", *f.stream_id);
   // The rule's own fields (rule_details.h): the memory ones here, its measures after device_id.
   auto details = [&](bool memory) {
@@ -161,6 +162,7 @@ TimeKind KindOf(const Finding& f) { return TimeKindOf(FamilyOf(f)); }
 // The totals of the headlines, per kind of time.
 struct Totals {
   uint64_t host = 0, gpu_idle = 0, saving = 0, start_up = 0, rank_wait = 0;
+  uint64_t host_in_start_up = 0;  // of `host`
   size_t host_threads = 0;
 };
 
@@ -186,6 +188,7 @@ Totals TotalsOf(const std::vector<Finding>& findings) {
         break;
       case TimeKind::kHost:
         t.host += f.blocked_ns;
+        if (f.in_start_up) t.host_in_start_up += f.blocked_ns;
         threads.insert({f.pid, f.thread_id});
         break;
     }
@@ -213,7 +216,11 @@ std::string Headline(TimeKind kind, const std::vector<const Finding*>& findings,
                         FormatPercent(static_cast<double>(t.host),
                                       static_cast<double>(c.trace_ns)) +
                         " of the trace)") +
-             " waiting for the GPU or in synchronous work (" + Count(findings.size()) + ").\n";
+             " waiting for the GPU or in synchronous work (" + Count(findings.size()) + ")" +
+             (t.host_in_start_up > 0
+                  ? "; " + Dur(t.host_in_start_up) + " of it during start-up, paid once, listed last"
+                  : "") +
+             ".\n";
     case TimeKind::kGpuIdle:
       return "GPU idle: the GPU rules find " + Dur(t.gpu_idle) +
              " of idle GPU time in the steady state (" + Count(findings.size()) + ").\n";
@@ -271,10 +278,11 @@ std::string SectionTable(const Section& section, const std::vector<FindingGroup>
   for (size_t i = 0; i < groups.size(); ++i) {
     const FindingGroup& g = groups[i];
     const Finding& f = g.worst;
+    // Start-up's waits are listed last (GroupFindings) and say why.
+    const std::string rule = std::string(RuleName(f.rule)) + (f.in_start_up ? " (start-up)" : "");
     std::vector<std::string> row;
     if (c.all) {
-      row = {number(i), Dur(f.host_start_ns), Dur(f.host_duration_ns), Dur(f.blocked_ns),
-             std::string(RuleName(f.rule))};
+      row = {number(i), Dur(f.host_start_ns), Dur(f.host_duration_ns), Dur(f.blocked_ns), rule};
       if (calls) {
         row.push_back(f.api);
         row.push_back(f.correlation_id ? std::to_string(f.correlation_id) : "");
@@ -282,7 +290,7 @@ std::string SectionTable(const Section& section, const std::vector<FindingGroup>
       row.push_back(WaitingFor(f));
     } else {
       row = {number(i), Dur(g.total_blocked_ns), std::to_string(g.count),
-             Dur(g.total_blocked_ns / g.count), std::string(RuleName(f.rule))};
+             Dur(g.total_blocked_ns / g.count), rule};
       if (calls) row.push_back(f.api);
       if (host && callers) row.push_back(f.caller);
       row.push_back(WaitingFor(f));

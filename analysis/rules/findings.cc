@@ -429,6 +429,26 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
   Analyzer(input, out).Run();
 }
 
+// Host-time findings of start-up's own work (module loading, context set-up, allocation:
+// api_names.h StartUpWork) whose call ended within start-up (the start-up finding's window, if
+// start-up was long enough to be one) are marked and say so: paid once, not the steady state's.
+// Other calls before the first kernel are not: a program may copy before it computes, and those
+// copies (pageable_vs_pinned's) are its work, not its start-up.
+static void MarkStartUpHostFindings(std::vector<Finding>* findings) {
+  const auto start_up = std::find_if(findings->begin(), findings->end(), [](const Finding& f) {
+    return f.rule == RuleId::kStartUp;
+  });
+  if (start_up == findings->end()) return;
+  const uint64_t end_ns = start_up->host_start_ns + start_up->host_duration_ns;
+  for (Finding& f : *findings) {
+    if (TimeKindOf(Rule(f.rule).family) != TimeKind::kHost) continue;
+    if (StartUpWorkOf(f.api) == StartUpWork::kNone) continue;
+    if (f.host_start_ns + f.host_duration_ns > end_ns) continue;
+    f.in_start_up = true;
+    f.explanation += " (during start-up: paid once)";
+  }
+}
+
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options) {
   const TraceIndex index(trace);
   const StreamModel model(index);
@@ -439,6 +459,7 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& i
                                   const StreamModel& model, const FindingsOptions& options) {
   std::vector<Finding> out;
   RunRulePasses({trace, index, model, options}, &out);
+  MarkStartUpHostFindings(&out);
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
     return std::tie(a.host_start_ns, a.correlation_id) <
            std::tie(b.host_start_ns, b.correlation_id);
@@ -449,12 +470,12 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& i
 std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings) {
   // Views into `findings`, which outlive the map. The rule by its name: groups of equal time
   // keep the name order.
-  using Key = std::tuple<std::string_view, std::string_view, std::string_view, std::string_view,
-                         std::string_view>;
+  using Key = std::tuple<bool, std::string_view, std::string_view, std::string_view,
+                         std::string_view, std::string_view>;
   std::map<Key, FindingGroup> groups;
   for (const Finding& f : findings) {
     FindingGroup& g =
-        groups[{RuleName(f.rule), f.api,
+        groups[{f.in_start_up, RuleName(f.rule), f.api,
                 f.blamed.empty() ? std::string_view() : std::string_view(f.blamed.front().name),
                 DetailsGroupKey(f.details), f.call_site}];
     if (g.count == 0 || f.blocked_ns > g.worst.blocked_ns) g.worst = f;
@@ -465,6 +486,7 @@ std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings) {
   std::vector<FindingGroup> out;
   for (auto& [key, g] : groups) out.push_back(std::move(g));
   std::stable_sort(out.begin(), out.end(), [](const FindingGroup& a, const FindingGroup& b) {
+    if (a.worst.in_start_up != b.worst.in_start_up) return b.worst.in_start_up;
     return a.total_blocked_ns > b.total_blocked_ns;
   });
   return out;

@@ -94,6 +94,10 @@ struct Finding {
   std::vector<FindingFrame> stack;
   std::string explanation;
   FindingDetails details;  // the alternative Rule(rule).details names
+  // A host-time finding of start-up work (a module load, context set-up or allocation) whose
+  // call ended within start-up (analysis/metrics/start_up.h): paid once, so ranked after the
+  // steady state's.
+  bool in_start_up = false;
 };
 
 inline constexpr size_t kMaxBlamed = 16;
@@ -111,15 +115,15 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& i
 // host time minus its wait. Registered in rule_registry.cc.
 void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out);
 
-// Findings with the same rule, API, first blamed name, call site and details' group key
-// (rule_details.h), worst (largest blocked_ns) first.
+// Findings with the same rule, API, first blamed name, call site, details' group key
+// (rule_details.h) and start-up or not, worst (largest blocked_ns) first.
 struct FindingGroup {
   Finding worst;
   uint64_t count = 0;
   uint64_t total_blocked_ns = 0;
   uint64_t total_host_ns = 0;
 };
-// Groups sorted by total_blocked_ns (the time lost), largest first.
+// Groups sorted by total_blocked_ns (the time lost), largest first; start-up ones after the rest.
 std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings);
 
 }  // namespace libprof::analysis

@@ -601,6 +601,50 @@ TEST_F(FindingsTest, StartUpIsReportedOnceAndGpuRulesCountFromItsEnd) {
   }
 }
 
+// Proves a host finding of start-up work inside start-up (the first allocation that waits for
+// the device) is marked, says it is paid once, and is listed after the steady state's waits even
+// when it lost more time; a copy before the first kernel is the program's work, not start-up.
+TEST_F(FindingsTest, StartUpHostFindingsAreMarkedAndListedLast) {
+  TraceBuilder b = StartUpScenario();
+  // On a second thread, before the first kernel: 64 MiB from pageable memory, synchronous,
+  // 20 ms, then a cudaMalloc waiting 25 ms for a copy (implicit-sync).
+  const uint64_t upload = b.Api("cudaMemcpyAsync", 5500, 25500, 2);
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 64 << 20, 5510, 25490,
+              upload, 7, true);
+  const uint64_t busy = b.Api("cudaMemcpyAsync", 25600, 25610, 2);
+  b.AddMemcpy(CopyKind::kDtoD, MemoryKind::kDevice, MemoryKind::kDevice, 1 << 30, 25620, 50620,
+              busy, 7, true);
+  b.Api("cudaMalloc", 25620, 50700, 2);
+  const ProcessTrace t = Load(std::move(b));
+  const auto all = FindFindings(t, {});
+  const auto pageable = Of(all, "pageable-async-memcpy");
+  ASSERT_EQ(pageable.size(), 1u);
+  EXPECT_FALSE(pageable[0].in_start_up) << "a copy is the program's work";
+  const auto malloc = Of(all, "implicit-sync");
+  ASSERT_EQ(malloc.size(), 1u);
+  EXPECT_TRUE(malloc[0].in_start_up);
+  EXPECT_NE(malloc[0].explanation.find("(during start-up: paid once)"), std::string::npos);
+  for (const Finding& f : Of(all, "sync-api")) EXPECT_FALSE(f.in_start_up) << f.explanation;
+  const std::vector<FindingGroup> groups = GroupFindings(all);
+  const auto position = [&](std::string_view rule) {
+    return std::find_if(groups.begin(), groups.end(), [&](const FindingGroup& g) {
+      return RuleName(g.worst.rule) == rule;
+    });
+  };
+  const auto sync = position("sync-api"), alloc = position("implicit-sync");
+  ASSERT_NE(sync, groups.end());
+  ASSERT_NE(alloc, groups.end());
+  EXPECT_GT(alloc->total_blocked_ns, sync->total_blocked_ns);
+  EXPECT_LT(sync, alloc);
+  FindingsReportContext context;
+  context.trace_ns = 110'000'000;
+  const std::string table = FindingsTable(all, context);
+  EXPECT_NE(table.find("of it during start-up, paid once, listed last"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("implicit-sync (start-up)"), std::string::npos) << table;
+  EXPECT_NE(FindingsJson(all, context).find("\"in_start_up\": true"), std::string::npos);
+}
+
 // The first screen: start-up one line, then host time and GPU idle time each under its own
 // headline and table, never ranked together; the wait the user would fix is the first host row.
 TEST_F(FindingsTest, TableSeparatesHostTimeFromGpuIdleTime) {
