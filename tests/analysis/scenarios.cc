@@ -437,7 +437,7 @@ void PoolOp(TraceBuilder& b, uint64_t corr, MemoryOperation operation, uint64_t 
 TraceBuilder MemoryPoolScenario() {
   constexpr uint64_t kMiB = 1 << 20;
   constexpr uint64_t kPool0 = 0x7e0000000000, kPool1 = 0x7d0000000000, kImported = 0x7c0000000000;
-  TraceBuilder b;
+  TraceBuilder b(/*pid=*/4545);
   b.AddContext(1, 7);
   b.AddStream(7, StreamType::kNull);
   Allocation(b, b.Api("cudaMalloc", 10, 20), MemoryKind::kDevice, 0x500000000, 64 * kMiB, 10);
