@@ -95,6 +95,7 @@ std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& option
                              DiffOptions{.threshold = options.threshold,
                                          .min_share = options.min_share});
   diff.iterations_chosen = !options.nvtx.empty();
+  diff.per_run_chosen = options.per_run && options.nvtx.empty();
   if (diff.common_names == 0) {
     return std::unexpected(
         "the two runs have no API call, GPU operation or NVTX range name in common: "

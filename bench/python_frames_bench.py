@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """What reading Python frames costs libprof per API call (issue 19): the reader and the interning
-that CallSiteRecorder::OnApiEnter adds on a call made from Python holding the GIL, timed in a
-real interpreter through tests/libprof/python_frames_probe.cc (ProbeInternFrames) at several
-stack depths, minus a ctypes call that reads nothing (ProbePythonMinor). Multiply by the blocking
+that CallSiteRecorder::OnApiEnter adds on a call made from Python, timed in a real interpreter
+through tests/libprof/python_frames_probe.cc at several stack depths, with frames seen before
+(ProbeInternFrames: through the thread's PythonFrameCache) and on first sight
+(ProbeInternFramesUncached), minus a ctypes call that reads nothing (ProbePythonMinor). Multiply by the blocking
 calls per step (or every call, LIBPROF_BACKTRACE=all) to get its share of a step.
 
 Usage: python3 bench/python_frames_bench.py build/tests/libprof/libpython_frames_probe.so
@@ -35,16 +36,20 @@ def timed(fn, depth):
 def main():
     base_frames = lib.ProbeInternFrames() - 1  # the frames below at_depth: main and <module>
     print(f"python {sys.version.split()[0]}; {CALLS} calls per sample, median of 7 samples")
+    print("cached: frames seen before (libprof's steady state); first sight: every frame's names "
+          "read, line looked up, interned")
     for depth in (10, 30, 60):
         frames = at_depth(depth, lib.ProbeInternFrames)
-        costs = []
-        for _ in range(7):
-            read = timed(lib.ProbeInternFrames, depth)
-            empty = timed(lib.ProbePythonMinor, depth)
-            costs.append(read - empty)
-        ns = statistics.median(costs)
-        print(f"depth {frames} frames ({depth} + {base_frames + 1} below): {ns:.0f} ns per call, "
-              f"{ns / frames:.0f} ns per frame")
+        for name, probe in (("cached", lib.ProbeInternFrames),
+                            ("first sight", lib.ProbeInternFramesUncached)):
+            costs = []
+            for _ in range(7):
+                read = timed(probe, depth)
+                empty = timed(lib.ProbePythonMinor, depth)
+                costs.append(read - empty)
+            ns = statistics.median(costs)
+            print(f"depth {frames} frames ({depth} + {base_frames + 1} below), {name}: "
+                  f"{ns:.0f} ns per call, {ns / frames:.0f} ns per frame")
     return 0
 
 

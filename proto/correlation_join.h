@@ -17,6 +17,12 @@
 // memory, once the ids held span more than max_span. A call or record that arrives for an id
 // already settled sets out_of_order(): the caller then reads the trace again with bounded =
 // false, which settles nothing before Finish and is exact for any order.
+//
+// Most ids have their launching call certain long before they settle: a call that is not nested,
+// decided, with no other call of the id undecided (no later call can launch it rather). A caller
+// that only needs the call for each record (not the id's total device time) can then take the
+// record at once (KnownSite) or have the records held so far handed back at that moment
+// (OnKnown), rather than hold every record for a horizon.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +30,7 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -50,6 +57,10 @@ class CorrelationJoin {
   // time added for it and the records held for it, in arrival order.
   using Settled = std::function<void(const LaunchSite& site, uint64_t device_ns,
                                      const std::vector<const Record*>& held)>;
+  // Called, when set, as soon as an id's launching call is certain, with the records held for
+  // it so far, which are then no longer held (settlement hands over only those held later).
+  using Known =
+      std::function<void(const LaunchSite& site, const std::vector<const Record*>& held)>;
 
   // Device records of concurrent streams complete out of order by far fewer ids than kOpLag.
   // kMaxSpan ids cost 32 MiB of slots (4 bytes each, seen or not: PyTorch's calls take ~4 ids
@@ -80,6 +91,17 @@ class CorrelationJoin {
     if (c.seq == kNone || LaunchesRather(nested, seq, c.nested, c.seq)) {
       c = {seq, thread_id, nested, start_ns};
     }
+    if (known_ && e->head != kNone32 && Certain(*e)) {
+      HandBack(*e, [&](const std::vector<const Record*>& held) { known_(Site(*e), held); });
+    }
+  }
+  void OnKnown(Known known) { known_ = std::move(known); }
+  // The launching call of `corr` if it is certain already, for a record of time `time_ns` (seen
+  // as by Hold). nullopt: not yet, or the id was settled.
+  std::optional<LaunchSite> KnownSite(uint64_t corr, uint64_t time_ns) {
+    const Entry* e = Get(corr, time_ns);
+    if (e == nullptr || !Certain(*e)) return std::nullopt;
+    return Site(*e);
   }
   // Device time of work with this id (kernel, copy, memset, graph) that ended at `end_ns`.
   void AddDeviceTime(uint64_t corr, uint64_t ns, uint64_t end_ns) {
@@ -196,18 +218,34 @@ class CorrelationJoin {
     window_.pop_front();
     settled_end_ = ++base_;
   }
-  void Settle(Entry& e) {
-    LaunchSite site;
+  // No later call can launch the id rather than the current candidate (LaunchesRather: the
+  // call outside first, then the earlier one), and no call seen is still undecided.
+  static bool Certain(const Entry& e) {
+    return e.launch.seq != kNone && !e.launch.nested && e.undecided == 0;
+  }
+  static LaunchSite Site(const Entry& e) {
     const Candidate& c = e.launch;
-    if (c.seq != kNone) site = {true, c.thread_id, c.start_ns};
+    return c.seq == kNone ? LaunchSite{} : LaunchSite{true, c.thread_id, c.start_ns};
+  }
+  // Hands the records held for `e` to `use`, in arrival order, and frees them.
+  template <typename Use>
+  void HandBack(Entry& e, Use use) {
     held_.clear();
     for (uint32_t i = e.head; i != kNone32; i = pool_[i].next) held_.push_back(&pool_[i].record);
-    if (site.found || e.device_ns != 0 || !held_.empty()) settled_(site, e.device_ns, held_);
+    use(held_);
     for (uint32_t i = e.head; i != kNone32; i = pool_[i].next) free_.push_back(i);
+    e.head = e.tail = kNone32;
+  }
+  void Settle(Entry& e) {
+    const LaunchSite site = Site(e);
+    HandBack(e, [&](const std::vector<const Record*>& held) {
+      if (site.found || e.device_ns != 0 || !held.empty()) settled_(site, e.device_ns, held);
+    });
   }
 
   bool bounded_;
   Settled settled_;
+  Known known_;
   uint64_t horizon_ns_;
   uint64_t latest_ns_ = 0;
   uint64_t op_lag_;

@@ -11,8 +11,14 @@
 // libprof's call stacks name it from the executable's .symtab: the blocking copies should read
 // "cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)".
 //
-// Usage: normalize_nrm2 [iterations=50]
-// Prints: the vector size, iterations, and the norms nrm2 returned first and last (the last is
+// With --result-on-device the same loop keeps the norm on the GPU (device pointer mode, the fix
+// for seed 000): nrm2 writes into device memory, a one-thread kernel turns it into 1/norm and
+// cublasSscal reads that scale from device memory, so nothing holds the host inside the loop;
+// the wait moves to the final cudaDeviceSynchronize. The pair of runs is what `profview diff`
+// should explain (samples/traces/normalize_nrm2_*.pb).
+//
+// Usage: normalize_nrm2 [iterations=50] [--result-on-device]
+// Prints (the same line in both modes): the vector size, iterations, and the norms nrm2 returned first and last (the last is
 // 1.0000 once the vector has been normalised, i.e. from 2 iterations on).
 #include <cublas_v2.h>
 
@@ -57,10 +63,47 @@ __attribute__((noinline)) float NormalizeLoop(cublasHandle_t handle, float* x, i
   return first_norm;
 }
 
+// 1/norm, computed where the norm is (device pointer mode).
+__global__ void InverseKernel(const float* norm, float* inverse) { *inverse = 1.0f / *norm; }
+
+// NormalizeLoop without the read-back: every norm stays in device memory (norms[iterations]).
+// Returns the first norm and sets *last_norm, read back once after the loop.
+__attribute__((noinline)) float NormalizeLoopOnDevice(cublasHandle_t handle, float* x, int n,
+                                                      long iterations, float* last_norm) {
+  float* norms = nullptr;    // one per iteration, so the first and the last can be printed
+  float* inverse = nullptr;  // the scale cublasSscal reads
+  CHECK_CUDA(cudaMalloc(&norms, iterations * sizeof(float)));
+  CHECK_CUDA(cudaMalloc(&inverse, sizeof(float)));
+  for (long it = 0; it < iterations; ++it) {
+    SpinKernel<<<1, 1>>>(kSpinNs);
+    CHECK_LAUNCH();
+    CHECK_CUBLAS(cublasSnrm2(handle, n, x, 1, norms + it));
+    InverseKernel<<<1, 1>>>(norms + it, inverse);
+    CHECK_LAUNCH();
+    CHECK_CUBLAS(cublasSscal(handle, n, inverse, x, 1));
+  }
+  float first_norm = 0.0f;
+  CHECK_CUDA(cudaMemcpy(&first_norm, norms, sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(last_norm, norms + iterations - 1, sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK_TRUE(first_norm > 0.0f && *last_norm > 0.0f, "nrm2 returned %f, %f", first_norm,
+             *last_norm);
+  CHECK_CUDA(cudaFree(inverse));
+  CHECK_CUDA(cudaFree(norms));
+  return first_norm;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const long iterations = argc > 1 ? ParsePositive(argv[1], "iterations") : 50;
+  long iterations = 50;
+  bool result_on_device = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--result-on-device") == 0) {
+      result_on_device = true;
+    } else {
+      iterations = ParsePositive(argv[i], "iterations");
+    }
+  }
 
   float* x = nullptr;
   CHECK_CUDA(cudaMalloc(&x, kElements * sizeof(float)));
@@ -70,11 +113,14 @@ int main(int argc, char** argv) {
   cublasHandle_t handle;
   CHECK_CUBLAS(cublasCreate(&handle));
   // Host pointer mode (cuBLAS's default, set explicitly): the result lands in a host float,
-  // which is what makes nrm2 synchronous.
-  CHECK_CUBLAS(cublasSetPointerMode(handle, CUBLAS_POINTER_MODE_HOST));
+  // which is what makes nrm2 synchronous. Device pointer mode leaves it on the GPU.
+  CHECK_CUBLAS(cublasSetPointerMode(
+      handle, result_on_device ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
 
   float norm = 0.0f;
-  const float first_norm = NormalizeLoop(handle, x, kElements, iterations, &norm);
+  const float first_norm =
+      result_on_device ? NormalizeLoopOnDevice(handle, x, kElements, iterations, &norm)
+                       : NormalizeLoop(handle, x, kElements, iterations, &norm);
   CHECK_CUDA(cudaDeviceSynchronize());
 
   CHECK_CUBLAS(cublasDestroy(handle));

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Blocking CUDA calls made with and without the GIL, for libprof's Python frame reader: the same
-cudaDeviceSynchronize called through ctypes.PyDLL (the GIL stays held: its Python frames are
-readable) and through ctypes.CDLL (ctypes releases the GIL: none may be read, and nothing may
-crash), from the main thread and from a second Python thread. The CUDA runtime is the one torch
+cudaDeviceSynchronize called through ctypes.PyDLL (the GIL stays held) and through ctypes.CDLL
+(ctypes releases it, as PyTorch does around its ops): both must be named by their line, from the
+main thread and from a second Python thread, and nothing may crash. The CUDA runtime is the one torch
 loaded.
 
 Usage: python3 torch_gil_free_sync.py [calls=50]

@@ -33,6 +33,11 @@ record pageable_vs_pinned $b/samples/pageable_vs_pinned 16 2
 record nvtx_ranges $b/samples/nvtx_ranges
 record stream_overlap $b/samples/stream_overlap --order per-chunk
 record launch_bound $b/samples/launch_bound 2000
+# Pairs for profview diff's golden tests (issue 13).
+record normalize_nrm2_readback $b/samples/normalize_nrm2 20
+record normalize_nrm2_on_device $b/samples/normalize_nrm2 20 --result-on-device
+record pageable_vs_pinned_pageable $b/samples/pageable_vs_pinned 16 2 --host pageable
+record pageable_vs_pinned_pinned $b/samples/pageable_vs_pinned 16 2 --host pinned
 
 # A first look at the cost per launch (bench/ has the real benchmark): launch_bound, 200k launches.
 if [[ -n "${QUICK_OVERHEAD:-}" ]]; then

@@ -54,7 +54,11 @@ ProcessSummarizer::ProcessSummarizer(Setup setup)
       // horizon: they can be two behind the newest.
       host_union_(setup_.bounded ? setup_.limits.union_pieces : 0, 2 * horizon_ns_,
                   setup_.keep_intervals ? &host_pieces_ : nullptr),
-      device_union_(setup_.bounded ? setup_.limits.union_pieces : 0, horizon_ns_,
+      // With --tid/--nvtx, device work waits for its call's nesting to be decided (the join's
+      // OnKnown), as calls do: two horizons too.
+      device_union_(setup_.bounded ? setup_.limits.union_pieces : 0,
+                    setup_.filters.tids.empty() && setup_.filters.nvtx.empty() ? horizon_ns_
+                                                                               : 2 * horizon_ns_,
                     setup_.keep_intervals ? &device_pieces_ : nullptr),
       nesting_({.max_pending = setup_.bounded ? setup_.limits.held_calls_per_thread : 0,
                 .horizon_ns = horizon_ns_},
@@ -86,6 +90,12 @@ ProcessSummarizer::ProcessSummarizer(Setup setup)
           if (project_) projection_.AddLaunch(site.thread_id, site.start_ns, device_ns);
         },
         horizon_ns_, setup_.limits.op_lag, setup_.limits.max_span);
+    // Device work is counted as soon as its call is known to be kept (a held record then, a
+    // later one on arrival: AddDevice), not after a horizon: holding every record that long
+    // cost most of --nvtx's time (bench/README.md, profview diff).
+    join_->OnKnown([this](const LaunchSite&, const std::vector<const DeviceRecord*>& held) {
+      for (const DeviceRecord* r : held) EmitDevice(*r);
+    });
   }
 }
 
@@ -315,7 +325,11 @@ void ProcessSummarizer::AddDevice(uint64_t corr, DeviceRecord record) {
   const uint64_t ns = Duration(record.start_ns, record.end_ns);
   if (corr_filter_) {
     if (corr == 0) return;  // no call can have issued it
-    join_->Hold(corr, record, record.end_ns);
+    if (join_->KnownSite(corr, record.end_ns)) {
+      EmitDevice(record);  // a kept call issued it
+    } else {
+      join_->Hold(corr, record, record.end_ns);
+    }
     join_->AddDeviceTime(corr, ns, record.end_ns);
     return;
   }
@@ -329,7 +343,11 @@ void ProcessSummarizer::CountOther(uint64_t corr, uint64_t time_ns) {
   } else if (corr != 0) {
     DeviceRecord other;
     other.kind = kOtherRecord;
-    join_->Hold(corr, other, time_ns);
+    if (join_->KnownSite(corr, time_ns)) {
+      EmitDevice(other);
+    } else {
+      join_->Hold(corr, other, time_ns);
+    }
   }
 }
 

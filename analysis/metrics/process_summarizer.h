@@ -31,7 +31,7 @@
 #include "proto/trace_model.h"
 #include "analysis/model/filters.h"
 #include "analysis/metrics/nvtx_projection.h"
-#include "analysis/metrics/nvtx_selection.h"
+#include "analysis/model/nvtx_selection.h"
 #include "analysis/metrics/streaming_union.h"
 #include "analysis/metrics/summary.h"
 #include "analysis/model/trace_index.h"  // DeviceOpKind

@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "analysis/model/trace_index.h"  // TraceIndex::CopyName
+
 namespace libprof::analysis {
 namespace {
 
@@ -13,12 +15,99 @@ double SumSpread(const Stats& s, double per) {
   return s.std() * std::sqrt(static_cast<double>(s.count()) / per);
 }
 
+// The spread of a sum of rows that vary independently, each as its calls did (SumSpread): the
+// root of the sum of their squared spreads.
+double RowsSpread(const std::vector<SummaryRow>& rows, double per) {
+  double variance = 0;
+  for (const SummaryRow& r : rows) variance += std::pow(SumSpread(r.stats, per), 2);
+  return std::sqrt(variance);
+}
+
+// Judges a row from its sides (either may be absent).
+void JudgeRow(RowDiff& d, double base_per, double next_per, double threshold, double floor,
+              size_t* common) {
+  const RowSide empty;
+  const RowSide& b = d.base ? *d.base : empty;
+  const RowSide& n = d.next ? *d.next : empty;
+  d.total = Compare(static_cast<double>(b.stats.total()) / base_per,
+                    static_cast<double>(n.stats.total()) / next_per, SumSpread(b.stats, base_per),
+                    SumSpread(n.stats, next_per), threshold, floor);
+  d.calls = Compare(static_cast<double>(b.stats.count()) / base_per,
+                    static_cast<double>(n.stats.count()) / next_per, 0, 0, threshold);
+  d.mean = Compare(b.stats.mean(), n.stats.mean(), b.stats.std(), n.stats.std(), threshold);
+  d.bytes = Compare(static_cast<double>(b.bytes) / base_per,
+                    static_cast<double>(n.bytes) / next_per, 0, 0, threshold);
+  // One call has no spread to judge its mean by.
+  if (b.stats.count() < 2 || n.stats.count() < 2) d.mean.significant = false;
+  d.gpu = Compare(static_cast<double>(b.gpu_ns) / base_per,
+                  static_cast<double>(n.gpu_ns) / next_per, 0, 0, threshold, floor);
+  if (!d.base) {
+    d.status = DiffStatus::kAppeared;
+  } else if (!d.next) {
+    d.status = DiffStatus::kDisappeared;
+  } else {
+    if (d.base_name.empty()) ++*common;
+    d.status = !d.total.significant    ? DiffStatus::kWithinNoise
+               : d.total.delta() > 0 ? DiffStatus::kSlower
+                                     : DiffStatus::kFaster;
+  }
+}
+
+// Copies of one direction that moved from one kind of memory to another (pageable to pinned
+// host memory, say) have a new name: one row gone, one new. When a direction has exactly one of
+// each and they differ in the memory kind of one end, they become one row,
+// "[copy pageable → pinned to device]", so that the diff says what the change did to
+// these copies (time and bandwidth) rather than listing them apart.
+void PairCopiesByDirection(std::map<std::pair<std::string, std::string>, RowDiff>* rows,
+                           const std::vector<CopyRow>& base_copies,
+                           const std::vector<CopyRow>& next_copies) {
+  std::map<std::string, const CopyRow*> shape;  // row name -> its copy kind and memory kinds
+  for (const auto* copies : {&base_copies, &next_copies}) {
+    for (const CopyRow& c : *copies) {
+      shape[TraceIndex::CopyName(c.src_kind, c.dst_kind, c.copy_kind)] = &c;
+    }
+  }
+  // Per direction: the copy rows only in the base run, and only in the new one.
+  std::map<CopyKind, std::pair<std::vector<std::string>, std::vector<std::string>>> unmatched;
+  for (const auto& [key, d] : *rows) {
+    auto it = shape.find(d.name);
+    if (d.kind != "memcpy" || !key.first.empty() || it == shape.end()) continue;
+    auto& [gone, appeared] = unmatched[it->second->copy_kind];
+    if (!d.next) gone.push_back(d.name);
+    if (!d.base) appeared.push_back(d.name);
+  }
+  for (const auto& [kind, names] : unmatched) {
+    const auto& [gone, appeared] = names;
+    if (gone.size() != 1 || appeared.size() != 1 || kind == CopyKind::kPtoP) continue;
+    const CopyRow& b = *shape.at(gone[0]);
+    const CopyRow& n = *shape.at(appeared[0]);
+    const bool src_moved = b.src_kind != n.src_kind;
+    if (src_moved == (b.dst_kind != n.dst_kind)) continue;  // both ends changed: not one move
+    auto moved = [](MemoryKind from, MemoryKind to) {
+      return from == to ? std::string(ToString(from))
+                        : std::string(ToString(from)) + " → " + ToString(to);
+    };
+    RowDiff paired = std::move(rows->at({"", gone[0]}));
+    paired.next = std::move(rows->at({"", appeared[0]}).next);
+    paired.base_name = gone[0];
+    paired.next_name = appeared[0];
+    // Without "memory]" so that the name fits the Name column's narrowest width (34).
+    paired.name =
+        "[copy " + moved(b.src_kind, n.src_kind) + " to " + moved(b.dst_kind, n.dst_kind) + "]";
+    rows->erase({"", gone[0]});
+    rows->erase({"", appeared[0]});
+    (*rows)[{"", paired.name}] = std::move(paired);
+  }
+}
+
 // Device rows are matched by name whatever their kind (a memcpy row's name says its kind and
-// direction); host and NVTX rows by name (and domain).
+// direction; copies that changed memory kind, see PairCopiesByDirection); host and NVTX rows by
+// name (and domain).
 std::vector<RowDiff> CompareRows(const std::vector<SummaryRow>& base,
                                  const std::vector<SummaryRow>& next, double base_per,
                                  double next_per, double threshold, double floor,
-                                 size_t* common) {
+                                 size_t* common, const std::vector<CopyRow>* base_copies = nullptr,
+                                 const std::vector<CopyRow>* next_copies = nullptr) {
   std::map<std::pair<std::string, std::string>, RowDiff> rows;
   auto side = [](const SummaryRow& r) {
     return RowSide{.stats = r.stats, .bytes = r.bytes, .gpu_ns = r.gpu_ns};
@@ -41,34 +130,10 @@ std::vector<RowDiff> CompareRows(const std::vector<SummaryRow>& base,
     d.has_bytes = d.has_bytes || r.has_bytes;
     d.next = side(r);
   }
+  if (base_copies != nullptr) PairCopiesByDirection(&rows, *base_copies, *next_copies);
   std::vector<RowDiff> out;
   for (auto& [key, d] : rows) {
-    const RowSide empty;
-    const RowSide& b = d.base ? *d.base : empty;
-    const RowSide& n = d.next ? *d.next : empty;
-    d.total = Compare(static_cast<double>(b.stats.total()) / base_per,
-                      static_cast<double>(n.stats.total()) / next_per,
-                      SumSpread(b.stats, base_per), SumSpread(n.stats, next_per), threshold,
-                      floor);
-    d.calls = Compare(static_cast<double>(b.stats.count()) / base_per,
-                      static_cast<double>(n.stats.count()) / next_per, 0, 0, threshold);
-    d.mean = Compare(b.stats.mean(), n.stats.mean(), b.stats.std(), n.stats.std(), threshold);
-    d.bytes = Compare(static_cast<double>(b.bytes) / base_per,
-                      static_cast<double>(n.bytes) / next_per, 0, 0, threshold);
-    // One call has no spread to judge its mean by.
-    if (b.stats.count() < 2 || n.stats.count() < 2) d.mean.significant = false;
-    d.gpu = Compare(static_cast<double>(b.gpu_ns) / base_per,
-                    static_cast<double>(n.gpu_ns) / next_per, 0, 0, threshold, floor);
-    if (!d.base) {
-      d.status = DiffStatus::kAppeared;
-    } else if (!d.next) {
-      d.status = DiffStatus::kDisappeared;
-    } else {
-      ++*common;
-      d.status = !d.total.significant    ? DiffStatus::kWithinNoise
-                 : d.total.delta() > 0 ? DiffStatus::kSlower
-                                       : DiffStatus::kFaster;
-    }
+    JudgeRow(d, base_per, next_per, threshold, floor, common);
     out.push_back(std::move(d));
   }
   std::stable_sort(out.begin(), out.end(), [](const RowDiff& a, const RowDiff& b) {
@@ -174,13 +239,15 @@ RunComparison CompareRuns(const SummaryReport& base, const SummaryReport& next,
     const Summary& sn = n ? next.parts[*n] : empty;
     if (b) p.base = ProcessLabel{.pid = sb.pid, .rank = sb.rank, .path = sb.path};
     if (n) p.next = ProcessLabel{.pid = sn.pid, .rank = sn.rank, .path = sn.path};
-    auto figure = [&](uint64_t Summary::*field) {
-      return Compare(static_cast<double>(sb.*field), static_cast<double>(sn.*field), 0, 0,
+    // As the headline figures below: CUDA API time and GPU busy vary as their rows do together.
+    auto figure = [&](uint64_t Summary::*field, std::vector<SummaryRow> Summary::*rows) {
+      return Compare(static_cast<double>(sb.*field), static_cast<double>(sn.*field),
+                     rows ? RowsSpread(sb.*rows, 1) : 0, rows ? RowsSpread(sn.*rows, 1) : 0,
                      threshold);
     };
-    p.trace = figure(&Summary::trace_ns);
-    p.host_api = figure(&Summary::host_api_ns);
-    p.gpu_busy = figure(&Summary::gpu_busy_ns);
+    p.trace = figure(&Summary::trace_ns, nullptr);
+    p.host_api = figure(&Summary::host_api_ns, &Summary::host);
+    p.gpu_busy = figure(&Summary::gpu_busy_ns, &Summary::device);
     diff.pairs.push_back(p);
   }
   diff.paired_by = by_rank ? "rank" : "order";
@@ -195,22 +262,34 @@ RunComparison CompareRuns(const SummaryReport& base, const SummaryReport& next,
     base_rel_spread = bm > 0 ? base_iterations->Spread() / bm : 0;
     next_rel_spread = nm > 0 ? next_iterations->Spread() / nm : 0;
   }
-  auto headline = [&](const char* id, const char* label, uint64_t b, uint64_t n) {
+  // CUDA API time and GPU busy are (the union of) their rows: they vary at least as much as
+  // their rows do together, so that a change no row stands out with (the context creation moving
+  // from one call to another) does not stand out overall either.
+  auto headline = [&](const char* id, const char* label, uint64_t b, uint64_t n,
+                      const std::vector<SummaryRow>* base_rows,
+                      const std::vector<SummaryRow>* next_rows) {
     const double vb = static_cast<double>(b) / diff.base_per;
     const double vn = static_cast<double>(n) / diff.next_per;
-    diff.headline.push_back(
-        {id, label, Compare(vb, vn, vb * base_rel_spread, vn * next_rel_spread, threshold)});
+    double base_spread = vb * base_rel_spread, next_spread = vn * next_rel_spread;
+    if (base_rows != nullptr) {
+      base_spread = std::max(base_spread, RowsSpread(*base_rows, diff.base_per));
+      next_spread = std::max(next_spread, RowsSpread(*next_rows, diff.next_per));
+    }
+    diff.headline.push_back({id, label, Compare(vb, vn, base_spread, next_spread, threshold)});
   };
   headline("wall", per_iteration ? "Time in the ranges" : "Wall time", base.total.trace_ns,
-           next.total.trace_ns);
-  headline("host_api", "CUDA API time", base.total.host_api_ns, next.total.host_api_ns);
-  headline("gpu_busy", "GPU busy", base.total.gpu_busy_ns, next.total.gpu_busy_ns);
+           next.total.trace_ns, nullptr, nullptr);
+  headline("host_api", "CUDA API time", base.total.host_api_ns, next.total.host_api_ns,
+           &base.total.host, &next.total.host);
+  headline("gpu_busy", "GPU busy", base.total.gpu_busy_ns, next.total.gpu_busy_ns,
+           &base.total.device, &next.total.device);
 
   diff.floor_ns = options.min_share * static_cast<double>(base.total.trace_ns) / diff.base_per;
   diff.host = CompareRows(base.total.host, next.total.host, diff.base_per, diff.next_per,
                           threshold, diff.floor_ns, &diff.common_names);
   diff.device = CompareRows(base.total.device, next.total.device, diff.base_per, diff.next_per,
-                            threshold, diff.floor_ns, &diff.common_names);
+                            threshold, diff.floor_ns, &diff.common_names, &base.total.copies,
+                            &next.total.copies);
   diff.nvtx = CompareRows(base.total.nvtx, next.total.nvtx, diff.base_per, diff.next_per,
                           threshold, diff.floor_ns, &diff.common_names);
   return diff;

@@ -17,8 +17,10 @@
 //   that many calls varies when each call varies as the run's calls did;
 // - a row's mean per call: the std of its calls (judged only with two calls or more a side);
 // - the iteration: the interquartile range of its durations; the other headline figures per
-//   iteration: that spread relative to the median, applied to the figure. Per run, the headline
-//   figures have no spread of their own: only the threshold applies.
+//   iteration: that spread relative to the median, applied to the figure;
+// - CUDA API time and GPU busy: at least the spread of their rows' totals together (the root of
+//   the sum of their squares). Per run, the wall time has no spread of its own: only the
+//   threshold applies.
 #pragma once
 
 #include <cstddef>
@@ -78,6 +80,9 @@ struct RowSide {
 struct RowDiff {
   std::string kind;    // "api", "kernel", "memcpy", "memset", "graph", "nvtx"
   std::string name;    // full name (as the summary's rows)
+  // Copies of one direction whose memory kind changed ("[copy pageable → pinned to device]" in
+  // `name`): the row's name in each run. Empty for every other row.
+  std::string base_name, next_name;
   std::string domain;  // NVTX
   bool has_bytes = false;
   std::optional<RowSide> base, next;
@@ -112,6 +117,7 @@ struct RunComparison {
   // Per iteration, when both runs repeat an NVTX range; else figures are per run.
   std::optional<RangeInstances> base_iterations, next_iterations;
   bool iterations_chosen = false;  // by --nvtx (else the most repeated top-level range)
+  bool per_run_chosen = false;     // by --per-run (else no range repeats in both runs)
   double base_per = 1, next_per = 1;  // what totals are divided by (iterations per process)
   std::string paired_by;  // "rank" or "order"
   std::vector<ProcessPair> pairs;

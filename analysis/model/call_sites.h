@@ -12,7 +12,7 @@
 //   module (functions named cuda[A-Z]..., cudart::..., __cudart..., and nvcc's launch stubs
 //   __device_stub__...). libprof's own frames count
 //   as CUDA's too (they never reach a trace, which starts below them).
-// - Python frames (recorded when the calling thread ran CPython holding the GIL) come before
+// - Python frames (recorded when the calling thread ran CPython) come before
 //   the native frames, innermost first: the native frames run below (inside) them.
 // - Framework code: Python frames whose file path contains one of CallSiteRule's
 //   framework_paths (by default site-packages, dist-packages, Python's own library and frozen

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "analysis/model/intervals.h"
+#include "analysis/model/nvtx_selection.h"
 
 namespace libprof::analysis {
 namespace {
@@ -75,30 +76,22 @@ bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
   TraceRecords& r = trace->records;
   std::unordered_map<uint32_t, std::string> domains;
   for (const NvtxDomain& d : r.nvtx_domains) domains[d.id] = trace->Str(d.name_id);
-  struct Range {
-    uint64_t start, end;
-    uint32_t thread, end_thread;
-  };
-  std::vector<Range> ranges;
+  NvtxSelection selection;
   for (const NvtxEvent& e : r.nvtx_events) {
     if (e.kind == NvtxKind::kMark) continue;
     const std::string& domain = e.domain_id == 0 ? std::string() : domains[e.domain_id];
     for (const std::string& name : names) {
       if (NvtxNameMatches(name, domain, trace->Str(e.message_id))) {
         const uint32_t end_thread = e.kind == NvtxKind::kStartEnd ? e.end_thread_id : e.thread_id;
-        ranges.push_back({e.start_ns, e.end_ns, e.thread_id, end_thread});
+        selection.Add(e.thread_id, end_thread, e.start_ns, e.end_ns);
         break;
       }
     }
   }
-  if (ranges.empty()) return false;
+  if (selection.empty()) return false;
+  selection.Seal();
   auto inside = [&](uint32_t thread, uint64_t start, uint64_t end) {
-    for (const Range& g : ranges) {
-      if ((thread == g.thread || thread == g.end_thread) && start >= g.start && end <= g.end) {
-        return true;
-      }
-    }
-    return false;
+    return selection.Inside(thread, start, end);
   };
   std::vector<bool> keep(r.api_calls.size());
   for (size_t i = 0; i < keep.size(); ++i) {
@@ -114,9 +107,7 @@ bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
       KeepIf(&list, [&](const T& x) { return inside(x.thread_id, StartNs(x), StartNs(x)); });
     }
   });
-  std::vector<Interval> spans;
-  for (const Range& g : ranges) spans.push_back({g.start, g.end});
-  trace->windows = Intersect(trace->windows, MergeIntervals(std::move(spans)));
+  trace->windows = Intersect(trace->windows, selection.spans());
   return true;
 }
 

@@ -127,7 +127,14 @@ std::string ChangeCell(const ProcessPair& p, const Change& c) {
 
 std::string IterationsSentence(const RunComparison& diff) {
   if (!diff.base_iterations) {
-    return "Figures per run: the runs repeat no NVTX range in common (--nvtx NAME chooses one).\n";
+    // Start-up is paid in whichever CUDA call comes first: a change of the first call moves it
+    // from one row to another.
+    return std::string("Figures per run") +
+           (diff.per_run_chosen
+                ? " (--per-run)"
+                : ": the runs repeat no NVTX range in common (--nvtx NAME chooses one)") +
+           ". They include start-up (context creation, module loading), paid in the first "
+           "calls that need it: see the start-up finding.\n";
   }
   const RangeInstances& b = *diff.base_iterations;
   const RangeInstances& n = *diff.next_iterations;
@@ -147,7 +154,8 @@ std::string NoiseSentence(const RunComparison& diff, double threshold) {
          FormatNumber(threshold * 100) + "% of base, the spread of either run): " +
          (diff.base_iterations ? "the iterations' interquartile range; " : "") +
          "for a row's total the std of its calls x sqrt(calls" +
-         (diff.base_iterations ? " per iteration" : "") + "), and at least " +
+         (diff.base_iterations ? " per iteration" : "") +
+         "), for CUDA API time and GPU busy that of their rows together, and at least " +
          Dur(diff.floor_ns) + " (--min-share of the base " +
          (diff.base_iterations ? "time per iteration" : "wall time") +
          "). Else its verdict is ~ (within noise). ↑/↓: mean per call changed beyond its "
@@ -190,6 +198,7 @@ void RowsJson(JsonWriter& j, std::string_view key, const std::vector<RowDiff>& r
   for (const RowDiff& r : rows) {
     j.BeginObject().Field("status", ToString(r.status)).Field("kind", r.kind).Field("name", r.name);
     if (r.kind == "nvtx") j.Field("domain", r.domain);
+    if (!r.base_name.empty()) j.Field("base_name", r.base_name).Field("new_name", r.next_name);
     ChangeJson(j, "total", r.total);
     ChangeJson(j, "calls", r.calls);
     ChangeJson(j, "mean", r.mean);
@@ -222,15 +231,23 @@ std::string SignedPercent(std::optional<double> fraction) {
   return fraction ? FormatSignedPercent(*fraction) : "";
 }
 
+// "cudaMemcpyAsync on SpinKernel(unsigned long), from cublasSnrm2_v2 (libcublas.so.13) ←
+// NormalizeLoop (app)": the call and what it waited for first, so that a narrow column still
+// says them; the rest of the call site after.
 std::string FindingAbout(const FindingKey& key) {
-  std::string about = !key.call_site.empty() ? key.call_site
-                      : !key.api.empty()     ? key.api
-                      : key.device_id        ? "GPU " + std::to_string(*key.device_id)
-                                             : "";
+  std::string about = !key.api.empty()  ? key.api
+                      : key.device_id   ? "GPU " + std::to_string(*key.device_id)
+                                        : key.call_site;
   if (!key.blamed.empty()) {
     about += " on " + AbbreviateName(key.blamed, kProseNameChars);
   }
   if (!key.detail.empty()) about += " (" + key.detail + ")";
+  if (!key.api.empty() && !key.call_site.empty()) {
+    // The call site names the API first: "cudaMemcpyAsync ← caller ← ...".
+    const std::string prefix = key.api + " ← ";
+    about += ", from " + (key.call_site.starts_with(prefix) ? key.call_site.substr(prefix.size())
+                                                            : key.call_site);
+  }
   return about;
 }
 

@@ -46,8 +46,9 @@ std::string FitWaitingFor(const std::string& text, size_t width) {
 }
 
 // A "Called from" cell cut to `width`: "NormalizeLoop (app)" loses its module first, then the
-// function is abbreviated like every name.
+// function is abbreviated like every name; a Python call site keeps its line.
 std::string FitCaller(const std::string& text, size_t width) {
+  if (auto python = FitPythonCallSite(text, width)) return *python;
   const size_t module = text.rfind(" (");
   if (module == std::string::npos || text.back() != ')') return FitName(text, width);
   return FitName(text.substr(0, module), width);

@@ -172,6 +172,12 @@ constexpr SqliteObject kExportTables[] = {
      "demangled_name_id INTEGER NOT NULL, name TEXT, "
      "PRIMARY KEY (process_id, mangled_name_id, demangled_name_id)) WITHOUT ROWID"},
     {"schema_version", "CREATE TABLE schema_version (version INTEGER NOT NULL)"},
+    // The Python frames of call_stacks (CallStack.python_frames), one row per frame, depth 0 the
+    // innermost; they call into the stack's native frames. Names resolved: a frame is its text.
+    {"python_frames",
+     "CREATE TABLE python_frames (process_id INTEGER NOT NULL, stack_id INTEGER NOT NULL, "
+     "depth INTEGER NOT NULL, file TEXT, line INTEGER, function TEXT, "
+     "PRIMARY KEY (process_id, stack_id, depth)) WITHOUT ROWID"},
 };
 
 // The views add the names after the stored columns (r.*), so that a column added to a table

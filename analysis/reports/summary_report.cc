@@ -38,7 +38,7 @@ std::string FitDistribution(const std::string& text, size_t width) {
 
 // A Name cell narrowed: a name abbreviated (FitName); a call chain of `summary --by caller`
 // ("cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)") keeps the API and
-// the caller and drops the frames between, then is cut.
+// the caller and drops the frames between, then is cut (a Python caller keeps its line).
 std::string FitSummaryName(const std::string& text, size_t width) {
   static constexpr std::string_view kArrow = " ← ";
   const size_t first = text.find(kArrow);
@@ -48,6 +48,13 @@ std::string FitSummaryName(const std::string& text, size_t width) {
     const std::string shorter =
         text.substr(0, first) + std::string(kArrow) + "…" + text.substr(last);
     if (DisplayWidth(shorter) <= width) return shorter;
+  }
+  // "cudaStreamSynchronize ← train.py:12 in step": the API, then the line (FitPythonCallSite).
+  const std::string head = text.substr(0, first) + std::string(kArrow);
+  if (DisplayWidth(head) + 8 <= width) {
+    if (auto python = FitPythonCallSite(text.substr(last + kArrow.size()), width - DisplayWidth(head))) {
+      return head + *python;
+    }
   }
   return Truncate(text, width);
 }

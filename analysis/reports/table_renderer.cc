@@ -61,6 +61,26 @@ std::string FitName(const std::string& text, size_t width) {
   return AbbreviateName(text, width);
 }
 
+std::optional<std::string> FitPythonCallSite(const std::string& text, size_t width) {
+  const size_t in = text.find(" in ");
+  const size_t colon = in == std::string::npos ? std::string::npos : text.rfind(':', in);
+  if (colon == std::string::npos || colon + 1 == in ||
+      text.find_first_not_of("0123456789", colon + 1) != in) {
+    return std::nullopt;
+  }
+  if (DisplayWidth(text) <= width) return text;
+  const std::string place = text.substr(0, in);  // "train.py:12"
+  if (DisplayWidth(place) <= width) return place;
+  if (width <= 1) return width == 1 ? "…" : "";
+  // The last width - 1 characters of the place, after "…".
+  size_t start = place.size();
+  for (size_t chars = 0; start > 0 && chars < width - 1;) {
+    --start;
+    if ((static_cast<unsigned char>(place[start]) & 0xC0) != 0x80) ++chars;
+  }
+  return "…" + place.substr(start);
+}
+
 size_t TerminalWidth() {
   if (const char* env = std::getenv("COLUMNS")) {
     char* end = nullptr;

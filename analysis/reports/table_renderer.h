@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ std::string Truncate(const std::string& text, size_t width);
 // A name abbreviated to `width` characters the way every table abbreviates names
 // (kernel_names.h AbbreviateName: argument lists elided, namespaces kept).
 std::string FitName(const std::string& text, size_t width);
+// A Python call site ("train.py:12 in step", call_sites.h) cut to `width`: the line is what the
+// user acts on, so the function goes first, then the file loses its start ("…in.py:12");
+// nullopt when `text` is not a Python call site.
+std::optional<std::string> FitPythonCallSite(const std::string& text, size_t width);
 
 // The width that leaves tables as wide as their content: `--wide`.
 inline constexpr size_t kUnlimitedWidth = static_cast<size_t>(-1) / 2;

@@ -21,7 +21,7 @@
 # Environment: CASES (launch,torch,exit,copy,size, and uvm, models (not by default): which parts to run; e.g. CASES=launch,torch for
 # the call-stack cost alone), ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (430: no run
 # starts later, none runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
-# EXIT_LAUNCHES (500000).
+# EXIT_LAUNCHES (500000), MODELS_CONFIGS (the models configurations, space-separated; default all).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -36,6 +36,7 @@ profview=$b/viewer-cli/profview
 torch_bench=$here/torch_loop_bench.py
 models_bench=$here/torch_models_bench.py
 models_steps=${MODELS_STEPS:-40}
+read -r -a models_configs <<< "${MODELS_CONFIGS:-none floor libprof-bt-none libprof libprof-no-python libprof-bt-all kineto-cpu-cuda}"
 python=${PYTHON:-python3}  # the one with torch
 cpp_rounds=${ROUNDS:-5}
 torch_rounds=${ROUNDS:-3}
@@ -186,8 +187,7 @@ fi
 if wanted models; then
   echo "== models: ResNet-18 training step, GPT-2-small forward, $models_steps steps, $torch_rounds rounds"
   for (( r = 1; r <= torch_rounds; ++r )); do
-    for c in $(rotated 7 $r none floor libprof-bt-none libprof libprof-no-python libprof-bt-all \
-               kineto-cpu-cuda); do
+    for c in $(rotated ${#models_configs[@]} $r "${models_configs[@]}"); do
       set_config "$c" preload
       mode=none
       [[ $c == kineto-* ]] && mode=$c

@@ -1,5 +1,7 @@
 #include "libprof/backtrace/call_site_recorder.h"
 
+#include <new>
+
 #include "libprof/log.h"
 
 namespace libprof {
@@ -7,6 +9,22 @@ namespace {
 
 // LIBPROF_BACKTRACE_DEPTH's maximum (settings.cc): the walk's buffers live on the stack.
 constexpr size_t kMaxDepth = 256;
+
+// Each recorder's number, so that a thread's cache never serves ids of another recorder's
+// table (tests make several, one after another, possibly at one address).
+std::atomic<uint64_t> recorder_generations{0};
+
+// The calling thread's PythonFrameCache for the recorder of `generation`, made on first use
+// (and anew for another recorder); nullptr when it cannot be allocated (frames are then read).
+PythonFrameCache* ThreadCache(uint64_t generation) {
+  thread_local uint64_t cache_generation = 0;
+  thread_local std::unique_ptr<PythonFrameCache> cache;
+  if (cache == nullptr || cache_generation != generation) {
+    cache.reset(new (std::nothrow) PythonFrameCache());
+    cache_generation = generation;
+  }
+  return cache.get();
+}
 
 }  // namespace
 
@@ -16,7 +34,8 @@ CallSiteRecorder::CallSiteRecorder(size_t depth, const SkipRanges& skip,
       skip_(skip),
       python_(std::move(python)),
       table_(kMaxStacks, depth_),
-      python_frames_(python_ != nullptr ? kMaxPythonFrames : 0) {}
+      python_frames_(python_ != nullptr ? kMaxPythonFrames : 0),
+      generation_(recorder_generations.fetch_add(1, std::memory_order_relaxed) + 1) {}
 
 void CallSiteRecorder::OnApiEnter(uint64_t correlation_id) {
   if (!enabled()) return;
@@ -26,15 +45,8 @@ void CallSiteRecorder::OnApiEnter(uint64_t correlation_id) {
   size_t python_depth = 0;
   if (python_ != nullptr) {
     bool cut = false;
-    python_->Read(depth_, [&](const PythonFrameView& frame) {
-      if (cut) return;
-      const uint32_t id = python_frames_.Intern(frame.file, frame.function, frame.line);
-      if (id == 0) {
-        cut = true;  // keep the innermost frames only: a gap would misname the caller
-        return;
-      }
-      python[python_depth++] = id;
-    });
+    python_depth = InternPythonFrames(*python_, ThreadCache(generation_), python_frames_, python,
+                                      depth_, &cut);
     if (cut) python_cut_.fetch_add(1, std::memory_order_relaxed);
   }
   const uint32_t stack_id = table_.Intern(pcs, depth, python, python_depth);

@@ -1,5 +1,5 @@
 // Records where CUDA API calls come from (LIBPROF_BACKTRACE): on API entry, the calling thread's
-// native stack is walked and, when the thread runs Python holding the GIL, its Python frames are
+// native stack is walked and, when the thread runs Python (GIL held or not), its Python frames are
 // read (LIBPROF_PYTHON_FRAMES); both are interned as one stack and the pair (correlation id, stack
 // id) queued for the writer thread, which joins it to the API call's activity record (Recorder,
 // through CallSiteSource). The writer thread writes each new stack, symbolised, before the first
@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "libprof/backtrace/python_frame_cache.h"
 #include "libprof/backtrace/python_frame_table.h"
 #include "libprof/backtrace/python_frames.h"
 #include "libprof/backtrace/stack_table.h"
@@ -75,6 +76,7 @@ class CallSiteRecorder final : public CallSiteSource {
   const std::unique_ptr<PythonFrameReader> python_;
   StackTable table_;
   PythonFrameTable python_frames_;
+  const uint64_t generation_;  // tells this recorder's thread caches from another's
   std::atomic<bool> enabled_{true};
   std::mutex pairs_mutex_;
   std::vector<CallSitePair> pairs_;

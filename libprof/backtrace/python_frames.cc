@@ -2,9 +2,12 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include "libprof/log.h"
 
@@ -21,6 +24,31 @@ int FindLibpython(dl_phdr_info* info, size_t, void* arg) {
   if (std::strncmp(file, "libpython3", 10) != 0) return 0;
   *static_cast<void**>(arg) = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
   return *static_cast<void**>(arg) != nullptr ? 1 : 0;
+}
+
+// Appends code point `c` as UTF-8 if it fits in [*at, end).
+bool AppendUtf8(uint32_t c, char** at, char* end) {
+  char bytes[4];
+  size_t n = 0;
+  if (c < 0x80) {
+    bytes[n++] = static_cast<char>(c);
+  } else if (c < 0x800) {
+    bytes[n++] = static_cast<char>(0xC0 | (c >> 6));
+    bytes[n++] = static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    bytes[n++] = static_cast<char>(0xE0 | (c >> 12));
+    bytes[n++] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    bytes[n++] = static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    bytes[n++] = static_cast<char>(0xF0 | ((c >> 18) & 0x07));
+    bytes[n++] = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    bytes[n++] = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    bytes[n++] = static_cast<char>(0x80 | (c & 0x3F));
+  }
+  if (end - *at < static_cast<ptrdiff_t>(n)) return false;
+  std::memcpy(*at, bytes, n);
+  *at += n;
+  return true;
 }
 
 }  // namespace
@@ -41,12 +69,12 @@ PythonVersionCheck CheckPythonVersion(std::string_view version) {
     return check;
   }
   // Free-threaded builds say so in their version ("3.13.0 experimental free-threading build"):
-  // they have no GIL to hold, and reading frames there is untested.
+  // their objects have another header, and no layout row describes them.
   if (version.find("free-threading") != std::string_view::npos) {
     check.reason = "free-threaded build";
     return check;
   }
-  if (check.major != 3 || check.minor < 9 || check.minor > 13) {
+  if (check.major != 3 || FindPythonLayout(check.minor) == nullptr) {
     check.reason = "only CPython 3.9 to 3.13 are supported";
     return check;
   }
@@ -73,95 +101,198 @@ std::unique_ptr<PythonFrameReader> PythonFrameReader::Find() {
                check.reason);
     return nullptr;
   }
-  PythonApi api;
-  if (!api.Resolve([handle](const char* name) { return dlsym(handle, name); })) {
-    Log().warn("Python frames not recorded: CPython {}.{} lacks a function of its frame API",
-               check.major, check.minor);
+  PythonRuntime runtime;
+  runtime.layout = FindPythonLayout(check.minor);
+  if (!runtime.Resolve([handle](const char* name) { return dlsym(handle, name); })) {
+    Log().warn("Python frames not recorded: CPython 3.{} lacks a function or type the reader uses",
+               check.minor);
     return nullptr;
   }
-  api.minor = check.minor;
-  api.function_attribute = check.minor >= 11 ? "co_qualname" : "co_name";
-  Log().debug("Python frames recorded from CPython {}.{}", check.major, check.minor);
-  return std::make_unique<PythonFrameReader>(api);
-}
-
-void* PythonFrameReader::ReadableThreadState() const {
-  // Before Py_Initialize and once finalisation has begun, no frame is read.
-  if (api_.Py_IsInitialized() == 0) return nullptr;
-  // PyGILState_Check answers 1 without checking when sub-interpreters turned its check off, so
-  // also require that this thread's own state is the one holding the GIL (3.9-3.11: the
-  // process's current state; 3.12+: this thread's attached state).
-  if (api_.PyGILState_Check() != 1) return nullptr;
-  void* state = api_.ThreadStateUncheckedGet();
-  if (state == nullptr || state != api_.PyGILState_GetThisThreadState()) return nullptr;
-  // An exception being raised or handled in C: leave the thread's error state alone.
-  if (api_.PyErr_Occurred() != nullptr) return nullptr;
-  return state;
-}
-
-std::vector<size_t> PythonFrameReader::FindOffsets(void* code, void* field) const {
-  std::vector<size_t> out;
-  // The code object's size from its type's __basicsize__ (public attributes only: the object
-  // header's own layout differs in debug builds).
-  void* type = api_.PyObject_Type(code);
-  if (type == nullptr) return out;
-  void* basicsize = api_.PyObject_GetAttrString(type, "__basicsize__");
-  api_.Py_DecRef(type);
-  if (basicsize == nullptr) return out;
-  const ptrdiff_t size = api_.PyLong_AsSsize_t(basicsize);
-  api_.Py_DecRef(basicsize);
-  if (size <= 0 || size > 4096) return out;  // -1 with an error set (cleared by FinishRead)
-  // Past the object header (reference count and type, 16 bytes in a release build).
-  const auto* words = static_cast<void* const*>(code);
-  for (size_t i = 2; i < static_cast<size_t>(size) / sizeof(void*); ++i) {
-    if (words[i] == field && out.size() < kMaxCandidates) out.push_back(i * sizeof(void*));
+  // The code type's declared size is static data of the interpreter: a build with another
+  // object header or code layout (Py_TRACE_REFS, a patched interpreter) shows it here.
+  ptrdiff_t code_size = 0;
+  std::memcpy(&code_size,
+              static_cast<const char*>(runtime.code_type) + runtime.layout->type_basicsize,
+              sizeof code_size);
+  if (code_size != runtime.layout->code_basicsize) {
+    Log().warn("Python frames not recorded: CPython 3.{}'s code objects are {} bytes, not the {} "
+               "of its release build",
+               check.minor, code_size, runtime.layout->code_basicsize);
+    return nullptr;
   }
-  return out;
+  Log().debug("Python frames recorded from CPython 3.{}", check.minor);
+  return std::make_unique<PythonFrameReader>(runtime);
 }
 
-void PythonFrameReader::Narrow(void* code, void* field, std::vector<size_t>* candidates) {
-  std::erase_if(*candidates, [&](size_t offset) {
-    return *reinterpret_cast<void**>(static_cast<char*>(code) + offset) != field;
-  });
-}
-
-bool PythonFrameReader::Names(void* code, void** file, void** name, bool* owned) const {
-  if (trusted_) {
-    *file = *reinterpret_cast<void**>(static_cast<char*>(code) + file_offsets_[0]);
-    *name = *reinterpret_cast<void**>(static_cast<char*>(code) + name_offsets_[0]);
-    *owned = false;
+bool PythonFrameReader::Load(const void* address, void* out, size_t size) const {
+  if (reinterpret_cast<uintptr_t>(address) < 4096) return false;  // null, or nearly
+  if (checked_left_.load(std::memory_order_relaxed) <= 0) {
+    std::memcpy(out, address, size);
     return true;
   }
-  *file = api_.PyObject_GetAttrString(code, "co_filename");
-  *name = api_.PyObject_GetAttrString(code, api_.function_attribute);
-  *owned = true;
-  if (*file == nullptr || *name == nullptr || failed_) return false;
-  // Allocation-free after the first frame: candidates only shrink.
-  if (!found_) {
-    found_ = true;
-    try {
-      file_offsets_ = FindOffsets(code, *file);
-      name_offsets_ = FindOffsets(code, *name);
-    } catch (...) {
-      failed_ = true;
-    }
+  const int saved_errno = errno;  // the program's, whatever the CUDA call did to it
+  iovec local{out, size};
+  iovec remote{const_cast<void*>(address), size};
+  const ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+  const int error = errno;
+  errno = saved_errno;
+  if (n == static_cast<ssize_t>(size)) return true;
+  if (n < 0 && (error == ENOSYS || error == EPERM)) {
+    // No checked loads here (a seccomp filter, an old kernel): the type checks remain.
+    checked_left_.store(0, std::memory_order_relaxed);
+    std::memcpy(out, address, size);
+    return true;
+  }
+  return false;
+}
+
+bool PythonFrameReader::IsOfType(const void* object, const void* type) const {
+  const void* actual = nullptr;  // ob_type follows ob_refcnt in every release build
+  return LoadAt(object, sizeof(void*), &actual) && actual == type;
+}
+
+PythonFrameReader::Step PythonFrameReader::Stop(const char* what) const {
+  if (!stopped_.exchange(true, std::memory_order_relaxed)) {
+    Log().warn("Python frames no longer recorded: {} (CPython 3.{} layout does not match)", what,
+               runtime_.layout->minor);
+  }
+  return Step::kStop;
+}
+
+const void* PythonFrameReader::InnermostFrame() const {
+  // Before Py_Initialize and once finalisation has begun, no frame is read.
+  if (runtime_.Py_IsInitialized() == 0) return nullptr;
+  const void* state = runtime_.PyGILState_GetThisThreadState();
+  if (state == nullptr) return nullptr;  // a thread Python never saw
+  const PythonLayout& layout = *runtime_.layout;
+  const void* frame = nullptr;
+  if (!LoadAt(state, layout.thread_frame, &frame)) return nullptr;
+  if (layout.cframe_current >= 0 && frame != nullptr) {
+    const void* cframe = frame;
+    if (!LoadAt(cframe, layout.cframe_current, &frame)) return nullptr;
+  }
+  return frame;
+}
+
+PythonFrameReader::Step PythonFrameReader::ReadKey(const void* frame, PythonFrameKey* key,
+                                                   const void** previous) const {
+  const PythonLayout& layout = *runtime_.layout;
+  const bool frame_objects = layout.frame_lasti >= 0;  // 3.9-3.10
+  if (frame_objects && !IsOfType(frame, runtime_.frame_type)) return Stop("a frame is not one");
+  const void* code = nullptr;
+  if (!LoadAt(frame, layout.frame_previous, previous) || !LoadAt(frame, layout.frame_code, &code)) {
+    return Stop("a frame cannot be read");
+  }
+  int byte_offset = 0;
+  if (frame_objects) {
+    int lasti = 0;
+    if (!LoadAt(frame, layout.frame_lasti, &lasti)) return Stop("a frame cannot be read");
+    if (!IsOfType(code, runtime_.code_type)) return Stop("a frame's code is not a code object");
+    byte_offset = lasti > 0 ? lasti * layout.lasti_unit : 0;
   } else {
-    Narrow(code, *file, &file_offsets_);
-    Narrow(code, *name, &name_offsets_);
+    char owner = 0;
+    if (!LoadAt(frame, layout.frame_owner, &owner)) return Stop("a frame cannot be read");
+    if (owner == layout.owner_cstack) return Step::kSkip;  // the C entry shim of 3.12+
+    // 3.13's f_executable is not always code (a frame of a C function may hold another object).
+    if (!IsOfType(code, runtime_.code_type)) {
+      return layout.minor >= 13 ? Step::kSkip : Stop("a frame's code is not a code object");
+    }
+    const char* instr = nullptr;
+    ptrdiff_t code_units = 0;  // Py_SIZE(code): the bytecode's length in code units
+    int first_traceable = 0;
+    if (!LoadAt(frame, layout.frame_instr, &instr) ||
+        !LoadAt(code, 2 * static_cast<int>(sizeof(void*)), &code_units) ||
+        !LoadAt(code, layout.code_firsttraceable, &first_traceable)) {
+      return Stop("a frame cannot be read");
+    }
+    const ptrdiff_t offset = instr - (static_cast<const char*>(code) + layout.code_adaptive);
+    // A frame that has not reached its first traceable instruction is not shown by CPython
+    // either (_PyFrame_IsIncomplete); an offset outside the bytecode is not a line.
+    if (owner != layout.owner_generator && offset < 2 * first_traceable) return Step::kSkip;
+    if (offset < 0 || offset >= 2 * code_units) return Step::kSkip;
+    byte_offset = static_cast<int>(offset);
   }
-  ++checked_;
-  if (file_offsets_.empty() || name_offsets_.empty()) {
-    failed_ = true;
-  } else if (checked_ >= kVerifyFrames && file_offsets_.size() == 1 &&
-             name_offsets_.size() == 1 && file_offsets_[0] != name_offsets_[0]) {
-    trusted_ = true;
+  key->code = code;
+  key->byte_offset = byte_offset;
+  if (!LoadAt(code, layout.code_filename, &key->file) ||
+      !LoadAt(code, layout.code_name, &key->name) ||
+      !LoadAt(code, layout.code_firstlineno, &key->first_line)) {
+    return Stop("a code object cannot be read");
   }
+  if (checked_left_.load(std::memory_order_relaxed) > 0) {
+    checked_left_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  return Step::kVisit;
+}
+
+bool PythonFrameReader::ReadText(const PythonFrameKey& key, PythonFrameText* text,
+                                 PythonFrameView* view) const {
+  if (!ReadString(key.file, text->file, sizeof text->file, &view->file) ||
+      !ReadString(key.name, text->function, sizeof text->function, &view->function)) {
+    Stop("a code object's names are not strings");
+    return false;
+  }
+  const int line = runtime_.PyCode_Addr2Line(const_cast<void*>(key.code), key.byte_offset);
+  view->line = line > 0 ? static_cast<uint32_t>(line) : 0;
   return true;
 }
 
-void PythonFrameReader::FinishRead() const {
-  // No exception was set when the read began (ReadableThreadState), so one set now is ours.
-  if (api_.PyErr_Occurred() != nullptr) api_.PyErr_Clear();
+bool PythonFrameRef::Text(PythonFrameView* view) const {
+  return reader_.ReadText(key_, text_, view);
+}
+
+bool PythonFrameReader::ReadString(const void* str, char* buffer, size_t capacity,
+                                   std::string_view* out) const {
+  const PythonLayout& layout = *runtime_.layout;
+  if (!IsOfType(str, runtime_.str_type)) return false;
+  ptrdiff_t length = 0;
+  uint32_t state = 0;
+  if (!LoadAt(str, layout.str_length, &length) || !LoadAt(str, layout.str_state, &state) ||
+      length < 0) {
+    return false;
+  }
+  // Names of code objects are compact (characters right after the header); a legacy string
+  // would need its separate buffer: shown as "?" rather than followed.
+  if ((state & layout.state_compact) == 0 ||
+      (layout.state_ready != 0 && (state & layout.state_ready) == 0)) {
+    *out = "?";
+    return true;
+  }
+  if ((state & layout.state_ascii) != 0) {
+    const size_t n = std::min(static_cast<size_t>(length), capacity);
+    if (!Load(static_cast<const char*>(str) + layout.ascii_header, buffer, n)) return false;
+    *out = std::string_view(buffer, n);
+    return true;
+  }
+  // Latin-1, UCS-2 or UCS-4: loaded a slice at a time and encoded as UTF-8.
+  const uint32_t kind = (state >> layout.state_kind_shift) & layout.state_kind_mask;
+  if (kind != 1 && kind != 2 && kind != 4) return false;
+  const char* data = static_cast<const char*>(str) + layout.compact_header;
+  char* at = buffer;
+  char* const end = buffer + capacity;
+  uint8_t slice[256];
+  const size_t per_slice = sizeof slice / kind;
+  for (size_t done = 0; done < static_cast<size_t>(length);) {
+    const size_t n = std::min(per_slice, static_cast<size_t>(length) - done);
+    if (!Load(data + done * kind, slice, n * kind)) return false;
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t c = 0;
+      if (kind == 1) c = slice[i];
+      if (kind == 2) {
+        uint16_t unit = 0;
+        std::memcpy(&unit, slice + 2 * i, 2);
+        c = unit;
+      }
+      if (kind == 4) std::memcpy(&c, slice + 4 * i, 4);
+      if (!AppendUtf8(c, &at, end)) {
+        *out = std::string_view(buffer, static_cast<size_t>(at - buffer));
+        return true;  // cut at the capacity, on a character boundary
+      }
+    }
+    done += n;
+  }
+  *out = std::string_view(buffer, static_cast<size_t>(at - buffer));
+  return true;
 }
 
 }  // namespace libprof

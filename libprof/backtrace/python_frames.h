@@ -1,67 +1,57 @@
-// Reads the Python frames of the calling thread (file, line, function; innermost first) when it
-// runs CPython and already holds the GIL, so that a CUDA call made from Python is named by the
-// script's line and not only by the interpreter's C frames.
+// Reads the calling thread's Python frames (file, line, function; innermost first), so that a
+// CUDA call made from Python is named by the script's line and not only by C frames.
 //
-// How, and what it may not do (it runs inside someone else's interpreter, inside a CUDA call):
-// - CPython is found in the process, never loaded or linked: its C API is resolved with dlsym
-//   from the global scope (the `python3` executable, or a libpython it links), else from a
-//   libpython3.* the loader lists (an embedding program that dlopen'd it RTLD_LOCAL). A process
-//   without CPython gets no reader and pays one null check per call.
-// - Only CPython 3.9 to 3.13 with a GIL: those have the public frame API used here
-//   (PyThreadState_GetFrame, PyFrame_GetBack, PyFrame_GetCode, all new in 3.9, and
-//   PyFrame_GetLineNumber). Free-threaded builds and other versions get no reader (one warning).
-// - A thread is read only if it holds the GIL already (PyGILState_Check, and the thread's own
-//   state is the current one, which also rules out sub-interpreters); the GIL is never taken.
-// - Only C functions of the API run: no import, no Python code, no object freed (every reference
-//   taken is a new one on an object that something else keeps alive, released before Read
-//   returns). With an exception already set, nothing is read; an error raised by the reading
-//   itself (out of memory materialising a frame object) is cleared and ends the walk.
-// - No layout of CPython is written into this code. The code object's co_filename and
-//   co_qualname (co_name before 3.11) are attributes, read with PyObject_GetAttrString; that
-//   costs about 1 µs a frame, so the first reads also find where the code object holds them
-//   (the words within its __basicsize__ that hold the two objects the attributes return) and
-//   check them on later frames until one word each is left, on kVerifyFrames frames at least
-//   (co_name and co_qualname are often the same object: a method's frame tells them apart).
-//   From then on the two pointers are loaded directly (borrowed from the code object, which the
-//   reader holds). A frame that matches no candidate keeps the attribute reads for good.
+// Why plain memory reads and not the C API: frameworks release the GIL before their CUDA calls
+// (PyTorch's `.item()` and generated op bindings run inside gil_scoped_release), so a reader
+// that needs the GIL sees no Python in exactly the calls users ask about. Yet a thread that
+// released the GIL inside a C call still owns its frames: only it pushes, pops or advances
+// them, and it is inside this callback. Its frame chain, the code objects the frames hold (a
+// strong reference each) and their names and line tables stay alive and unchanged until the
+// callback returns, whoever holds the GIL meanwhile. So they are read as memory, the way
+// py-spy reads another process, but in-process and only on the thread's own frames:
+// - The thread's state comes from PyGILState_GetThisThreadState() (a thread-local lookup, no
+//   GIL needed); a thread Python never saw has none and reads nothing.
+// - The offsets come from python_layouts.h, one row per CPython 3.9-3.13, generated from each
+//   version's headers; other versions, free-threaded builds and builds whose code type has
+//   another size get no reader (one warning).
+// - Lines come from PyCode_Addr2Line, a pure function of the code object's immutable line table
+//   (no allocation, no reference count, no error state), so no line-table format is copied here.
+// - Every object is checked to be what the layout says (code objects are PyCode_Type, names
+//   are str) before it is used, and the first kCheckedFrames frames are loaded through
+//   process_vm_readv on the own process, which fails cleanly on an address that is not mapped:
+//   a layout that does not match the running interpreter stops the reader with one warning
+//   instead of crashing the program. After that, loads are plain.
+// - Nothing is written, taken or released: no reference, no lock, no GIL, no Python error
+//   state; errno is preserved. A process without CPython gets no reader and pays one null check.
 //
-// Layer: libprof/backtrace/ (CUDA-free). Read runs on the application's thread inside the API
-// callback; Find runs once, at start.
+// Layer: libprof/backtrace/ (CUDA-free). Read runs on the application's threads inside the API
+// callback, concurrently; Find runs once, at start.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <vector>
+
+#include "libprof/backtrace/python_layouts.h"
 
 namespace libprof {
 
-// The C API functions the reader calls, resolved by name. Opaque pointers stand for PyObject*,
-// PyFrameObject*, PyCodeObject* and PyThreadState*.
-struct PythonApi {
-  using Object = void*;
+// What the reader takes from the interpreter: three functions and three type objects, resolved
+// by name, and the layout of its version.
+struct PythonRuntime {
   int (*Py_IsInitialized)() = nullptr;
-  int (*PyGILState_Check)() = nullptr;
   void* (*PyGILState_GetThisThreadState)() = nullptr;
-  void* (*ThreadStateUncheckedGet)() = nullptr;  // _PyThreadState_UncheckedGet / 3.13's public name
-  Object (*PyErr_Occurred)() = nullptr;
-  void (*PyErr_Clear)() = nullptr;
-  Object (*PyThreadState_GetFrame)(void*) = nullptr;  // new reference
-  Object (*PyFrame_GetBack)(Object) = nullptr;        // new reference
-  Object (*PyFrame_GetCode)(Object) = nullptr;        // new reference
-  int (*PyFrame_GetLineNumber)(Object) = nullptr;
-  Object (*PyObject_GetAttrString)(Object, const char*) = nullptr;  // new reference
-  Object (*PyObject_Type)(Object) = nullptr;                         // new reference
-  ptrdiff_t (*PyLong_AsSsize_t)(Object) = nullptr;
-  const char* (*PyUnicode_AsUTF8AndSize)(Object, ptrdiff_t*) = nullptr;
-  void (*Py_DecRef)(Object) = nullptr;
-  int minor = 0;  // 3.<minor>
-  const char* function_attribute = "co_qualname";  // "co_name" before 3.11
+  int (*PyCode_Addr2Line)(void* code, int byte_offset) = nullptr;
+  const void* code_type = nullptr;   // &PyCode_Type
+  const void* str_type = nullptr;    // &PyUnicode_Type
+  const void* frame_type = nullptr;  // &PyFrame_Type (3.9-3.10 frames are objects)
+  const PythonLayout* layout = nullptr;
 
-  // Resolves every function through `lookup` (dlsym on some handle); false when one is missing.
+  // Resolves every name through `lookup` (dlsym on some handle); false when one is missing.
   template <typename Lookup>
   bool Resolve(Lookup lookup);
 };
@@ -76,11 +66,50 @@ struct PythonVersionCheck {
 };
 PythonVersionCheck CheckPythonVersion(std::string_view version);
 
-// One Python frame as Read hands it over: views valid only during the callback.
+// One Python frame's text: views valid only during the visit.
 struct PythonFrameView {
   std::string_view file;
   std::string_view function;
   uint32_t line = 0;
+};
+
+// What tells one frame's text from another's without reading it (python_frame_cache.h): the code
+// object with the objects it names and its first line (a code object freed and another allocated
+// at its address is told apart unless all of those match too), and the byte offset of the
+// instruction the frame executes.
+struct PythonFrameKey {
+  const void* code = nullptr;
+  const void* file = nullptr;
+  const void* name = nullptr;
+  int first_line = 0;
+  int byte_offset = 0;
+  bool operator==(const PythonFrameKey&) const = default;
+};
+
+class PythonFrameReader;
+
+// Where a frame's text is decoded: on the reading thread's stack, for one walk.
+struct PythonFrameText {
+  static constexpr size_t kMaxFileBytes = 1024;  // longer names are cut
+  static constexpr size_t kMaxFunctionBytes = 256;
+  char file[kMaxFileBytes];
+  char function[kMaxFunctionBytes];
+};
+
+// One frame during a visit: its key at once, its text on request (reading the names and looking
+// up the line is most of a frame's cost).
+class PythonFrameRef {
+ public:
+  PythonFrameRef(const PythonFrameReader& reader, const PythonFrameKey& key, PythonFrameText* text)
+      : reader_(reader), key_(key), text_(text) {}
+  const PythonFrameKey& key() const { return key_; }
+  // Fills `view`; false when the names cannot be read (the reader stopped; the walk ends).
+  bool Text(PythonFrameView* view) const;
+
+ private:
+  const PythonFrameReader& reader_;
+  PythonFrameKey key_;
+  PythonFrameText* text_;
 };
 
 class PythonFrameReader {
@@ -88,119 +117,101 @@ class PythonFrameReader {
   // The CPython of this process, or nullptr when there is none (nothing logged) or it is not a
   // supported one (one warning on stderr).
   static std::unique_ptr<PythonFrameReader> Find();
-  // A reader on an API resolved elsewhere (tests).
-  explicit PythonFrameReader(const PythonApi& api) : api_(api) {}
+  // A reader on a runtime resolved elsewhere (tests); runtime.layout must be set.
+  explicit PythonFrameReader(const PythonRuntime& runtime) : runtime_(runtime) {}
 
-  // Calls `visit(const PythonFrameView&)` for each frame of the calling thread, innermost first,
-  // at most `max_frames`; returns how many were visited (0: not running Python with the GIL).
-  // Never throws (the visitor must not either); safe on any thread.
+  // Calls `visit(const PythonFrameRef&)` for each frame of the calling thread, innermost first, at
+  // most `max_frames`; returns how many were visited (0: the thread runs no Python). Never
+  // throws (the visitor must not either); safe on any thread, with or without the GIL.
   template <typename Visit>
   size_t Read(size_t max_frames, Visit&& visit) const;
+  // The same with every frame's text: `visit(const PythonFrameView&)`.
+  template <typename Visit>
+  size_t ReadText(size_t max_frames, Visit&& visit) const;
 
-  int minor() const { return api_.minor; }
-  // Whether the names are now loaded from the code object directly (tests, benchmarks).
-  bool direct_names() const { return trusted_; }
+  int minor() const { return runtime_.layout->minor; }
+  // Whether a layout mismatch stopped the reader for good.
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+  // Whether loads are still checked (the first kCheckedFrames frames).
+  bool checking() const { return checked_left_.load(std::memory_order_relaxed) > 0; }
 
-  // Frames on which the offsets found are checked against the attributes before being trusted.
-  static constexpr int kVerifyFrames = 16;
+  static constexpr int kCheckedFrames = 64;
 
  private:
-  // The names of `code`: loaded directly once the offsets are verified (borrowed, *owned =
-  // false), else as attributes (new references, *owned = true), checking or finding the offsets.
-  bool Names(void* code, void** file, void** name, bool* owned) const;
-  // The byte offsets of the pointer-aligned words of `code` that hold `field` (at most
-  // kMaxCandidates).
-  std::vector<size_t> FindOffsets(void* code, void* field) const;
-  // Keeps the candidates whose word in `code` holds `field`.
-  static void Narrow(void* code, void* field, std::vector<size_t>* candidates);
-  static constexpr size_t kMaxCandidates = 8;
+  friend class PythonFrameRef;
+  enum class Step { kVisit, kSkip, kStop };
 
-  // Whether this thread holds the GIL of the main interpreter, and no exception is set.
-  void* ReadableThreadState() const;
-  // The frame's file, function and line through `visit`; false when an attribute is missing.
-  template <typename Visit>
-  bool VisitFrame(void* frame, Visit& visit) const;
-  void FinishRead() const;
+  // The innermost frame of the calling thread, or nullptr.
+  const void* InnermostFrame() const;
+  // Reads `frame`'s key (kVisit), says it is not Python code to show (kSkip: a C entry shim or a
+  // frame not started yet), or that the walk ends (kStop: a check failed). Sets *previous to
+  // the caller's frame.
+  Step ReadKey(const void* frame, PythonFrameKey* key, const void** previous) const;
+  // The text of the frame `key` names (PythonFrameRef::Text).
+  bool ReadText(const PythonFrameKey& key, PythonFrameText* text, PythonFrameView* view) const;
+  // A str's characters as UTF-8 in `buffer` (cut at `capacity`); false when `str` is not a str.
+  bool ReadString(const void* str, char* buffer, size_t capacity, std::string_view* out) const;
+  // Copies `size` bytes at `address`; false when they cannot be read (checked loads).
+  bool Load(const void* address, void* out, size_t size) const;
+  template <typename T>
+  bool LoadAt(const void* base, int offset, T* out) const {
+    return Load(static_cast<const char*>(base) + offset, out, sizeof(T));
+  }
+  bool IsOfType(const void* object, const void* type) const;
+  // The walk found memory that does not match the layout: no more reads, one warning.
+  Step Stop(const char* what) const;
 
-  PythonApi api_;
-  // Touched only by the thread holding the GIL: one at a time (mutable: Read is const).
-  mutable std::vector<size_t> file_offsets_;  // candidates; one once trusted
-  mutable std::vector<size_t> name_offsets_;
-  mutable int checked_ = 0;     // frames the candidates were checked on
-  mutable bool found_ = false;  // candidates were looked for
-  mutable bool failed_ = false;  // none, or a frame matched none: attributes for good
-  mutable bool trusted_ = false;
+  PythonRuntime runtime_;
+  mutable std::atomic<int> checked_left_{kCheckedFrames};
+  mutable std::atomic<bool> stopped_{false};
 };
 
 // ----- implementation of the templates -----
 
 template <typename Lookup>
-bool PythonApi::Resolve(Lookup lookup) {
+bool PythonRuntime::Resolve(Lookup lookup) {
   auto get = [&](auto& fn, const char* name) {
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(lookup(name));
     return fn != nullptr;
   };
-  bool ok = get(Py_IsInitialized, "Py_IsInitialized") & get(PyGILState_Check, "PyGILState_Check") &
+  bool ok = get(Py_IsInitialized, "Py_IsInitialized") &
             get(PyGILState_GetThisThreadState, "PyGILState_GetThisThreadState") &
-            get(PyErr_Occurred, "PyErr_Occurred") & get(PyErr_Clear, "PyErr_Clear") &
-            get(PyThreadState_GetFrame, "PyThreadState_GetFrame") &
-            get(PyFrame_GetBack, "PyFrame_GetBack") & get(PyFrame_GetCode, "PyFrame_GetCode") &
-            get(PyFrame_GetLineNumber, "PyFrame_GetLineNumber") &
-            get(PyObject_GetAttrString, "PyObject_GetAttrString") &
-            get(PyObject_Type, "PyObject_Type") & get(PyLong_AsSsize_t, "PyLong_AsSsize_t") &
-            get(PyUnicode_AsUTF8AndSize, "PyUnicode_AsUTF8AndSize") & get(Py_DecRef, "Py_DecRef");
-  // 3.13 made it public as PyThreadState_GetUnchecked; 3.9-3.12 export the private name.
-  if (!get(ThreadStateUncheckedGet, "PyThreadState_GetUnchecked")) {
-    ok &= get(ThreadStateUncheckedGet, "_PyThreadState_UncheckedGet");
-  }
-  return ok;
-}
-
-template <typename Visit>
-bool PythonFrameReader::VisitFrame(void* frame, Visit& visit) const {
-  void* code = api_.PyFrame_GetCode(frame);
-  if (code == nullptr) return false;
-  const int line = api_.PyFrame_GetLineNumber(frame);
-  void* file = nullptr;
-  void* name = nullptr;
-  bool owned = false;
-  Names(code, &file, &name, &owned);
-  bool ok = false;
-  if (file != nullptr && name != nullptr) {
-    ptrdiff_t file_size = 0, name_size = 0;
-    const char* file_text = api_.PyUnicode_AsUTF8AndSize(file, &file_size);
-    const char* name_text =
-        file_text != nullptr ? api_.PyUnicode_AsUTF8AndSize(name, &name_size) : nullptr;
-    if (name_text != nullptr) {
-      PythonFrameView view{std::string_view(file_text, static_cast<size_t>(file_size)),
-                           std::string_view(name_text, static_cast<size_t>(name_size)),
-                           line > 0 ? static_cast<uint32_t>(line) : 0};
-      visit(view);
-      ok = true;
-    }
-  }
-  if (owned && name != nullptr) api_.Py_DecRef(name);
-  if (owned && file != nullptr) api_.Py_DecRef(file);
-  api_.Py_DecRef(code);
-  return ok;
+            get(PyCode_Addr2Line, "PyCode_Addr2Line");
+  code_type = lookup("PyCode_Type");
+  str_type = lookup("PyUnicode_Type");
+  frame_type = lookup("PyFrame_Type");
+  return ok && code_type != nullptr && str_type != nullptr && frame_type != nullptr;
 }
 
 template <typename Visit>
 size_t PythonFrameReader::Read(size_t max_frames, Visit&& visit) const {
-  void* state = ReadableThreadState();
-  if (state == nullptr) return 0;
+  if (stopped()) return 0;
+  const void* frame = InnermostFrame();
+  PythonFrameText text;
   size_t count = 0;
-  void* frame = api_.PyThreadState_GetFrame(state);
-  while (frame != nullptr && count < max_frames) {
-    if (!VisitFrame(frame, visit)) break;
-    ++count;
-    void* back = api_.PyFrame_GetBack(frame);
-    api_.Py_DecRef(frame);
-    frame = back;
+  // Bounded even if a chain were to loop: skipped frames are few (one shim per C entry).
+  for (size_t steps = 0; frame != nullptr && count < max_frames && steps < 4 * max_frames + 64;
+       ++steps) {
+    PythonFrameKey key;
+    const void* previous = nullptr;
+    const Step step = ReadKey(frame, &key, &previous);
+    if (step == Step::kStop) break;
+    if (step == Step::kVisit) {
+      visit(PythonFrameRef(*this, key, &text));
+      if (stopped()) break;  // its text could not be read
+      ++count;
+    }
+    frame = previous;
   }
-  if (frame != nullptr) api_.Py_DecRef(frame);
-  FinishRead();
   return count;
+}
+
+template <typename Visit>
+size_t PythonFrameReader::ReadText(size_t max_frames, Visit&& visit) const {
+  return Read(max_frames, [&visit](const PythonFrameRef& frame) {
+    PythonFrameView view;
+    if (frame.Text(&view)) visit(view);
+  });
 }
 
 }  // namespace libprof

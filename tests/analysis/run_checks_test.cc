@@ -109,7 +109,12 @@ TEST(EvaluateTest, OneRunAgainstLimits) {
   EXPECT_FALSE(per_step.passed);
   EXPECT_DOUBLE_EQ(Eval("implicit-sync=100us", CheckBound::kMax, run).measured, 90'000);
 
-  // What the run cannot answer is an error, not a pass.
+  // A name absent from the run was called 0 times ("never call it" holds)...
+  const CheckOutcome never = Eval("api:cudaDeviceSynchronize:calls=0", CheckBound::kMax, run);
+  EXPECT_TRUE(never.passed);
+  EXPECT_DOUBLE_EQ(never.measured, 0);
+  EXPECT_FALSE(Eval("kernel:gemm:calls=1", CheckBound::kMin, run).passed);
+  // ...but what else the run cannot answer is an error, not a pass.
   auto missing = Evaluate(*ParseAssertion(CheckBound::kMax, "kernel:gemm=1ms"), run);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error(), "no kernel named 'gemm' in the run");

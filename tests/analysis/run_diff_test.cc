@@ -9,6 +9,7 @@
 
 #include "analysis/commands.h"
 #include "analysis/metrics/iterations.h"
+#include "analysis/model/trace_index.h"
 #include "analysis/model/units.h"
 #include "analysis/rules/findings_diff.h"
 #include "tests/analysis/scenarios.h"
@@ -144,6 +145,68 @@ TEST(CompareRunsTest, MeansOfOneCallAreNeverJudged) {
   const RunComparison diff = CompareRuns(base, next, nullptr, nullptr, {});
   EXPECT_FALSE(Find(diff.host, "a").mean.significant);
   EXPECT_TRUE(Find(diff.host, "b").mean.significant);  // 11 -> 21, std 1.4
+}
+
+// A copy row of `bytes` per call, and the Summary::copies entry that names it.
+SummaryRow Copy(MemoryKind src, MemoryKind dst, CopyKind kind, std::vector<uint64_t> values,
+                uint64_t bytes, std::vector<CopyRow>* copies) {
+  SummaryRow r = Row("memcpy", TraceIndex::CopyName(src, dst, kind), values);
+  r.has_bytes = true;
+  r.bytes = bytes * values.size();
+  copies->push_back({.copy_kind = kind, .src_kind = src, .dst_kind = dst});
+  return r;
+}
+
+TEST(CompareRunsTest, CopiesThatChangedMemoryKindArePairedByDirection) {
+  // HtoD moved from pageable to pinned memory (one row gone, one new: paired, faster). DtoH had
+  // two rows gone and one new: which one moved is unknown, so they stay apart.
+  using enum MemoryKind;
+  SummaryReport base = Report(1'000'000, {});
+  SummaryReport next = Report(1'000'000, {});
+  base.total.device = {
+      Copy(kPageable, kDevice, CopyKind::kHtoD, {900, 900}, 1000, &base.total.copies),
+      Copy(kDevice, kPageable, CopyKind::kDtoH, {500}, 1000, &base.total.copies),
+      Copy(kDevice, kManaged, CopyKind::kDtoH, {500}, 1000, &base.total.copies)};
+  next.total.device = {
+      Copy(kPinned, kDevice, CopyKind::kHtoD, {100, 100}, 1000, &next.total.copies),
+      Copy(kDevice, kPinned, CopyKind::kDtoH, {100}, 1000, &next.total.copies)};
+  const RunComparison diff =
+      CompareRuns(base, next, nullptr, nullptr, DiffOptions{.min_share = 0});
+  const RowDiff& htod = Find(diff.device, "[copy pageable → pinned to device]");
+  EXPECT_EQ(htod.status, DiffStatus::kFaster);
+  EXPECT_EQ(htod.base_name, "[copy pageable to device memory]");
+  EXPECT_EQ(htod.next_name, "[copy pinned to device memory]");
+  EXPECT_DOUBLE_EQ(htod.total.base, 1800);
+  EXPECT_DOUBLE_EQ(htod.total.next, 200);
+  EXPECT_EQ(Find(diff.device, "[copy device to pageable memory]").status,
+            DiffStatus::kDisappeared);
+  EXPECT_EQ(Find(diff.device, "[copy device to pinned memory]").status, DiffStatus::kAppeared);
+  EXPECT_EQ(diff.device.size(), 4u);
+  EXPECT_EQ(diff.common_names, 0u);  // a pairing is not a name in common
+}
+
+TEST(CompareRunsTest, ApiTimeVariesAsItsRowsDoTogether) {
+  // The context creation (100 µs) moves from cudaMalloc to the first cudaHostAlloc. CUDA API
+  // time grows by 10 µs: within the spread of the new run's rows together (cudaHostAlloc's
+  // {100000, 10000}: std 63640 x sqrt(2 calls) = 90000), where the 5% threshold alone (5.5 µs)
+  // would call it slower.
+  SummaryReport base = Report(1'000'000, {Row("api", "cudaMalloc", {100'000}),
+                                          Row("api", "cudaLaunchKernel", {10'000})});
+  SummaryReport next = Report(1'000'000, {Row("api", "cudaMalloc", {10'000}),
+                                          Row("api", "cudaHostAlloc", {100'000, 10'000})});
+  base.total.host_api_ns = 110'000;
+  next.total.host_api_ns = 120'000;
+  const RunComparison diff = CompareRuns(base, next, nullptr, nullptr, DiffOptions{});
+  ASSERT_EQ(diff.headline[1].id, "host_api");
+  EXPECT_FALSE(diff.headline[1].change.significant);
+  EXPECT_NEAR(diff.headline[1].change.noise, 90'000, 1);
+  // Without the rows' spread the threshold decides, as before.
+  SummaryReport quiet = Report(1'000'000, {Row("api", "cudaLaunchKernel", {110'000})});
+  quiet.total.host_api_ns = 110'000;
+  const RunComparison steady = CompareRuns(quiet, next, nullptr, nullptr, DiffOptions{});
+  EXPECT_NEAR(steady.headline[1].change.noise, 90'000, 1);  // the new run's rows still count
+  const RunComparison same = CompareRuns(quiet, quiet, nullptr, nullptr, DiffOptions{});
+  EXPECT_DOUBLE_EQ(same.headline[1].change.noise, 5'500);
 }
 
 TEST(IterationsTest, QuantilesInterpolate) {

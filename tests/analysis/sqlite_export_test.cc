@@ -112,7 +112,14 @@ TEST(SqliteExportTest, EveryRecordKindLandsInItsTable) {
     uint64_t rows = list.size();
     if constexpr (std::is_same_v<T, CallStack>) {
       rows = 0;
-      for (const CallStack& s : list) rows += s.frame_ids.size();
+      uint64_t python = 0;
+      for (const CallStack& s : list) {
+        rows += s.frame_ids.size();
+        python += s.python_frames.size();
+      }
+      ASSERT_GT(python, 0u) << "the sample has Python frames";
+      EXPECT_EQ(One(db, "SELECT count(*) FROM python_frames"), std::to_string(python));
+      expected_rows += python;
     }
     expected_rows += rows;
     const std::string count =
@@ -169,6 +176,17 @@ TEST(SqliteExportTest, ValuesAndNamesAreResolved) {
   EXPECT_EQ(One(db, "SELECT message FROM nvtx_events WHERE start_ns = " +
                         std::to_string(n.start_ns) + " LIMIT 1"),
             (*reader)->String(n.message_id));
+
+  // Python frames: one row per frame of the stack that has them, names resolved.
+  for (const CallStack& s : written.call_stacks) {
+    for (size_t depth = 0; depth < s.python_frames.size(); ++depth) {
+      const PythonFrame& f = s.python_frames[depth];
+      EXPECT_EQ(Query(db, "SELECT file, line, function FROM python_frames WHERE stack_id = " +
+                              std::to_string(s.id) + " AND depth = " + std::to_string(depth)),
+                (Rows{{(*reader)->String(f.file_id), std::to_string(f.line),
+                       (*reader)->String(f.function_id)}}));
+    }
+  }
 
   // The header: pid, start and RunEnd figures on the process row.
   EXPECT_EQ(Query(db, "SELECT pid, start_time_ns, end_reason, records_written FROM processes"),

@@ -1,5 +1,6 @@
 // Proves the streamed summary's parts: the unions give the exact answer when records arrive
-// nearly in order and say so when they do not (nesting and the call join: tests/proto/); and
+// nearly in order and say so when they do not (nesting and the call join: tests/proto/); the
+// --nvtx selection answers alike whatever the order of the questions; and
 // SummarizeFiles on traces cut into many small chunks (with tiny bounds, so that everything settles early and files are
 // read again) prints what loading, filtering with ApplyFilters and summarising in memory prints.
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "tests/analysis/scenarios.h"
+#include "analysis/model/nvtx_selection.h"
 #include "analysis/metrics/process_summarizer.h"
 #include "analysis/metrics/streaming_union.h"
 #include "analysis/metrics/summary.h"
@@ -101,6 +103,41 @@ std::string Streamed(const std::vector<std::string>& paths, const FilterOptions&
   auto report = SummarizeFiles(paths, filters, SummaryOptions{.raw = raw}, &warnings, &limits);
   if (!report) return "error: " + report.error();
   return SummaryJson(report->parts, report->total);
+}
+
+TEST(NvtxSelectionTest, AnswersAlikeInAnyOrderOfQuestions) {
+  // Inside remembers where the last question fell: questions in time order, backwards and
+  // jumping around, on two threads in turn, must get the answers of a search from scratch.
+  NvtxSelection selection;
+  const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
+      {100, 200}, {150, 160}, {300, 400}, {300, 350}, {500, 900}, {600, 700}};
+  for (const auto& [start, end] : ranges) selection.Add(1, 1, start, end);
+  selection.Add(2, 3, 1000, 2000);  // a start/end range ended on thread 3
+  selection.Seal();
+  auto expected = [&](uint32_t thread, uint64_t start, uint64_t end) {
+    if (thread == 2 || thread == 3) return start >= 1000 && end <= 2000;
+    if (thread != 1) return false;
+    for (const auto& [s, e] : ranges) {
+      if (s <= start && end <= e) return true;
+    }
+    return false;
+  };
+  std::vector<uint64_t> times;
+  for (uint64_t t = 0; t <= 2100; t += 25) times.push_back(t);
+  std::vector<uint64_t> order = times;
+  std::vector<uint64_t> backwards(times.rbegin(), times.rend());
+  std::vector<uint64_t> jumping;
+  for (size_t i = 0; i < times.size(); ++i) jumping.push_back(times[(i * 37) % times.size()]);
+  for (const auto* questions : {&order, &backwards, &jumping}) {
+    for (uint64_t t : *questions) {
+      for (uint32_t thread : {1u, 2u, 3u, 4u}) {
+        for (uint64_t length : {0u, 10u, 60u}) {
+          EXPECT_EQ(selection.Inside(thread, t, t + length), expected(thread, t, t + length))
+              << "thread " << thread << " [" << t << ", " << t + length << "]";
+        }
+      }
+    }
+  }
 }
 
 TEST(SummarizeFilesTest, MatchesLoadingFilteringAndSummarisingInMemory) {

@@ -286,7 +286,7 @@ TEST(RecorderTest, StacksAreWrittenWithTheirFirstCall) {
   for (int i = 0; i < 300 && !found; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     auto reader = TraceReader::Open(f.path);
-    ASSERT_TRUE(reader.has_value()) << reader.error();
+    if (!reader.has_value()) continue;  // the writer thread has not written the header yet
     TraceRecords chunk;
     bool call_seen = false, stack_seen = false, run_end = false;
     for (size_t n = 0; (*reader)->Next(&chunk); ++n) {

@@ -1,6 +1,7 @@
 // Proves the correlation join: the launching call of an id is the first unnested call in file
 // order, else the first call, whatever order the calls are offered in; and the streaming join
-// settles ids once they are old, and reports records that arrive for an id already settled.
+// settles ids once they are old, and reports records that arrive for an id already settled; a
+// launching call that is certain (not nested, nothing undecided) is told at once.
 #include "proto/correlation_join.h"
 
 #include <gtest/gtest.h>
@@ -58,6 +59,44 @@ TEST(CorrelationJoinTest, TheLaunchingCallIsTheFirstUnnestedOneAndLateRecordsAre
   EXPECT_FALSE(join.out_of_order());
   join.AddDeviceTime(10, 7, 900);  // too late
   EXPECT_TRUE(join.out_of_order());
+}
+
+TEST(CorrelationJoinTest, ACertainLaunchingCallIsToldAtOnce) {
+  std::vector<int> known, settled;  // records handed back, in order
+  CorrelationJoin<int> join(
+      /*bounded=*/true,
+      [&](const LaunchSite&, uint64_t, const std::vector<const int*>& held) {
+        for (const int* r : held) settled.push_back(*r);
+      },
+      /*horizon_ns=*/300, /*op_lag=*/2, /*max_span=*/40);
+  join.OnKnown([&](const LaunchSite& site, const std::vector<const int*>& held) {
+    EXPECT_EQ(site.thread_id, 1u);
+    for (const int* r : held) known.push_back(*r);
+  });
+  // Id 10: records before any call are held; the nested driver call decides nothing (the
+  // runtime call around it may still come), the runtime call does: both records come back.
+  EXPECT_FALSE(join.KnownSite(10, 600));
+  join.Hold(10, 1, 600);
+  join.CallSeen(10, 500);
+  join.CallDecided(10, 1, 500, /*seq=*/1, /*nested=*/true);
+  EXPECT_FALSE(join.KnownSite(10, 600));
+  join.Hold(10, 2, 610);
+  join.CallSeen(10, 400);
+  EXPECT_FALSE(join.KnownSite(10, 610));  // seen, not decided yet
+  join.CallDecided(10, 1, 400, /*seq=*/2, /*nested=*/false);
+  EXPECT_EQ(known, (std::vector<int>{1, 2}));
+  // Now certain: a later record's call is known on arrival.
+  const std::optional<LaunchSite> site = join.KnownSite(10, 620);
+  ASSERT_TRUE(site);
+  EXPECT_EQ(site->start_ns, 400u);
+  // Id 11 has only a nested call: never certain, its record waits for settlement.
+  join.CallSeen(11, 700);
+  join.CallDecided(11, 2, 700, 3, true);
+  join.Hold(11, 3, 720);
+  EXPECT_FALSE(join.KnownSite(11, 720));
+  join.Finish();
+  EXPECT_EQ(known, (std::vector<int>{1, 2}));
+  EXPECT_EQ(settled, (std::vector<int>{3}));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // The NVTX ranges that --nvtx selects in one process, answering the filter's question for a
-// streamed record: does [start, end] lie inside one selected range of this thread (the thread
-// that opened the range, or the one that ended a start/end range)?
+// record: does [start, end] lie inside one selected range of this thread (the thread that opened
+// the range, or the one that ended a start/end range)? The one rule of --nvtx, for the streamed
+// summary (process_summarizer.h) and for traces in memory (filters.h's ApplyFilters).
 //
-// Layer: analysis/metrics/. Pure. Same rule as filters.h's ApplyFilters.
+// Layer: analysis/model/. Pure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
@@ -28,8 +30,14 @@ class NvtxSelection {
   struct Thread {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [start, end], sorted by start
     std::vector<uint64_t> max_end;  // max_end[i]: the latest end among ranges[0..i]
+    // How many ranges start at or before the time last asked about. A thread's records come
+    // mostly in time order, so the next answer is usually here or one further: no search.
+    mutable size_t last_count = 0;
   };
   std::unordered_map<uint32_t, Thread> threads_;
+  // The thread last asked about (a chunk holds runs of one thread's records): no lookup.
+  mutable uint32_t last_thread_id_ = 0;
+  mutable const Thread* last_thread_ = nullptr;
   std::vector<Interval> spans_;
 };
 
