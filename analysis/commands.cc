@@ -8,8 +8,10 @@
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
+#include "analysis/metrics/memory_pools.h"
 #include "analysis/metrics/memory_timeline.h"
 #include "analysis/metrics/unified_memory.h"
+#include "analysis/reports/memory_pools_report.h"
 #include "analysis/reports/memory_report.h"
 #include "analysis/reports/memory_timeline_report.h"
 #include "analysis/reports/unified_memory_report.h"
@@ -276,12 +278,14 @@ std::expected<std::string, std::string> RunMemory(const MemoryCommandOptions& op
   std::vector<MemoryReport> reports;
   std::vector<UnifiedMemoryReport> unified;
   std::vector<MemoryTimeline> timelines;
+  std::vector<MemoryPoolReport> pools;
   auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
     const TraceIndex index(t);
     timelines.push_back(BuildMemoryTimeline(t, index));
     if (options.timeline) return;
     const StreamModel model(index);
     reports.push_back(AnalyzeMemory(t, index, model));
+    pools.push_back(AnalyzeMemoryPools(t));
     unified.push_back(AnalyzeUnifiedMemory(t, index));
     if (std::string w = UnknownUvmWarning(unified.back()); !w.empty()) {
       warnings->push_back(t.path + ": " + w);
@@ -302,18 +306,20 @@ std::expected<std::string, std::string> RunMemory(const MemoryCommandOptions& op
   switch (options.format) {
     case OutputFormat::kCsv: {
       std::string out = MemoryCsv(reports);
+      for (const MemoryPoolReport& p : pools) out += MemoryPoolsCsvRows(p);
       for (const UnifiedMemoryReport& u : unified) out += UnifiedMemoryCsvRows(u);
       return out;
     }
     case OutputFormat::kJson:
-      return MemoryJson(reports, &unified, &timelines);
+      return MemoryJson(reports, &unified, &timelines, &pools);
     case OutputFormat::kTable:
       break;
   }
   std::string out = MemoryTable(reports, options.terminal_width);
-  // Failed allocations and unified memory, per process, only where there are some.
+  // Memory pools, failed allocations and unified memory, per process, only where there are some.
   for (size_t i = 0; i < reports.size(); ++i) {
-    std::string extra = FailedAllocationsTable(timelines[i], options.terminal_width) +
+    std::string extra = MemoryPoolsTable(pools[i], options.terminal_width) +
+                        FailedAllocationsTable(timelines[i], options.terminal_width) +
                         UnifiedMemoryTable(unified[i], options.terminal_width);
     if (extra.empty()) continue;
     if (reports.size() > 1) {

@@ -77,7 +77,7 @@ Options:
   -t, --trace KINDS          comma-separated record kinds: cuda (every CUDA kind), all (cuda and
                              nvtx, the default), runtime, driver, kernel, memcpy, memset, sync,
                              memory, nvtx, overhead, graph (one record per graph launch),
-                             uvm (unified memory migrations and page faults; not in all)
+                             uvm (unified memory migrations and page faults)
   -c, --capture-range RANGE  record only inside RANGE: cudaProfilerApi (between
                              cudaProfilerStart and cudaProfilerStop) or nvtx:NAME[@DOMAIN]
                              (inside NVTX ranges with that message)

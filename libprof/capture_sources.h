@@ -55,6 +55,11 @@ class ActivitySource {
   virtual ActivityCounters Counters() = 0;
   // Counts kernel launches (a callback per launch) while on; the takeover watch decides.
   virtual void CountLaunches(bool on) = 0;
+  // How soon (ms) the writer thread should call Flush() again, besides its periodic tick: for
+  // records that a queue outside the source loses when not taken in time (CUPTI's unified-memory
+  // events, which the driver drops when its queue fills); 0: the tick is enough. Asked after
+  // each flush and the buffers it completed were taken.
+  virtual uint32_t UrgentFlushIntervalMs() { return 0; }
 };
 
 // NVTX ranges and marks, buffered by the application's threads.

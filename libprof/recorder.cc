@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
 #include "libprof/log.h"
 
@@ -110,11 +111,14 @@ void Recorder::Run() {
   const uint64_t interval_ns = uint64_t{options_.flush_interval_ms} * 1000000;
   const TraceClock clock = context_->clock;
   uint64_t next_tick = clock.NowNs() + interval_ns;
+  // The source's urgent flushes (ActivitySource::UrgentFlushIntervalMs), between ticks.
+  uint32_t urgent_ms = 0;
+  uint64_t next_urgent = UINT64_MAX;
   while (!stop_requested_.load()) {
     uint64_t now = clock.NowNs();
-    uint64_t wake_at = next_tick;
+    uint64_t wake_at = std::min(next_tick, next_urgent);
     if (sources_.gates != nullptr) wake_at = std::min(wake_at, sources_.gates->UpdateWindow(now));
-    int timeout_ms = now >= wake_at ? 0 : static_cast<int>((wake_at - now) / 1000000 + 1);
+    int timeout_ms = now >= wake_at ? 0 : static_cast<int>((wake_at - now + 999999) / 1000000);
     pollfd wake{wake_pipe_[0], POLLIN, 0};
     poll(&wake, 1, timeout_ms);
     char bytes[256];
@@ -123,8 +127,13 @@ void Recorder::Run() {
     if (stop_requested_.load()) break;
     now = clock.NowNs();
     bool tick = now >= next_tick;
-    if (tick && sources_.activity != nullptr) sources_.activity->Flush();
+    const bool urgent = now >= next_urgent;
+    if ((tick || urgent) && sources_.activity != nullptr) sources_.activity->Flush();
     ProcessCompletedBuffers();
+    if ((tick || urgent || urgent_ms == 0) && sources_.activity != nullptr) {
+      urgent_ms = sources_.activity->UrgentFlushIntervalMs();
+      next_urgent = urgent_ms == 0 ? UINT64_MAX : clock.NowNs() + uint64_t{urgent_ms} * 1000000;
+    }
     if (tick) CheckCapture();
     if (!tick) continue;
     DrainNvtx(/*final=*/false);

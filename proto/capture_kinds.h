@@ -24,7 +24,7 @@
   X(nvtx, "nvtx", true, "nvtx")                                                      \
   X(overhead, "overhead", true, "cuda")                                              \
   X(graph_trace, "graph", false, "") /* one record per graph launch, not per node */ \
-  X(uvm, "uvm", false, "")           /* unified memory; off: 2 s more at exit (bench/README) */
+  X(uvm, "uvm", true, "cuda") /* unified memory, from the first managed allocation on */
 
 namespace libprof {
 

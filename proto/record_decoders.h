@@ -221,6 +221,9 @@ inline void Decode(const trace::MemoryOp& m, ListContext& ctx, MemoryOp* op) {
   op->async = m.async();
   op->pool_address = m.pool_address();
   op->pool_type = m.pool_type();
+  op->pool_release_threshold = m.pool_release_threshold();
+  op->pool_bytes = m.pool_bytes();
+  op->pool_used_bytes = m.pool_used_bytes();
 }
 
 inline void Decode(const trace::CudaEvent& e, ListContext& ctx, CudaEvent* event) {

@@ -80,7 +80,8 @@ inline constexpr uint32_t kNameId = 1, kValue = 2, kIsFlag = 3;
 namespace memory_op {
 inline constexpr uint32_t kOperation = 1, kMemoryKind = 2, kAddress = 3, kBytes = 4,
                           kStartDeltaNs = 5, kCorrelationDelta = 6, kDeviceId = 7, kContextId = 8,
-                          kStreamId = 9, kAsync = 10, kPoolAddress = 11, kPoolType = 12;
+                          kStreamId = 9, kAsync = 10, kPoolAddress = 11, kPoolType = 12,
+                          kPoolReleaseThreshold = 13, kPoolBytes = 14, kPoolUsedBytes = 15;
 }  // namespace memory_op
 
 namespace cuda_event {
@@ -303,6 +304,9 @@ inline void Encode(const MemoryOp& r, Context& c, std::string* out) {
   w.Bool(f::kAsync, r.async);
   w.Uint(f::kPoolAddress, r.pool_address);
   w.Uint(f::kPoolType, r.pool_type);
+  w.Uint(f::kPoolReleaseThreshold, r.pool_release_threshold);
+  w.Uint(f::kPoolBytes, r.pool_bytes);
+  w.Uint(f::kPoolUsedBytes, r.pool_used_bytes);
 }
 
 template <typename Context>

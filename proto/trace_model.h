@@ -296,7 +296,12 @@ struct MemoryOp {
   uint32_t stream_id = 0;
   bool async = false;
   uint64_t pool_address = 0;
-  uint32_t pool_type = 0;
+  uint32_t pool_type = 0;  // CUpti_ActivityMemoryPoolType: 0 none (a direct allocation), 1 local,
+                           // 2 imported
+  // A local pool as it was at this operation (0 otherwise): release threshold, size, in use.
+  uint64_t pool_release_threshold = 0;
+  uint64_t pool_bytes = 0;
+  uint64_t pool_used_bytes = 0;
   bool operator==(const MemoryOp&) const = default;
 };
 

@@ -324,4 +324,35 @@ std::string UnknownUvmWarning(const UnifiedMemoryReport& report) {
          " skipped (written by a newer libprof)";
 }
 
+std::vector<UvmMigrationSeries> UvmMigrationsOverTime(const TraceRecords& records) {
+  // Keyed like the report's rows: counter kind, then source and destination.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<const UnifiedMemoryCounter*>>
+      by_direction;
+  for (const UnifiedMemoryCounter& u : records.unified_memory_counters) {
+    if (!IsMigration(u.counter_kind)) continue;
+    const auto [src, dst] = UvmProcessors(u);
+    by_direction[{static_cast<uint32_t>(u.counter_kind), src, dst}].push_back(&u);
+  }
+  std::vector<UvmMigrationSeries> out;
+  for (auto& [key, migrations] : by_direction) {
+    std::stable_sort(migrations.begin(), migrations.end(),
+                     [](const UnifiedMemoryCounter* a, const UnifiedMemoryCounter* b) {
+                       return a->end_ns < b->end_ns;
+                     });
+    UvmMigrationSeries s;
+    s.src_device_id = std::get<1>(key);
+    s.dst_device_id = std::get<2>(key);
+    for (const UnifiedMemoryCounter* m : migrations) {
+      s.total_bytes += m->value;
+      if (!s.steps.empty() && s.steps.back().time_ns == m->end_ns) {
+        s.steps.back().bytes = s.total_bytes;
+      } else {
+        s.steps.push_back({m->end_ns, s.total_bytes});
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace libprof::analysis

@@ -27,6 +27,22 @@ std::pair<uint32_t, uint32_t> UvmProcessors(const UnifiedMemoryCounter& counter)
 // processors as UvmProcessors gives them.
 std::string UvmDirection(uint32_t src_device_id, uint32_t dst_device_id);
 
+// The bytes migrated in one direction over time, summed from the start (the HTML report's
+// chart): a step at each migration's end.
+struct UvmMigrationSeries {
+  uint32_t src_device_id = 0;  // as UvmProcessors gives them
+  uint32_t dst_device_id = 0;
+  struct Step {
+    uint64_t time_ns = 0;  // absolute, a migration's end
+    uint64_t bytes = 0;    // migrated in this direction up to then
+  };
+  std::vector<Step> steps;  // time order; migrations ending at one instant are one step
+  uint64_t total_bytes = 0;
+};
+
+// One series per direction with migrations (host → device ones first, as the report's rows).
+std::vector<UvmMigrationSeries> UvmMigrationsOverTime(const TraceRecords& records);
+
 // One row per (counter kind, source, destination) of the migrations (HtoD, DtoH, DtoD).
 struct UvmMigrationRow {
   UvmCounterKind kind = UvmCounterKind::kBytesHtoD;

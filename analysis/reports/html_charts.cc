@@ -123,6 +123,51 @@ std::string MemoryChartSvg(const std::vector<DeviceMemorySeries>& devices,
   return svg + "</svg>";
 }
 
+std::string MigrationChartSvg(const std::vector<UvmMigrationSeries>& directions,
+                              const TimeScale& scale) {
+  const double plot_h = 120;
+  const double bottom = kChartTop + plot_h;
+  const double height = bottom + kAxisHeight;
+  const double width = scale.x0 + scale.width + 12;
+  uint64_t most = 0;
+  for (const UvmMigrationSeries& s : directions) most = std::max(most, s.total_bytes);
+  const ByteUnit unit = ByteUnitFor(most);
+  const double top_value = std::max(1.0, static_cast<double>(most) / unit.bytes * 1.1);
+  std::string svg = SvgOpen("migrations", width, height, "");
+  svg += ValueAxisSvg(scale.x0, kChartTop, bottom, scale.width, 0, top_value,
+                      NiceTicks(0, top_value, 4),
+                      std::string("unified memory migrated since the start (") + unit.name + ")");
+  const auto y_of = [&](uint64_t bytes) {
+    return bottom - static_cast<double>(bytes) / unit.bytes / top_value * plot_h;
+  };
+  const double x_end = scale.x0 + scale.width;
+  for (size_t d = 0; d < directions.size(); ++d) {
+    const UvmMigrationSeries& s = directions[d];
+    const std::string direction = UvmDirection(s.src_device_id, s.dst_device_id);
+    // A step line, as the memory chart's: flat until a migration ends, then up.
+    std::string path = "M" + Coord(scale.x0) + " " + Coord(y_of(0));
+    double last_x = scale.x0;
+    for (const UvmMigrationSeries::Step& step : s.steps) {
+      if (step.time_ns >= scale.t1_ns) break;
+      const double x = std::clamp(scale.X(step.time_ns), scale.x0, x_end);
+      if (x - last_x >= 0.5) path += "H" + Coord(x);
+      path += "V" + Coord(y_of(step.bytes));
+      last_x = std::max(last_x, x);
+    }
+    path += "H" + Coord(x_end);
+    const char* color = kDeviceColors[(d + 1) % std::size(kDeviceColors)];
+    svg += "<path class=\"series\" stroke=\"" + std::string(color) + "\" data-direction=\"" +
+           HtmlEscape(direction) + "\" data-bytes=\"" + std::to_string(s.total_bytes) +
+           "\" d=\"" + path + "\"><title>" + HtmlEscape(direction) + ": " +
+           FormatBytes(s.total_bytes) + " migrated</title></path>";
+    svg += "<text x=\"" + Coord(scale.x0 + 6) + "\" y=\"" + Coord(kChartTop + 12 + 14 * d) +
+           "\" class=\"value-label\" fill=\"" + color + "\">" + HtmlEscape(direction) + " " +
+           FormatBytes(s.total_bytes) + "</text>";
+  }
+  svg += TimeAxisSvg(scale, bottom, true);
+  return svg + "</svg>";
+}
+
 std::string CopyKindLabel(const CopyBandwidth& row) {
   return std::string(ToString(row.copy_kind)) + " " + ToString(row.src_kind) + " → " +
          ToString(row.dst_kind);

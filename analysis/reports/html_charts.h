@@ -1,11 +1,12 @@
 // The charts of the HTML report under the timeline, on the same time scale so that they line up
-// with it: GPU utilisation over time per device, device memory in use over time, and copy
-// bandwidth by kind against what the link allows (where the trace says). Every axis names its
-// unit.
+// with it: GPU utilisation over time per device, device memory in use over time, unified-memory
+// migrations over time, and copy bandwidth by kind against what the link allows (where the trace
+// says). Every axis names its unit.
 //
 // DOM (read back by tests/report/): <svg class="chart utilization" data-device> per device with
 // <path class="series" data-busy-ns>; <svg class="chart memory"> with <path class="series"
-// data-device data-peak-bytes> per device; <svg class="chart bandwidth"> with <g class="copy-kind"
+// data-device data-peak-bytes> per device; <svg class="chart migrations"> with <path
+// class="series" data-direction data-bytes> per direction; <svg class="chart bandwidth"> with <g class="copy-kind"
 // data-kind data-gb-per-s data-best-gb-per-s [data-limit-gb-per-s]> per row.
 //
 // Layer: analysis/reports/. Pure string output from metrics' structs.
@@ -16,6 +17,7 @@
 
 #include "analysis/metrics/copy_bandwidth.h"
 #include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/unified_memory.h"
 #include "analysis/metrics/utilization.h"
 #include "analysis/reports/html_axes.h"
 
@@ -29,6 +31,11 @@ std::string UtilizationChartSvg(const DeviceUtilization& device, const TimeScale
 // Device memory in use over time, one step line per device; the unit of the axis (KiB, MiB,
 // GiB) is picked from the largest peak.
 std::string MemoryChartSvg(const std::vector<DeviceMemorySeries>& devices, const TimeScale& scale);
+
+// Unified memory migrated over time, summed from the trace start: one step line per direction
+// (host → device, device → host, device → device); the axis unit from the largest total.
+std::string MigrationChartSvg(const std::vector<UvmMigrationSeries>& directions,
+                              const TimeScale& scale);
 
 // One bar per copy kind: achieved bandwidth, a tick at the best single copy, a dashed line at
 // the limit where known. `x0` and `width`: the plot area, as the timeline's.

@@ -6,6 +6,7 @@
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_timeline.h"
 #include "analysis/metrics/summary.h"
+#include "analysis/metrics/unified_memory.h"
 #include "analysis/metrics/utilization.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
@@ -318,6 +319,15 @@ class ProcessRenderer {
       body += HtmlNote(
           "Device memory in use: device-kind allocations minus the frees matched to them by "
           "address, as profview memory counts it (see profview memory --help).");
+    }
+    const std::vector<UvmMigrationSeries> migrations =
+        UvmMigrationsOverTime(trace_.records);
+    if (!migrations.empty()) {
+      body += "<div class=\"figure\">" + MigrationChartSvg(migrations, scale_) + "</div>";
+      body += HtmlNote(
+          "Unified memory migrated since the trace start, per direction (the Migrations of "
+          "profview memory's unified-memory section): each step is a migration's end. A lower "
+          "bound: the driver drops the events CUPTI does not take in time, uncounted.");
     }
     return HtmlSection(Id("memory"), "Device memory in use over time", body);
   }

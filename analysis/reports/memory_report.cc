@@ -1,6 +1,7 @@
 #include "analysis/reports/memory_report.h"
 
 #include "analysis/reports/formats.h"
+#include "analysis/reports/memory_pools_report.h"
 #include "analysis/reports/unified_memory_report.h"
 #include "analysis/reports/table_renderer.h"
 #include "analysis/model/units.h"
@@ -158,7 +159,8 @@ std::string MemoryCsv(const std::vector<MemoryReport>& reports) {
 
 std::string MemoryJson(const std::vector<MemoryReport>& reports,
                        const std::vector<UnifiedMemoryReport>* unified,
-                       const std::vector<MemoryTimeline>* timelines) {
+                       const std::vector<MemoryTimeline>* timelines,
+                       const std::vector<MemoryPoolReport>* pools) {
   JsonWriter j;
   j.BeginObject().Key("processes").BeginArray();
   for (size_t i = 0; i < reports.size(); ++i) {
@@ -228,6 +230,7 @@ std::string MemoryJson(const std::vector<MemoryReport>& reports,
       }
       j.EndArray();
     }
+    if (pools != nullptr && i < pools->size()) MemoryPoolsJson((*pools)[i], j);
     if (unified != nullptr && i < unified->size()) UnifiedMemoryJson((*unified)[i], j);
     j.EndObject();
   }

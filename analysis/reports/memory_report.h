@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/metrics/memory.h"
+#include "analysis/metrics/memory_pools.h"
 #include "analysis/metrics/memory_timeline.h"
 #include "analysis/metrics/unified_memory.h"
 
@@ -19,10 +20,12 @@ std::string MemoryTable(const std::vector<MemoryReport>& reports, size_t max_wid
 // Long format: section,pid,api,memory_kind,device_id,bytes,what,value.
 std::string MemoryCsv(const std::vector<MemoryReport>& reports);
 // {"processes": [{"pid", "file", "apis": [...], "devices": [...], "churn": [...]}]}; with the
-// same processes' unified memory and timelines, a process also gets "failed_allocations" and
-// "unified_memory" (unified_memory_report.h) when it has some.
+// same processes' unified memory, timelines and pools, a process also gets "failed_allocations",
+// "unified_memory" (unified_memory_report.h) and "memory_pools" (memory_pools_report.h) when it
+// has some.
 std::string MemoryJson(const std::vector<MemoryReport>& reports,
                        const std::vector<UnifiedMemoryReport>* unified = nullptr,
-                       const std::vector<MemoryTimeline>* timelines = nullptr);
+                       const std::vector<MemoryTimeline>* timelines = nullptr,
+                       const std::vector<MemoryPoolReport>* pools = nullptr);
 
 }  // namespace libprof::analysis

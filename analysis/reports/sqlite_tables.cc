@@ -102,7 +102,8 @@ constexpr SqliteColumn kMemoryOpColumns[] = {
     {"operation", kText},  {"memory_kind", kText},   {"address", kInt},
     {"bytes", kInt},       {"time_ns", kInt},        {"correlation_id", kInt},
     {"device_id", kInt},   {"context_id", kInt},     {"stream_id", kInt},
-    {"async", kInt},       {"pool_address", kInt},   {"pool_type", kInt}};
+    {"async", kInt},       {"pool_address", kInt},   {"pool_type", kInt},
+    {"pool_release_threshold", kInt}, {"pool_bytes", kInt}, {"pool_used_bytes", kInt}};
 constexpr SqliteColumn kCudaEventColumns[] = {
     {"event_id", kInt},   {"sync_id", kInt},   {"correlation_id", kInt},
     {"context_id", kInt}, {"stream_id", kInt}, {"device_id", kInt},
@@ -379,6 +380,9 @@ void SqliteTable<MemoryOp>::Bind(const MemoryOp& r, const SqliteRowContext&,
   row->Bool(r.async);
   IdOrNull(r.pool_address, row);
   row->Uint(r.pool_type);
+  row->Uint(r.pool_release_threshold);
+  row->Uint(r.pool_bytes);
+  row->Uint(r.pool_used_bytes);
 }
 
 void SqliteTable<CudaEvent>::Bind(const CudaEvent& r, const SqliteRowContext&,

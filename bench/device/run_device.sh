@@ -10,7 +10,7 @@
 #   exit       launch_loop, 500k launches (about 1M records): time from its last CUDA call to the
 #              process end; libprof-buffered keeps the records in memory until exit
 #   copy, long 64 MiB copies / 20 x 50 ms kernels: none / libprof (should be lost in the noise)
-#   uvm        launch_loop: none / libprof / libprof with the `uvm` kind (CASES=uvm only)
+#   uvm        launch_loop: none / libprof without the `uvm` kind / libprof (CASES=uvm only)
 # After each libprof run, `profview summary` gives the records and drops; the file size gives
 # bytes per record. A run that fails or times out shows FAILED (SKIPPED past BUDGET_S).
 #
@@ -72,9 +72,9 @@ set_config() {
     libprof-buffered) env_vars=("$how=$lib" LIBPROF_FLUSH_INTERVAL_MS=600000) ;;
     libprof-bt-none) env_vars=("$how=$lib" LIBPROF_BACKTRACE=none) ;;
     libprof-bt-all) env_vars=("$how=$lib" LIBPROF_BACKTRACE=all) ;;
-    # The default kinds plus `uvm`: what the unified-memory counters cost a program without them.
-    libprof-uvm) env_vars=("$how=$lib"
-                           LIBPROF_TRACE=runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead,uvm) ;;
+    # The default kinds less `uvm`: what the unified-memory counters cost a program without them.
+    libprof-no-uvm) env_vars=("$how=$lib"
+                              LIBPROF_TRACE=runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead) ;;
     libprof-no-python) env_vars=("$how=$lib" LIBPROF_PYTHON_FRAMES=0) ;;
   esac
 }
@@ -160,7 +160,7 @@ fi
 if wanted uvm; then
   echo "== uvm: launch loop, $launches launches, $cpp_rounds rounds, libprof with and without uvm"
   for (( r = 1; r <= cpp_rounds; ++r )); do
-    for c in $(rotated 3 $r none libprof libprof-uvm); do
+    for c in $(rotated 3 $r none libprof-no-uvm libprof); do
       set_config "$c"
       measure "$c" "$r" 180 uvm-launch=us_per_launch "$loop" "$launches"
     done

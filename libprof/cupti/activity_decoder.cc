@@ -362,6 +362,12 @@ void ActivityDecoder::DecodeMemory(const CUpti_ActivityMemory4& r, TraceRecords*
   if (op.pool_type != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID) {
     op.pool_address = r.memoryPoolConfig.address;
   }
+  // Valid for local pools only (cupti_activity.h); an imported pool's union holds a process id.
+  if (op.pool_type == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
+    op.pool_release_threshold = r.memoryPoolConfig.releaseThreshold;
+    op.pool_bytes = r.memoryPoolConfig.pool.size;
+    op.pool_used_bytes = r.memoryPoolConfig.utilizedSize;
+  }
   out->memory_ops.push_back(op);
 }
 

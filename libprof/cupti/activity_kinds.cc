@@ -49,8 +49,8 @@ std::vector<ActivityKindToEnable> DataActivityKinds(const RecordKinds& k) {
   // After CONCURRENT_KERNEL: it replaces per-node records of graph launches.
   if (k.graph_trace) add(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches");
   if (k.uvm) {
-    out.push_back(
-        {CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, "unified memory", &PrepareUnifiedMemory});
+    out.push_back({CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, "unified memory",
+                   &PrepareUnifiedMemory, /*after_managed_memory=*/true});
   }
   return out;
 }

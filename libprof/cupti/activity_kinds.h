@@ -29,6 +29,9 @@ struct ActivityKindToEnable {
   // Set-up CUPTI requires before this kind is enabled (unified-memory counters), or nullptr.
   // The session runs it each time it enables the kind; *warning, when set, is logged once.
   PrepareResult (*prepare)(const CuptiApi& api, std::string* warning) = nullptr;
+  // Enabled only once the program starts using managed memory (managed_memory_gate.h): the
+  // unified-memory counters, which cost every process seconds at exit once enabled.
+  bool after_managed_memory = false;
 };
 
 // The data kinds to enable for `kinds`, in the order they must be enabled.

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -28,6 +30,7 @@
 #include "libprof/cupti/api_names.h"
 #include "libprof/cupti/callback_ids.h"
 #include "libprof/cupti/cupti_api.h"
+#include "libprof/cupti/managed_memory_gate.h"
 #include "libprof/log.h"
 
 namespace libprof {
@@ -39,6 +42,19 @@ std::atomic<CuptiSession*> g_session{nullptr};
 // libprof's clock for CUPTI's records (clock.h): the same one TraceClock reads for NVTX.
 uint64_t CUPTIAPI MonotonicTimestamp() { return ReadClockNs(CLOCK_MONOTONIC); }
 
+// While CUPTI's unified-memory counters are on, how long the writer thread waits between
+// flushes: CUPTI takes those events from the UVM driver's queue when flushed, and the driver drops
+// what does not fit in it. Measured on an H100 (unified_memory 256 fault, docs/capture-notes.md):
+// host→device events of a 256 MiB fault burst arrived 48-61% complete flushed every 1000 ms,
+// 58-72% every 20 ms, 84-100% with these intervals. A flush itself took 12-21 ms there (waiting:
+// 61-67 µs of CPU each), so the writer flushes nearly back to back while the counters are on.
+constexpr uint32_t kUvmBusyFlushMs = 1;  // the last flush brought unified-memory records
+constexpr uint32_t kUvmIdleFlushMs = 5;
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Runtime API calls (with a stack wanted) the calling thread is inside of: a driver call made
 // within one is not walked again, since the runtime call already has the stack and the analysis
 // looks at the outermost call.
@@ -49,6 +65,7 @@ class CuptiSession : public CaptureSession {
   bool Start(const Settings& settings, StringInterner* strings, BufferPool* pool,
              CaptureGates* gates, std::string* status) override;
   void Stop() override;
+  void Stop(bool final);
   TraceClock clock() const override { return clock_; }
   CallSiteRecorder* call_sites() override { return call_sites_.get(); }
   uint32_t cupti_version() const override { return version_; }
@@ -62,6 +79,7 @@ class CuptiSession : public CaptureSession {
   uint64_t TakeDropped() override;
   ActivityCounters Counters() override;
   void CountLaunches(bool on) override;
+  uint32_t UrgentFlushIntervalMs() override;
 
   // CaptureGates::Switch (any thread, under the gates' lock).
   void SetRecording(bool on) override;
@@ -79,6 +97,10 @@ class CuptiSession : public CaptureSession {
   void EnableKinds(const Settings& settings);
   void EnablePrepared(const ActivityKindToEnable& kind);  // under kinds_mutex_
   void OnContextCreated();
+  // The program's first use of managed memory (managed_memory_gate.h): enables the kinds that
+  // waited for it.
+  void OnManagedMemory();
+  void WatchManagedMemory(bool on);  // under kinds_mutex_
   static void WarnIfTorchProfilerPresent();
   // cuptiActivityFlushAll: completed buffers only, or everything (end of recording).
   void Flush(bool forced);
@@ -117,6 +139,15 @@ class CuptiSession : public CaptureSession {
   // Kinds whose set-up needs an initialised driver, until the first context is created.
   std::vector<ActivityKindToEnable> waiting_for_context_;
   bool watching_contexts_ = false;  // the CONTEXT_CREATED callback is on
+  // Kinds waiting for the program's first use of managed memory, and whether it happened.
+  std::vector<ActivityKindToEnable> waiting_for_managed_;
+  std::atomic<bool> watching_managed_{false};  // the gate's driver callbacks are on
+  bool managed_seen_ = false;
+  // The unified-memory counters are on (UrgentFlushIntervalMs), and how many of their records
+  // were decoded, so far and at the last UrgentFlushIntervalMs.
+  std::atomic<bool> uvm_enabled_{false};
+  uint64_t uvm_records_ = 0;
+  uint64_t uvm_records_before_ = 0;
   bool capturing_ = false;
   std::atomic<bool> capturing_now_{false};  // capturing_, for the API callbacks
   // LIBPROF_BACKTRACE: the stack recorder, and per domain (runtime, driver) which callback ids
@@ -333,6 +364,11 @@ void CuptiSession::EnableKinds(const Settings& settings) {
 // CUPTI_ERROR_NOT_READY inside cuInit for UNIFIED_MEMORY_COUNTER on an H100, CUDA 13.0): it then
 // waits for the first context (OnCallback, CUPTI_CBID_RESOURCE_CONTEXT_CREATED).
 void CuptiSession::EnablePrepared(const ActivityKindToEnable& kind) {
+  if (kind.after_managed_memory && !managed_seen_) {
+    waiting_for_managed_.push_back(kind);
+    WatchManagedMemory(true);
+    return;
+  }
   if (kind.prepare == nullptr) {
     Enable(kind.kind, kind.what);
     return;
@@ -346,6 +382,10 @@ void CuptiSession::EnablePrepared(const ActivityKindToEnable& kind) {
     const CUptiResult result = api_->cuptiActivityEnable(kind.kind);
     if (result == CUPTI_SUCCESS) {
       enabled_.push_back(kind.kind);
+      if (kind.kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) {
+        uvm_enabled_ = true;
+        RequestWriterFlush();  // so that it starts flushing often (UrgentFlushIntervalMs)
+      }
       return;
     }
     if (result != CUPTI_ERROR_NOT_READY) {
@@ -372,6 +412,29 @@ void CuptiSession::OnContextCreated() {
   for (const ActivityKindToEnable& kind : waiting) EnablePrepared(kind);
 }
 
+void CuptiSession::WatchManagedMemory(bool on) {
+  if (watching_managed_.load() == on) return;
+  watching_managed_ = on;
+  for (CUpti_CallbackId cbid : ManagedMemoryDriverCbids()) {
+    // A call whose stack is wanted keeps its callback.
+    if (!on && WantsStack(false, cbid)) continue;
+    api_->cuptiEnableCallback(on ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  }
+}
+
+void CuptiSession::OnManagedMemory() {
+  std::lock_guard<std::mutex> lock(kinds_mutex_);
+  if (managed_seen_) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  managed_seen_ = true;
+  WatchManagedMemory(false);
+  std::vector<ActivityKindToEnable> waiting;
+  waiting.swap(waiting_for_managed_);
+  if (stopped_ || fatal_.load() || !capturing_) return;
+  for (const ActivityKindToEnable& kind : waiting) EnablePrepared(kind);
+  Log().debug("managed memory in use: kinds waiting for it enabled in {:.3f} ms", MsSince(t0));
+}
+
 void CuptiSession::SetRecording(bool on) {
   std::lock_guard<std::mutex> lock(kinds_mutex_);
   // Once stopped, or once CUPTI has finalised itself, no kind may be switched again.
@@ -389,12 +452,16 @@ void CuptiSession::SetRecording(bool on) {
     }
     Log().debug("recording CUDA activity");
   } else {
+    // Disabling the unified-memory counters discards the events CUPTI has not yet taken from the
+    // driver: take them first.
+    if (uvm_enabled_.exchange(false)) api_->cuptiActivityFlushAll(0);
     // The data kinds only: devices, contexts and streams stay on.
     for (size_t i = metadata_kinds_; i < enabled_.size(); ++i) {
       api_->cuptiActivityDisable(enabled_[i]);
     }
     enabled_.resize(metadata_kinds_);
     waiting_for_context_.clear();
+    waiting_for_managed_.clear();
     Log().debug("not recording CUDA activity");
   }
 }
@@ -404,18 +471,39 @@ void CuptiSession::Flush(bool forced) {
   api_->cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-void CuptiSession::FlushFinal() {
-  if (!started_) return;
-  Stop();
-  Flush(/*forced=*/true);
+uint32_t CuptiSession::UrgentFlushIntervalMs() {
+  if (!uvm_enabled_.load()) return 0;
+  const bool busy = uvm_records_ != uvm_records_before_;
+  uvm_records_before_ = uvm_records_;
+  return busy ? kUvmBusyFlushMs : kUvmIdleFlushMs;
 }
 
-void CuptiSession::Stop() {
+void CuptiSession::FlushFinal() {
+  if (!started_) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  Stop(/*final=*/true);
+  const double stop_ms = MsSince(t0);
+  Flush(/*forced=*/true);
+  Log().debug("final flush: kinds disabled in {:.3f} ms, buffers flushed in {:.3f} ms", stop_ms,
+              MsSince(t0) - stop_ms);
+}
+
+void CuptiSession::Stop() { Stop(/*final=*/false); }
+
+void CuptiSession::Stop(bool final) {
   if (!api_ || !active_.exchange(false) || fatal_.load()) return;
   std::lock_guard<std::mutex> lock(kinds_mutex_);
   stopped_ = true;
-  for (CUpti_ActivityKind kind : enabled_) api_->cuptiActivityDisable(kind);
+  WatchManagedMemory(false);
+  for (CUpti_ActivityKind kind : enabled_) {
+    // At the end of recording the unified-memory counters stay on: disabling them discards the
+    // events CUPTI has not yet taken from the driver, and took 2 s when none had come (H100, CUDA
+    // 13.0, docs/capture-notes.md). The process is ending; the final flush takes what came.
+    if (final && kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) continue;
+    api_->cuptiActivityDisable(kind);
+  }
   enabled_.clear();
+  uvm_enabled_ = false;
   metadata_kinds_ = 0;
   capturing_ = false;
   capturing_now_ = false;
@@ -464,10 +552,12 @@ bool CuptiSession::TakeBuffer(TraceRecords* out) {
     completed_.pop_front();
   }
   CUpti_Activity* record = nullptr;
+  const size_t uvm_before = out->unified_memory_counters.size();
   while (next.size > 0 &&
          api_->cuptiActivityGetNextRecord(next.buffer, next.size, &record) == CUPTI_SUCCESS) {
     decoder_->Decode(record, out);
   }
+  uvm_records_ += out->unified_memory_counters.size() - uvm_before;
   pool_->Release(next.buffer, next.size);
   return true;
 }
@@ -510,6 +600,13 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
     if (self->call_sites_ && self->WantsStack(runtime, cbid)) {
       try {
         self->NoteCallSite(runtime, call);
+      } catch (...) {
+      }
+    }
+    if (!runtime && site == CUPTI_API_ENTER && self->watching_managed_.load() &&
+        StartsManagedMemory(cbid, call->functionParams)) {
+      try {
+        self->OnManagedMemory();
       } catch (...) {
       }
     }

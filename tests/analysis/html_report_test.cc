@@ -1,6 +1,7 @@
 // Proves the parts of `profview report` that a browser cannot judge: the numbers behind its
 // pictures (per-bin busy time, utilisation per device, device memory over time against
-// `profview memory`'s peak, copy bandwidth and its limit), HTML escaping, that the page holds
+// `profview memory`'s peak, unified-memory migrations over time against `profview memory`'s
+// migrations, copy bandwidth and its limit), HTML escaping, that the page holds
 // every section, the lanes and the blocked-call marks the trace calls for, that a dense lane is
 // drawn per pixel so the page stays small, and that a bad trace or output leaves no page.
 // (tests/report/ renders the pages in a real browser.)
@@ -18,6 +19,7 @@
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_timeline.h"
 #include "analysis/metrics/time_bins.h"
+#include "analysis/metrics/unified_memory.h"
 #include "analysis/metrics/utilization.h"
 #include "analysis/model/trace_index.h"
 #include "analysis/reports/html_writer.h"
@@ -152,6 +154,35 @@ TEST(HtmlWriterTest, EscapesMarkupAndRepairsBadUtf8) {
   EXPECT_EQ(Coord(12.0), "12");
   EXPECT_EQ(Coord(12.34), "12.3");
   EXPECT_EQ(Coord(-0.01), "0");
+}
+
+// The migration chart's series and `profview memory`'s migration rows: the same directions in the
+// same order, with the same bytes; each series rises to its total at its last migration's end.
+TEST(MigrationChartTest, SeriesAreTheMemoryReportsMigrations) {
+  TempDir dir;
+  const ProcessTrace t = UnifiedMemoryScenario().RoundTrip(dir.Path("uvm.pb"));
+  const std::vector<UvmMigrationSeries> series = UvmMigrationsOverTime(t.records);
+  const UnifiedMemoryReport report = AnalyzeUnifiedMemory(t);
+  ASSERT_EQ(series.size(), report.migrations.size());
+  ASSERT_EQ(series.size(), 2u);
+  for (size_t i = 0; i < series.size(); ++i) {
+    EXPECT_EQ(series[i].src_device_id, report.migrations[i].src_device_id);
+    EXPECT_EQ(series[i].dst_device_id, report.migrations[i].dst_device_id);
+    EXPECT_EQ(series[i].total_bytes, report.migrations[i].bytes);
+    EXPECT_EQ(series[i].steps.back().bytes, series[i].total_bytes);
+  }
+  // Host → device: 128 back-to-back migrations of 2 MiB, 80 µs each, from 1100 µs: the first step
+  // at 1180 µs holds 2 MiB.
+  EXPECT_EQ(series[0].steps.size(), 128u);
+  EXPECT_EQ(series[0].steps[0].bytes, 2 * kMiB);
+  EXPECT_EQ(series[0].steps[0].time_ns, t.records.unified_memory_counters[1].end_ns);
+  // The page draws them in the memory section; a trace without migrations draws no such chart.
+  const std::string page = Report({t});
+  EXPECT_NE(page.find("data-direction=\"host → device\" data-bytes=\"268435456\""),
+            std::string::npos);
+  EXPECT_NE(page.find("data-direction=\"device → host\" data-bytes=\"268435456\""),
+            std::string::npos);
+  EXPECT_EQ(Report({Nrm2Scenario().Build()}).find("chart migrations"), std::string::npos);
 }
 
 TEST(HtmlReportTest, HasEverySectionTheLanesAndTheBlockedCall) {

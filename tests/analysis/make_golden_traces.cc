@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   }
   t::StartUpScenario().Write(dir + "/startup.pb");
   t::UnifiedMemoryScenario().Write(dir + "/unified_memory.pb");
+  t::MemoryPoolScenario().Write(dir + "/memory_pools.pb");
   t::TraceBuilder empty(9191);
   empty.SetEnd(100);
   empty.Write(dir + "/empty.pb");

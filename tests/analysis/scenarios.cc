@@ -410,7 +410,58 @@ void Allocation(TraceBuilder& b, uint64_t corr, MemoryKind kind, uint64_t addres
   b.records().memory_ops.push_back(op);
 }
 
+// A stream-ordered allocation or free from a pool.
+void PoolOp(TraceBuilder& b, uint64_t corr, MemoryOperation operation, uint64_t address,
+            uint64_t bytes, double at_us, uint32_t device, uint64_t pool, uint32_t pool_type,
+            uint64_t threshold, uint64_t pool_bytes, uint64_t used_bytes) {
+  MemoryOp op;
+  op.operation = operation;
+  op.memory_kind = MemoryKind::kDevice;
+  op.address = address;
+  op.bytes = bytes;
+  op.time_ns = Us(at_us);
+  op.correlation_id = corr;
+  op.device_id = device;
+  op.stream_id = 7;
+  op.async = true;
+  op.pool_address = pool;
+  op.pool_type = pool_type;
+  op.pool_release_threshold = threshold;
+  op.pool_bytes = pool_bytes;
+  op.pool_used_bytes = used_bytes;
+  b.records().memory_ops.push_back(op);
+}
+
 }  // namespace
+
+TraceBuilder MemoryPoolScenario() {
+  constexpr uint64_t kMiB = 1 << 20;
+  constexpr uint64_t kPool0 = 0x7e0000000000, kPool1 = 0x7d0000000000, kImported = 0x7c0000000000;
+  TraceBuilder b(/*pid=*/4545);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  Allocation(b, b.Api("cudaMalloc", 10, 20), MemoryKind::kDevice, 0x500000000, 64 * kMiB, 10);
+  // GPU 0's default pool: four 8 MiB allocations, each freed before the next; the pool grows to
+  // 8, 16, 24 and 32 MiB (memory given back at synchronisations is mapped again), 8 MiB in use.
+  for (int i = 0; i < 4; ++i) {
+    const double t = 100 + 100.0 * i;
+    const uint64_t address = kPool0 + i * 8 * kMiB;
+    PoolOp(b, b.Api("cudaMallocAsync", t, t + 5), MemoryOperation::kAllocation, address,
+           8 * kMiB, t + 2, 0, kPool0, 1, 0, (i + 1) * 8 * kMiB, 8 * kMiB);
+    PoolOp(b, b.Api("cudaFreeAsync", t + 50, t + 55), MemoryOperation::kRelease, address, 8 * kMiB,
+           t + 52, 0, kPool0, 1, 0, (i + 1) * 8 * kMiB, 0);
+  }
+  // GPU 1: a pool created with threshold 0, then raised to UINT64_MAX (keep all).
+  PoolOp(b, b.Api("cudaMallocFromPoolAsync", 600, 605), MemoryOperation::kAllocation, kPool1,
+         16 * kMiB, 602, 1, kPool1, 1, 0, 16 * kMiB, 16 * kMiB);
+  PoolOp(b, b.Api("cudaMallocFromPoolAsync", 700, 705), MemoryOperation::kAllocation,
+         kPool1 + 16 * kMiB, 16 * kMiB, 702, 1, kPool1, 1, UINT64_MAX, 32 * kMiB, 32 * kMiB);
+  // An imported pool (IPC): no threshold or size (CUPTI gives a process id there).
+  PoolOp(b, b.Api("cudaMallocFromPoolAsync", 800, 805), MemoryOperation::kAllocation, kImported,
+         4 * kMiB, 802, 1, kImported, 2, 0, 0, 0);
+  b.SetEnd(1000);
+  return b;
+}
 
 TraceBuilder UnifiedMemoryScenario() {
   constexpr uint64_t kMiB = 1 << 20;

@@ -77,4 +77,11 @@ TraceBuilder StartUpScenario();
 // a cudaMalloc that fails with out of memory while 1 GiB of device memory is in use.
 TraceBuilder UnifiedMemoryScenario();
 
+// Memory pools (issue 12), hand-computable (see scenarios.cc): on GPU 0 a direct cudaMalloc of
+// 64 MiB and 4 cudaMallocAsync of 8 MiB from the default local pool (release threshold 0, the
+// pool growing to 32 MiB) each freed with cudaFreeAsync; on GPU 1 a local pool whose threshold
+// is raised from 0 to "keep all" between its 2 allocations of 16 MiB, and one allocation of
+// 4 MiB from a pool imported from another process.
+TraceBuilder MemoryPoolScenario();
+
 }  // namespace libprof::analysis::testing

@@ -765,6 +765,23 @@ TEST_P(AllocLoopTest, AllocationsReleasesAndMemsets) {
   // Phase 2: the pool may serve several cudaMallocAsync from one reservation; at least one each.
   EXPECT_GE(count(MemoryOperation::kAllocation, MemoryKind::kDevice, true, 0), 1u);
   EXPECT_GE(count(MemoryOperation::kRelease, MemoryKind::kDevice, true, 0), 1u);
+  // Their pool: CUDA's default local pool of the device, with its default release threshold (0:
+  // the sample keeps it) and, at each allocation, a size and a use of at least that allocation;
+  // the direct allocations of phase 1 come from no pool.
+  for (const MemoryOp& m : r.memory_ops) {
+    if (m.memory_kind != MemoryKind::kDevice) continue;
+    if (!m.async) {
+      EXPECT_EQ(m.pool_type, 0u);
+      continue;
+    }
+    EXPECT_EQ(m.pool_type, 1u);  // CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL
+    EXPECT_NE(m.pool_address, 0u);
+    EXPECT_EQ(m.pool_release_threshold, 0u);
+    if (m.operation == MemoryOperation::kAllocation) {
+      EXPECT_GE(m.pool_bytes, m.bytes);
+      EXPECT_GE(m.pool_used_bytes, m.bytes);
+    }
+  }
   // Phase 3.
   EXPECT_GE(count(MemoryOperation::kAllocation, MemoryKind::kManaged, false, 1u << 20), 1u);
   // Phase 4: cudaMemset of 16 MiB and cudaMemsetAsync of 8 MiB.
@@ -774,10 +791,6 @@ TEST_P(AllocLoopTest, AllocationsReleasesAndMemsets) {
 
 using UnifiedMemoryTest = ModeTest;
 LIBPROF_INSTANTIATE_MODES(UnifiedMemoryTest);
-
-// The default kinds and `uvm`, which is off by default (bench/README.md says why).
-const std::map<std::string, std::string> kWithUvm = {
-    {"LIBPROF_TRACE", "runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead,uvm"}};
 
 struct UvmTotals {
   uint64_t htod_bytes = 0, dtoh_bytes = 0;
@@ -817,17 +830,21 @@ std::string Describe(const UvmTotals& u) {
 }
 
 // Proves the unified-memory counters follow what the program did, in one run of
-// unified_memory (64 MiB, both phases, split at the second cudaMallocManaged): the faulting
-// phase (host touch, kernel, host read-back) migrates at least the 64 MiB each way, in GPU
-// fault groups during the kernel and CPU faults on the read-back; the prefetched phase raises
-// fewer faults of both kinds. 64 MiB, not 256: at 256 MiB CUDA 13.0 on an H100 delivered only
-// part of the host→device migrations and no GPU fault record (see docs/capture-notes.md).
+// unified_memory (256 MiB, both phases, split at the second cudaMallocManaged), with the default
+// kinds (`uvm` is one): the faulting phase (host touch, kernel, host read-back) migrates the
+// 256 MiB back to the host, in CPU faults, and at least 3/4 of it to the device in GPU fault
+// groups during the kernel; the prefetched phase, the program's last, migrates the 256 MiB each
+// way (its events are taken before the program ends) with fewer faults of both kinds.
+// 3/4: the driver drops the unified-memory events CUPTI does not take in time, counting none,
+// and a CUPTI flush takes 12-21 ms while the counters are on: on an H100 the faulting kernel's
+// host→device events came 84-100% complete in 9 runs (docs/capture-notes.md); flushed once a
+// second, as before libprof flushed often for them, 48-61%.
 TEST_P(UnifiedMemoryTest, MigrationsAndFaultsFollowTheProgram) {
-  constexpr uint64_t kMiB = 64;
+  constexpr uint64_t kMiB = 256;
   constexpr uint64_t kBytes = kMiB << 20;
   Capture c;
   ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_unified_memory, std::to_string(kMiB), "both"}, GetParam(),
-                        1, &c, kRunTimeout, kWithUvm));
+                        1, &c));
   ASSERT_EQ(c.run.err.find("MiB free: using"), std::string::npos)
       << "the GPU had too little free memory for the test's size: " << c.run.err;
   const Trace& t = c.traces[0];
@@ -843,10 +860,12 @@ TEST_P(UnifiedMemoryTest, MigrationsAndFaultsFollowTheProgram) {
   const UvmTotals f = TotalsOf(t, managed[0], managed[1]);
   const UvmTotals p = TotalsOf(t, managed[1]);
   std::cout << "faulting: " << Describe(f) << "\nprefetched: " << Describe(p) << "\n";
-  EXPECT_GE(f.htod_bytes, kBytes) << Describe(f);
+  EXPECT_GE(f.htod_bytes, kBytes / 4 * 3) << Describe(f);
   EXPECT_GE(f.dtoh_bytes, kBytes) << Describe(f);
   EXPECT_GE(f.gpu_fault_records, 1u) << Describe(f);
   EXPECT_GE(f.cpu_faults, 1u) << Describe(f);
+  EXPECT_GE(p.htod_bytes, kBytes) << Describe(p);
+  EXPECT_GE(p.dtoh_bytes, kBytes) << Describe(p);
   EXPECT_LT(p.gpu_fault_groups, f.gpu_fault_groups) << Describe(p) << " vs " << Describe(f);
   EXPECT_LT(p.cpu_faults, f.cpu_faults) << Describe(p) << " vs " << Describe(f);
   // The analysis attributes the faulting phase's fault groups to the kernel that raised them,
@@ -861,13 +880,11 @@ TEST_P(UnifiedMemoryTest, MigrationsAndFaultsFollowTheProgram) {
 }
 
 // Proves a program that uses no managed memory records no unified-memory record, with the kind
-// on, whether it copies (unified_memory none) or only launches (launch_bound).
+// on (by default), whether it copies (unified_memory none) or only launches (launch_bound).
 TEST_P(UnifiedMemoryTest, NoManagedMemoryNoRecord) {
   Capture copies, launches;
-  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_unified_memory, "64", "none"}, GetParam(), 1, &copies,
-                        kRunTimeout, kWithUvm));
-  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_launch_bound, "2000"}, GetParam(), 1, &launches,
-                        kRunTimeout, kWithUvm));
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_unified_memory, "64", "none"}, GetParam(), 1, &copies));
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_launch_bound, "2000"}, GetParam(), 1, &launches));
   for (const Capture* c : {&copies, &launches}) {
     const Trace& t = c->traces[0];
     EXPECT_NE(t.header.settings.at("LIBPROF_TRACE").find("uvm"), std::string::npos);

@@ -398,6 +398,9 @@ TEST_F(DecoderTest, MemoryAllocAndFreeAsync) {
   alloc.isAsync = 1;
   alloc.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
   alloc.memoryPoolConfig.address = 0x7f0000000000;
+  alloc.memoryPoolConfig.releaseThreshold = UINT64_MAX;  // keep everything (cudaMemPoolAttr...)
+  alloc.memoryPoolConfig.pool.size = 32 << 20;
+  alloc.memoryPoolConfig.utilizedSize = 16 << 20;
   auto release = alloc;
   release.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
   release.correlationId = 51;
@@ -407,10 +410,15 @@ TEST_F(DecoderTest, MemoryAllocAndFreeAsync) {
   sync_alloc.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
   sync_alloc.streamId = CUPTI_INVALID_STREAM_ID;
   sync_alloc.memoryPoolConfig.address = 0x1234;  // ignored: no pool
+  sync_alloc.memoryPoolConfig.releaseThreshold = 99;
+  auto imported = alloc;  // an imported pool: its union holds a process id, not a size
+  imported.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+  imported.memoryPoolConfig.pool.processId = 4242;
   ASSERT_TRUE(Decode(&alloc));
   ASSERT_TRUE(Decode(&release));
   ASSERT_TRUE(Decode(&sync_alloc));
-  ASSERT_EQ(out_.memory_ops.size(), 3u);
+  ASSERT_TRUE(Decode(&imported));
+  ASSERT_EQ(out_.memory_ops.size(), 4u);
   const MemoryOp& a = out_.memory_ops[0];
   EXPECT_EQ(a.operation, MemoryOperation::kAllocation);
   EXPECT_EQ(a.memory_kind, MemoryKind::kDevice);
@@ -422,12 +430,19 @@ TEST_F(DecoderTest, MemoryAllocAndFreeAsync) {
   EXPECT_TRUE(a.async);
   EXPECT_EQ(a.pool_type, static_cast<uint32_t>(CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL));
   EXPECT_EQ(a.pool_address, 0x7f0000000000u);
+  EXPECT_EQ(a.pool_release_threshold, UINT64_MAX);
+  EXPECT_EQ(a.pool_bytes, 32u << 20);
+  EXPECT_EQ(a.pool_used_bytes, 16u << 20);
   EXPECT_EQ(out_.memory_ops[1].operation, MemoryOperation::kRelease);
   EXPECT_EQ(out_.memory_ops[1].time_ns, 888u);
   EXPECT_FALSE(out_.memory_ops[2].async);
   EXPECT_EQ(out_.memory_ops[2].memory_kind, MemoryKind::kPinned);
   EXPECT_EQ(out_.memory_ops[2].stream_id, CUPTI_INVALID_STREAM_ID);
   EXPECT_EQ(out_.memory_ops[2].pool_address, 0u);
+  EXPECT_EQ(out_.memory_ops[2].pool_release_threshold, 0u);
+  EXPECT_EQ(out_.memory_ops[3].pool_address, 0x7f0000000000u);
+  EXPECT_EQ(out_.memory_ops[3].pool_bytes, 0u);
+  EXPECT_EQ(out_.memory_ops[3].pool_release_threshold, 0u);
 }
 
 // Proves context records, and stream records with each flag, priority and the device learnt

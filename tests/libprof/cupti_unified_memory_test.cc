@@ -1,6 +1,6 @@
 // Tests of the unified-memory counter set-up (unified_memory_counters, activity_kinds): what
-// libprof asks CUPTI for and what it does when CUPTI refuses all or part of it. CUPTI is a fake
-// table.
+// libprof asks CUPTI for and what it does when CUPTI refuses all or part of it (CUPTI is a fake
+// table), and the gate that waits for the program's first use of managed memory.
 #include <cupti.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "libprof/cupti/activity_kinds.h"
+#include "libprof/cupti/managed_memory_gate.h"
 #include "libprof/cupti/unified_memory_counters.h"
 
 namespace libprof {
@@ -35,7 +36,7 @@ CUptiResult FakeResultString(CUptiResult, const char** text) {
   return CUPTI_SUCCESS;
 }
 
-// The default kinds plus `uvm` (off by default): its entry comes last.
+// The default kinds, `uvm` among them: its entry comes last.
 RecordKinds WithUvm() {
   RecordKinds kinds;
   kinds.uvm = true;
@@ -121,11 +122,13 @@ TEST_F(UnifiedMemoryConfigTest, NotReadyBeforeTheDriverDefersTheKind) {
   }
 }
 
-// Proves the LIBPROF_TRACE word switches the CUPTI kind on and off (off by default: its exit
-// cost, bench/README.md), and no other kind needs set-up.
+// Proves the LIBPROF_TRACE word switches the CUPTI kind on (by default) and off, and no other
+// kind needs set-up.
 TEST(ActivityKindsTest, UvmKindFollowsItsWord) {
-  EXPECT_FALSE(RecordKinds{}.uvm);
-  for (const ActivityKindToEnable& k : DataActivityKinds(RecordKinds{})) {
+  EXPECT_TRUE(RecordKinds{}.uvm);
+  RecordKinds without;
+  without.uvm = false;
+  for (const ActivityKindToEnable& k : DataActivityKinds(without)) {
     EXPECT_NE(k.kind, CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
     EXPECT_EQ(k.prepare, nullptr) << k.what;
   }
@@ -134,6 +137,47 @@ TEST(ActivityKindsTest, UvmKindFollowsItsWord) {
     uvm += k.kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
   }
   EXPECT_EQ(uvm, 1u);
+}
+
+// Proves the unified-memory kind waits for managed memory (its counters cost seconds at exit
+// once enabled, bench/README.md) and no other kind does.
+TEST(ManagedMemoryGateTest, OnlyTheUnifiedMemoryKindWaits) {
+  for (const ActivityKindToEnable& k : DataActivityKinds(WithUvm())) {
+    EXPECT_EQ(k.after_managed_memory, k.kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
+        << k.what;
+  }
+}
+
+// Proves which driver calls open the gate: managed allocations, `__managed__` variables,
+// advice and prefetches, each whatever its parameters; pool calls only for a managed pool.
+TEST(ManagedMemoryGateTest, ManagedCallsOpenIt) {
+  for (CUpti_CallbackId cbid :
+       {CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, CUPTI_DRIVER_TRACE_CBID_cuLibraryGetManaged,
+        CUPTI_DRIVER_TRACE_CBID_cuMemAdvise_v2, CUPTI_DRIVER_TRACE_CBID_cuMemPrefetchAsync,
+        CUPTI_DRIVER_TRACE_CBID_cuMemPrefetchAsync_v2_ptsz,
+        CUPTI_DRIVER_TRACE_CBID_cuMemPrefetchBatchAsync}) {
+    EXPECT_TRUE(StartsManagedMemory(cbid, nullptr)) << cbid;
+  }
+  for (CUpti_CallbackId cbid :
+       {CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+        CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+        CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2}) {
+    EXPECT_FALSE(StartsManagedMemory(cbid, nullptr)) << cbid;
+  }
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  cuMemPoolCreate_params create{nullptr, &props};
+  EXPECT_FALSE(StartsManagedMemory(CUPTI_DRIVER_TRACE_CBID_cuMemPoolCreate, &create));
+  props.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+  EXPECT_TRUE(StartsManagedMemory(CUPTI_DRIVER_TRACE_CBID_cuMemPoolCreate, &create));
+  cuMemGetDefaultMemPool_params get{nullptr, nullptr, CU_MEM_ALLOCATION_TYPE_PINNED};
+  EXPECT_FALSE(StartsManagedMemory(CUPTI_DRIVER_TRACE_CBID_cuMemGetDefaultMemPool, &get));
+  get.type = CU_MEM_ALLOCATION_TYPE_MANAGED;
+  EXPECT_TRUE(StartsManagedMemory(CUPTI_DRIVER_TRACE_CBID_cuMemGetDefaultMemPool, &get));
+  // Every id the session watches opens it for some parameters.
+  for (CUpti_CallbackId cbid : ManagedMemoryDriverCbids()) {
+    EXPECT_TRUE(StartsManagedMemory(cbid, nullptr)) << cbid;
+  }
 }
 
 }  // namespace

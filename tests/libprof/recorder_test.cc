@@ -62,6 +62,13 @@ struct FakeActivity final : ActivitySource {
     return {.buffers = 0, .launches = launches.load(), .recording = launching.load()};
   }
   void CountLaunches(bool) override {}
+  // Urgent flushes: the interval the recorder is asked to keep, and how often it asked.
+  std::atomic<uint32_t> urgent_ms{0};
+  std::atomic<int> urgent_asked{0};
+  uint32_t UrgentFlushIntervalMs() override {
+    ++urgent_asked;
+    return urgent_ms.load();
+  }
 
   // As CUPTI's buffer-completed callback would.
   void Complete(uint8_t* buffer, size_t size) {
@@ -328,6 +335,27 @@ TEST(RecorderTest, PeriodicFlushWritesWhileRunning) {
   EXPECT_FALSE(seen.run_end.has_value());  // still recording
   EXPECT_GT(f.activity.flushes.load(), 0);
   f.recorder->Stop("exit");
+}
+
+// Proves the source's urgent flushes (unified-memory events a driver queue would drop): while it
+// asks for a short interval, Flush() comes many times per periodic tick; once it asks for none,
+// only the ticks remain. The tick is an hour, so every flush counted here is an urgent one.
+TEST(RecorderTest, UrgentFlushesComeBetweenTicks) {
+  Fixture f("recorder-urgent", /*flush_ms=*/3600000);
+  f.activity.urgent_ms = 2;
+  f.Complete({Call(ApiDomain::kRuntime, 100, 130, 1)});  // wakes the writer, which asks
+  for (int i = 0; i < 500 && f.activity.flushes.load() < 10; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(f.activity.flushes.load(), 10);
+  f.activity.urgent_ms = 0;
+  // The flush in progress may still come; after it, none.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const int after = f.activity.flushes.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(f.activity.flushes.load(), after);
+  f.recorder->Stop("exit");
+  EXPECT_EQ(f.ReadAll().api_calls.size(), 1u);
 }
 
 // Proves the takeover watch runs on the recorder's ticks: launches going on while no buffer comes

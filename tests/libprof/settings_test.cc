@@ -28,6 +28,8 @@ TEST(SettingsTest, DefaultsWithEmptyEnvironment) {
   EXPECT_TRUE(s.kinds.kernels);
   EXPECT_TRUE(s.kinds.nvtx);
   EXPECT_FALSE(s.kinds.graph_trace);
+  // On by default: the session enables it only at the first use of managed memory.
+  EXPECT_TRUE(s.kinds.uvm);
   EXPECT_EQ(s.api_filter, ApiFilter::kSignificant);
 }
 
@@ -111,10 +113,11 @@ TEST(SettingsTest, TraceGroups) {
   EXPECT_TRUE(all.kinds.nvtx && all.kinds.kernels);
   Settings with_graph = Parse({{"LIBPROF_TRACE", "cuda,nvtx,graph"}}, &warnings);
   EXPECT_TRUE(with_graph.kinds.graph_trace && with_graph.kinds.nvtx && with_graph.kinds.kernels);
-  // uvm is off by default and in no alias: named, it adds to them.
-  EXPECT_FALSE(all.kinds.uvm);
-  Settings with_uvm = Parse({{"LIBPROF_TRACE", "all,uvm"}}, &warnings);
-  EXPECT_TRUE(with_uvm.kinds.uvm && with_uvm.kinds.nvtx && with_uvm.kinds.kernels);
+  // uvm is a CUDA kind: in both aliases, and alone without the others.
+  EXPECT_TRUE(all.kinds.uvm && cuda.kinds.uvm);
+  Settings only_uvm = Parse({{"LIBPROF_TRACE", "uvm"}}, &warnings);
+  EXPECT_TRUE(only_uvm.kinds.uvm);
+  EXPECT_FALSE(only_uvm.kinds.kernels || only_uvm.kinds.nvtx);
   EXPECT_TRUE(warnings.empty());
 }
 
@@ -136,7 +139,7 @@ TEST(SettingsTest, TraceKindsComeFromOneTable) {
             "LIBPROF_TRACE=kernel,bogus: unknown kind 'bogus' (known: cuda, all, runtime, driver, "
             "kernel, memcpy, memset, sync, memory, nvtx, overhead, graph, uvm); using the default set");
   EXPECT_EQ(Settings().ToMap()["LIBPROF_TRACE"],
-            "runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead");
+            "runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead,uvm");
 }
 
 // Proves LIBPROF_TRACE_LIST is read, and stays out of the header's settings (it is plumbing).

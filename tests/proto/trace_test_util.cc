@@ -232,7 +232,10 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                           .stream_id = 7,
                           .async = true,
                           .pool_address = 0x7e0000000000,
-                          .pool_type = 2});
+                          .pool_type = 1,
+                          .pool_release_threshold = 64 << 20,
+                          .pool_bytes = 32 << 20,
+                          .pool_used_bytes = 1 << 20});
   r.streams.push_back({.stream_id = 7,
                        .context_id = 2,
                        .device_id = 1,

@@ -226,7 +226,11 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                                                {"stream_id", memory_op::kStreamId},
                                                {"async", memory_op::kAsync},
                                                {"pool_address", memory_op::kPoolAddress},
-                                               {"pool_type", memory_op::kPoolType}});
+                                               {"pool_type", memory_op::kPoolType},
+                                               {"pool_release_threshold",
+                                                memory_op::kPoolReleaseThreshold},
+                                               {"pool_bytes", memory_op::kPoolBytes},
+                                               {"pool_used_bytes", memory_op::kPoolUsedBytes}});
   ExpectFields(trace::Stream::descriptor(), {{"stream_id", stream::kStreamId},
                                              {"context_id", stream::kContextId},
                                              {"device_id", stream::kDeviceId},

@@ -5,7 +5,8 @@ present; one timeline lane per host thread and per GPU stream that the trace has
 `profview streams` lists them); a blocked-call mark for each blocked call that `profview
 findings` reports (host-wait rules, as viewer-cli/USAGE.md classes them), its arrow starting in
 the call's thread lane and ending in the waited-for work's stream lane at the time that work
-ended (from `profview trace`). Also a report of two processes merged into one file (overview per
+ended (from `profview trace`); for a trace with unified-memory migrations, a drawn migration
+series per direction with the bytes `profview memory` reports. Also a report of two processes merged into one file (overview per
 rank), and a trace that cannot be read (error, exit code as `profview summary`, no page).
 Writes a full-page and a timeline screenshot PNG per page for a person to look at.
 
@@ -89,11 +90,27 @@ DOM_QUERY = r"""
                     x0: +svg.dataset.x0, width: +svg.dataset.plotWidth, lanes, marks,
                     rendered: svg.getBoundingClientRect().width};
   }
-  return {title: document.title, sections, svgs,
+  const migrations = [...document.querySelectorAll('svg.chart.migrations path.series')].map(
+      p => ({direction: p.dataset.direction, bytes: +p.dataset.bytes,
+             drawn: p.getBoundingClientRect().width}));
+  return {title: document.title, sections, svgs, migrations,
           ranks: document.querySelectorAll('g.rank-strip').length,
           bytes: document.documentElement.outerHTML.length};
 })()
 """
+
+
+def check_migrations(name, page, memory):
+    """The migration chart against `profview memory`'s unified-memory migrations."""
+    expected = []
+    for p in memory["processes"]:
+        for m in p.get("unified_memory", {}).get("migrations", []):
+            expected.append((m["direction"], m["bytes"]))
+    drawn = [(m["direction"], m["bytes"]) for m in page["migrations"]]
+    check(drawn == expected, "%s: migration series %s, profview memory has %s" %
+          (name, drawn, expected))
+    for m in page["migrations"]:
+        check(m["drawn"] > 100, "%s: migration series %s is not drawn" % (name, m["direction"]))
 
 
 def check_page(name, page, findings, streams, trace_events, host_wait):
@@ -200,11 +217,14 @@ def main():
                                       trace]).stdout)
             events = json.loads(run([args.profview, "trace", "--format", "json",
                                      trace]).stdout)["events"]
+            memory = json.loads(run([args.profview, "memory", "--format", "json",
+                                     trace]).stdout)
             browser.errors.clear()
             seconds = browser.load(html)
             page = browser.evaluate(DOM_QUERY)
             check(not browser.errors, "%s: the browser reported %s" % (name, browser.errors))
             check_page(name, page, findings, streams, events, host_wait)
+            check_migrations(name, page, memory)
             browser.screenshot(os.path.join(args.out, name + ".png"))
             browser.screenshot_element("#p0-timeline", os.path.join(args.out,
                                                                     name + "-timeline.png"))
