@@ -45,8 +45,9 @@ void CallSiteRecorder::OnApiEnter(uint64_t correlation_id) {
   size_t python_depth = 0;
   if (python_ != nullptr) {
     bool cut = false;
-    python_depth = InternPythonFrames(*python_, ThreadCache(generation_), python_frames_, python,
-                                      depth_, &cut);
+    python_depth = InternPythonFrames(
+        *python_, [this] { return ThreadCache(generation_); }, python_frames_, python, depth_,
+        &cut);
     if (cut) python_cut_.fetch_add(1, std::memory_order_relaxed);
   }
   const uint32_t stack_id = table_.Intern(pcs, depth, python, python_depth);

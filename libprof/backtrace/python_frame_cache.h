@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 
@@ -48,10 +49,45 @@ class PythonFrameCache {
 };
 
 // What CallSiteRecorder does at each call: reads the calling thread's Python frames, innermost
-// first, taking each one's id from `cache` (nullptr: none) or else reading its text and
-// interning it into `table`; writes at most `max` ids and returns how many. Sets *cut when the
-// table refused a frame: the outer frames are then left out (a gap would misname the caller).
-size_t InternPythonFrames(const PythonFrameReader& reader, PythonFrameCache* cache,
-                          PythonFrameTable& table, uint32_t* ids, size_t max, bool* cut);
+// first, taking each one's id from the thread's cache or else reading its text and interning it
+// into `table`; writes at most `max` ids and returns how many. `cache_of_thread()` gives the cache
+// (nullptr: none) and is asked only once the thread shows a Python frame, so threads that run no
+// Python never make one. Sets *cut when the table refused a frame: the outer frames are then left
+// out (a gap would misname the caller).
+template <typename CacheOfThread>
+  requires std::invocable<CacheOfThread&>
+size_t InternPythonFrames(const PythonFrameReader& reader, CacheOfThread&& cache_of_thread,
+                          PythonFrameTable& table, uint32_t* ids, size_t max, bool* cut) {
+  size_t n = 0;
+  *cut = false;
+  PythonFrameCache* cache = nullptr;
+  bool cache_asked = false;
+  reader.Read(max, [&](const PythonFrameRef& frame) {
+    if (*cut) return;
+    if (!cache_asked) {
+      cache = cache_of_thread();
+      cache_asked = true;
+    }
+    uint32_t id = cache != nullptr ? cache->Find(frame.key()) : 0;
+    if (id == 0) {
+      PythonFrameView text;
+      if (!frame.Text(&text)) return;  // the reader stopped: the walk ends here
+      id = table.Intern(text.file, text.function, text.line);
+      if (id == 0) {
+        *cut = true;
+        return;
+      }
+      if (cache != nullptr) cache->Put(frame.key(), id);
+    }
+    ids[n++] = id;
+  });
+  return n;
+}
+
+// The same with a cache given (nullptr: none).
+inline size_t InternPythonFrames(const PythonFrameReader& reader, PythonFrameCache* cache,
+                                 PythonFrameTable& table, uint32_t* ids, size_t max, bool* cut) {
+  return InternPythonFrames(reader, [cache] { return cache; }, table, ids, max, cut);
+}
 
 }  // namespace libprof

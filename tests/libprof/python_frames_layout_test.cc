@@ -310,6 +310,20 @@ TEST_P(PythonLayoutTest, CacheServesFramesSeenBefore) {
   EXPECT_EQ(table.Get(again[0]), (PythonFrameTable::Frame{"t.py", "other", 1008}));
   EXPECT_EQ(table.size(), 4u);
 
+  // The thread's cache is asked for once a walk shows a frame, never by a thread without Python.
+  int asked = 0;
+  auto counted = [&] {
+    ++asked;
+    return &cache;
+  };
+  EXPECT_EQ(InternPythonFrames(reader, counted, table, again, 8, &cut), 2u);
+  EXPECT_EQ(asked, 1);
+  const void* state = thread_state;
+  thread_state = nullptr;
+  EXPECT_EQ(InternPythonFrames(reader, counted, table, again, 8, &cut), 0u);
+  EXPECT_EQ(asked, 1);
+  thread_state = state;
+
   // Without a cache the unreadable name stops the reader; a full table cuts the outer frames.
   FakeInterpreter::Put(code, GetParam().code_name, static_cast<const void*>(name));
   PythonFrameTable small(1);
