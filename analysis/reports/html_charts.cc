@@ -76,96 +76,98 @@ std::string UtilizationChartSvg(const DeviceUtilization& device, const TimeScale
   return svg + "</svg>";
 }
 
-std::string MemoryChartSvg(const std::vector<DeviceMemorySeries>& devices,
-                           const TimeScale& scale) {
-  const double plot_h = 120;
-  const double bottom = kChartTop + plot_h;
-  const double height = bottom + kAxisHeight;
-  const double width = scale.x0 + scale.width + 12;
-  uint64_t peak = 0;
-  for (const DeviceMemorySeries& d : devices) peak = std::max(peak, d.peak_bytes);
-  const ByteUnit unit = ByteUnitFor(peak);
-  const double top_value = std::max(1.0, static_cast<double>(peak) / unit.bytes * 1.1);
-  std::string svg = SvgOpen("memory", width, height, "");
-  svg += ValueAxisSvg(scale.x0, kChartTop, bottom, scale.width, 0, top_value,
-                      NiceTicks(0, top_value, 4),
-                      std::string("device memory in use (") + unit.name + ")");
-  const auto y_of = [&](uint64_t bytes) {
-    return bottom - static_cast<double>(bytes) / unit.bytes / top_value * plot_h;
-  };
-  const double x_end = scale.x0 + scale.width;
-  for (size_t d = 0; d < devices.size(); ++d) {
-    const DeviceMemorySeries& s = devices[d];
-    // A step line: flat until each change, then straight up or down. Changes closer than a
-    // pixel are drawn as one column from the highest to where it settled.
-    uint64_t level = 0;
-    std::string path = "M" + Coord(scale.x0) + " " + Coord(y_of(0));
+namespace {
+
+// The frame of a chart of byte counts over time (memory in use, bytes migrated): a plot of
+// kPlotHeight under a value axis in the unit of the largest count.
+struct BytesChart {
+  static constexpr double kPlotHeight = 120;
+  double bottom = kChartTop + kPlotHeight;
+  ByteUnit unit;
+  double top_value;
+  std::string svg;  // the svg opened, with its value axis
+
+  BytesChart(const char* css, const TimeScale& scale, uint64_t largest_bytes,
+             const std::string& caption)
+      : unit(ByteUnitFor(largest_bytes)),
+        top_value(std::max(1.0, static_cast<double>(largest_bytes) / unit.bytes * 1.1)),
+        svg(SvgOpen(css, scale.x0 + scale.width + 12, bottom + kAxisHeight, "")) {
+    svg += ValueAxisSvg(scale.x0, kChartTop, bottom, scale.width, 0, top_value,
+                        NiceTicks(0, top_value, 4), caption + " (" + unit.name + ")");
+  }
+  double Y(uint64_t bytes) const {
+    return bottom - static_cast<double>(bytes) / unit.bytes / top_value * kPlotHeight;
+  }
+  // A step line through `steps` (time order, each with time_ns and bytes): flat until each step,
+  // then straight up or down; steps closer than a pixel are drawn as one column. *last_bytes: the
+  // level of the last step drawn.
+  template <typename Steps>
+  std::string StepLine(const Steps& steps, const TimeScale& scale, uint64_t* last_bytes) const {
+    const double x_end = scale.x0 + scale.width;
+    std::string path = "M" + Coord(scale.x0) + " " + Coord(Y(0));
     double last_x = scale.x0;
-    for (const MemoryStep& step : s.steps) {
+    *last_bytes = 0;
+    for (const auto& step : steps) {
       if (step.time_ns >= scale.t1_ns) break;
       const double x = std::clamp(scale.X(step.time_ns), scale.x0, x_end);
       if (x - last_x >= 0.5) path += "H" + Coord(x);
-      path += "V" + Coord(y_of(step.bytes));
+      path += "V" + Coord(Y(step.bytes));
       last_x = std::max(last_x, x);
-      level = step.bytes;
+      *last_bytes = step.bytes;
     }
-    path += "H" + Coord(x_end);
-    const char* color = kDeviceColors[d % std::size(kDeviceColors)];
-    svg += "<path class=\"series\" stroke=\"" + std::string(color) + "\" data-device=\"" +
-           std::to_string(s.device_id) + "\" data-peak-bytes=\"" + std::to_string(s.peak_bytes) +
-           "\" d=\"" + path + "\"><title>GPU " + std::to_string(s.device_id) + ": peak " +
-           FormatBytes(s.peak_bytes) + ", " + FormatBytes(level) + " at the end</title></path>";
-    svg += "<text x=\"" + Coord(x_end - 4) + "\" y=\"" + Coord(kChartTop + 12 + 14 * d) +
-           "\" class=\"value-label\" text-anchor=\"end\" fill=\"" + color + "\">GPU " +
-           std::to_string(s.device_id) + " peak " + FormatBytes(s.peak_bytes) + "</text>";
+    return path + "H" + Coord(x_end);
   }
-  svg += TimeAxisSvg(scale, bottom, true);
-  return svg + "</svg>";
+  std::string Close(const TimeScale& scale) const {
+    return svg + TimeAxisSvg(scale, bottom, true) + "</svg>";
+  }
+};
+
+}  // namespace
+
+std::string MemoryChartSvg(const std::vector<DeviceMemorySeries>& devices,
+                           const TimeScale& scale) {
+  uint64_t peak = 0;
+  for (const DeviceMemorySeries& d : devices) peak = std::max(peak, d.peak_bytes);
+  BytesChart chart("memory", scale, peak, "device memory in use");
+  const double x_end = scale.x0 + scale.width;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    const DeviceMemorySeries& s = devices[d];
+    uint64_t level = 0;
+    const std::string path = chart.StepLine(s.steps, scale, &level);
+    const char* color = kDeviceColors[d % std::size(kDeviceColors)];
+    chart.svg += "<path class=\"series\" stroke=\"" + std::string(color) + "\" data-device=\"" +
+                 std::to_string(s.device_id) + "\" data-peak-bytes=\"" +
+                 std::to_string(s.peak_bytes) + "\" d=\"" + path + "\"><title>GPU " +
+                 std::to_string(s.device_id) + ": peak " + FormatBytes(s.peak_bytes) + ", " +
+                 FormatBytes(level) + " at the end</title></path>";
+    chart.svg += "<text x=\"" + Coord(x_end - 4) + "\" y=\"" + Coord(kChartTop + 12 + 14 * d) +
+                 "\" class=\"value-label\" text-anchor=\"end\" fill=\"" + color + "\">GPU " +
+                 std::to_string(s.device_id) + " peak " + FormatBytes(s.peak_bytes) + "</text>";
+  }
+  return chart.Close(scale);
 }
 
 std::string MigrationChartSvg(const std::vector<UvmMigrationSeries>& directions,
                               const TimeScale& scale) {
-  const double plot_h = 120;
-  const double bottom = kChartTop + plot_h;
-  const double height = bottom + kAxisHeight;
-  const double width = scale.x0 + scale.width + 12;
   uint64_t most = 0;
   for (const UvmMigrationSeries& s : directions) most = std::max(most, s.total_bytes);
-  const ByteUnit unit = ByteUnitFor(most);
-  const double top_value = std::max(1.0, static_cast<double>(most) / unit.bytes * 1.1);
-  std::string svg = SvgOpen("migrations", width, height, "");
-  svg += ValueAxisSvg(scale.x0, kChartTop, bottom, scale.width, 0, top_value,
-                      NiceTicks(0, top_value, 4),
-                      std::string("unified memory migrated since the start (") + unit.name + ")");
-  const auto y_of = [&](uint64_t bytes) {
-    return bottom - static_cast<double>(bytes) / unit.bytes / top_value * plot_h;
-  };
-  const double x_end = scale.x0 + scale.width;
+  BytesChart chart("migrations", scale, most, "unified memory migrated since the start");
   for (size_t d = 0; d < directions.size(); ++d) {
     const UvmMigrationSeries& s = directions[d];
     const std::string direction = UvmDirection(s.src_device_id, s.dst_device_id);
-    // A step line, as the memory chart's: flat until a migration ends, then up.
-    std::string path = "M" + Coord(scale.x0) + " " + Coord(y_of(0));
-    double last_x = scale.x0;
-    for (const UvmMigrationSeries::Step& step : s.steps) {
-      if (step.time_ns >= scale.t1_ns) break;
-      const double x = std::clamp(scale.X(step.time_ns), scale.x0, x_end);
-      if (x - last_x >= 0.5) path += "H" + Coord(x);
-      path += "V" + Coord(y_of(step.bytes));
-      last_x = std::max(last_x, x);
-    }
-    path += "H" + Coord(x_end);
+    uint64_t level = 0;
+    const std::string path = chart.StepLine(s.steps, scale, &level);
     const char* color = kDeviceColors[(d + 1) % std::size(kDeviceColors)];
-    svg += "<path class=\"series\" stroke=\"" + std::string(color) + "\" data-direction=\"" +
-           HtmlEscape(direction) + "\" data-bytes=\"" + std::to_string(s.total_bytes) +
-           "\" d=\"" + path + "\"><title>" + HtmlEscape(direction) + ": " +
-           FormatBytes(s.total_bytes) + " migrated</title></path>";
-    svg += "<text x=\"" + Coord(scale.x0 + 6) + "\" y=\"" + Coord(kChartTop + 12 + 14 * d) +
-           "\" class=\"value-label\" fill=\"" + color + "\">" + HtmlEscape(direction) + " " +
-           FormatBytes(s.total_bytes) + "</text>";
+    chart.svg += "<path class=\"series\" stroke=\"" + std::string(color) +
+                 "\" data-direction=\"" + HtmlEscape(direction) + "\" data-bytes=\"" +
+                 std::to_string(s.total_bytes) + "\" d=\"" + path + "\"><title>" +
+                 HtmlEscape(direction) + ": " + FormatBytes(s.total_bytes) +
+                 " migrated</title></path>";
+    chart.svg += "<text x=\"" + Coord(scale.x0 + 6) + "\" y=\"" +
+                 Coord(kChartTop + 12 + 14 * d) + "\" class=\"value-label\" fill=\"" + color +
+                 "\">" + HtmlEscape(direction) + " " + FormatBytes(s.total_bytes) + "</text>";
   }
-  svg += TimeAxisSvg(scale, bottom, true);
-  return svg + "</svg>";
+  return chart.Close(scale);
 }
 
 std::string CopyKindLabel(const CopyBandwidth& row) {
