@@ -21,36 +21,29 @@ uint64_t Hash(std::string_view file, std::string_view function, uint32_t line) {
   };
   mix(file);
   mix(function);
-  h ^= line;
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  return h ^ (h >> 31);
+  return Avalanche(h ^ line);
 }
 
 }  // namespace
 
-PythonFrameTable::PythonFrameTable(size_t max_frames) : max_frames_(max_frames) {
-  slots_.assign(kInitialSlots, 0);
-}
+PythonFrameTable::PythonFrameTable(size_t max_frames)
+    : max_frames_(max_frames), slots_(kInitialSlots) {}
 
 uint32_t PythonFrameTable::Intern(std::string_view file, std::string_view function,
                                   uint32_t line) {
   const uint64_t hash = Hash(file, function, line);
   std::lock_guard<std::mutex> lock(mutex_);
-  const size_t mask = slots_.size() - 1;
-  size_t slot = hash & mask;
-  while (slots_[slot] != 0) {
-    const Entry& e = entries_[slots_[slot] - 1];
-    if (e.hash == hash && e.frame.line == line && e.frame.file == file &&
-        e.frame.function == function) {
-      return slots_[slot];
-    }
-    slot = (slot + 1) & mask;
-  }
-  // One slot always stays empty, so that the probe above ends even if Grow could not allocate.
-  if (entries_.size() >= max_frames_ || entries_.size() + 2 > slots_.size()) {
+  size_t slot = 0;
+  const uint32_t found = slots_.Find(
+      hash,
+      [&](uint32_t index) {
+        const Entry& e = entries_[index];
+        return e.hash == hash && e.frame.line == line && e.frame.file == file &&
+               e.frame.function == function;
+      },
+      &slot);
+  if (found != 0) return found;
+  if (entries_.size() >= max_frames_ || !slots_.HasRoomBeside(entries_.size())) {
     refused_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
@@ -60,25 +53,9 @@ uint32_t PythonFrameTable::Intern(std::string_view file, std::string_view functi
     refused_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
-  slots_[slot] = static_cast<uint32_t>(entries_.size());
-  if (entries_.size() * 2 > slots_.size()) Grow();
-  return static_cast<uint32_t>(entries_.size());
-}
-
-void PythonFrameTable::Grow() {
-  std::vector<uint32_t> slots;
-  try {
-    slots.assign(slots_.size() * 2, 0);
-  } catch (...) {
-    return;
-  }
-  const size_t mask = slots.size() - 1;
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    size_t slot = entries_[i].hash & mask;
-    while (slots[slot] != 0) slot = (slot + 1) & mask;
-    slots[slot] = static_cast<uint32_t>(i + 1);
-  }
-  slots_.swap(slots);
+  const uint32_t id = static_cast<uint32_t>(entries_.size());
+  slots_.Insert(slot, id, [this](uint32_t index) { return entries_[index].hash; });
+  return id;
 }
 
 PythonFrameTable::Frame PythonFrameTable::Get(uint32_t id) const {

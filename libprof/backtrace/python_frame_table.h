@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "libprof/backtrace/hash_slots.h"
+
 namespace libprof {
 
 class PythonFrameTable {
@@ -44,11 +46,10 @@ class PythonFrameTable {
     uint64_t hash;
     Frame frame;
   };
-  void Grow();
 
   const size_t max_frames_;
   mutable std::mutex mutex_;
-  std::vector<uint32_t> slots_;  // open addressing: entry index + 1, 0 = empty; power of two
+  HashSlots slots_;
   std::vector<Entry> entries_;   // id - 1 -> entry
   std::atomic<uint64_t> refused_{0};
 };

@@ -12,8 +12,7 @@ constexpr size_t kInitialSlots = 4096;
 }  // namespace
 
 StackTable::StackTable(size_t max_stacks, size_t max_depth)
-    : max_stacks_(max_stacks), max_depth_(max_depth) {
-  slots_.assign(kInitialSlots, 0);
+    : max_stacks_(max_stacks), max_depth_(max_depth), slots_(kInitialSlots) {
   entries_.reserve(std::min<size_t>(max_stacks, 1024));
 }
 
@@ -29,11 +28,7 @@ uint64_t StackTable::Hash(const uintptr_t* pcs, size_t depth, const uint32_t* py
   for (size_t i = 0; i < depth; ++i) mix(pcs[i]);
   mix(depth);
   for (size_t i = 0; i < python_depth; ++i) mix(python[i]);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ULL;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebULL;
-  return h ^ (h >> 31);
+  return Avalanche(h);
 }
 
 bool StackTable::Equal(const Entry& entry, uint64_t hash, const uintptr_t* pcs, size_t depth,
@@ -51,15 +46,13 @@ uint32_t StackTable::Intern(const uintptr_t* pcs, size_t depth, const uint32_t* 
   if (depth + python_depth == 0) return 0;
   const uint64_t hash = Hash(pcs, depth, python, python_depth);
   std::lock_guard<std::mutex> lock(mutex_);
-  size_t mask = slots_.size() - 1;
-  size_t slot = hash & mask;
-  while (slots_[slot] != 0) {
-    const uint32_t index = slots_[slot] - 1;
-    if (Equal(entries_[index], hash, pcs, depth, python, python_depth)) return index + 1;
-    slot = (slot + 1) & mask;
-  }
-  // One slot always stays empty, so that the probe above ends even if Grow could not allocate.
-  if (entries_.size() >= max_stacks_ || entries_.size() + 2 > slots_.size()) {
+  size_t slot = 0;
+  const uint32_t found = slots_.Find(
+      hash,
+      [&](uint32_t index) { return Equal(entries_[index], hash, pcs, depth, python, python_depth); },
+      &slot);
+  if (found != 0) return found;
+  if (entries_.size() >= max_stacks_ || !slots_.HasRoomBeside(entries_.size())) {
     refused_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
@@ -74,25 +67,9 @@ uint32_t StackTable::Intern(const uintptr_t* pcs, size_t depth, const uint32_t* 
     refused_.fetch_add(1, std::memory_order_relaxed);
     return 0;
   }
-  slots_[slot] = static_cast<uint32_t>(entries_.size());
-  if (entries_.size() * 2 > slots_.size()) Grow();
-  return static_cast<uint32_t>(entries_.size());
-}
-
-void StackTable::Grow() {
-  std::vector<uint32_t> slots;
-  try {
-    slots.assign(slots_.size() * 2, 0);
-  } catch (...) {
-    return;  // probes get longer, nothing breaks until the table is completely full
-  }
-  const size_t mask = slots.size() - 1;
-  for (size_t i = 0; i < entries_.size(); ++i) {
-    size_t slot = entries_[i].hash & mask;
-    while (slots[slot] != 0) slot = (slot + 1) & mask;
-    slots[slot] = static_cast<uint32_t>(i + 1);
-  }
-  slots_.swap(slots);
+  const uint32_t id = static_cast<uint32_t>(entries_.size());
+  slots_.Insert(slot, id, [this](uint32_t index) { return entries_[index].hash; });
+  return id;
 }
 
 std::vector<StackTable::Stack> StackTable::Snapshot(size_t from) const {

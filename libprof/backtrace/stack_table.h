@@ -14,6 +14,8 @@
 #include <mutex>
 #include <vector>
 
+#include "libprof/backtrace/hash_slots.h"
+
 namespace libprof {
 
 class StackTable {
@@ -50,12 +52,11 @@ class StackTable {
   };
   bool Equal(const Entry& entry, uint64_t hash, const uintptr_t* pcs, size_t depth,
              const uint32_t* python, size_t python_depth) const;
-  void Grow();
 
   const size_t max_stacks_;
   const size_t max_depth_;
   mutable std::mutex mutex_;
-  std::vector<uint32_t> slots_;  // open addressing: entry index + 1, 0 = empty; power of two
+  HashSlots slots_;
   std::vector<Entry> entries_;   // id - 1 -> entry
   std::vector<uintptr_t> frames_;
   std::atomic<uint64_t> refused_{0};
