@@ -8,6 +8,7 @@
 
 #include "analysis/model/call_sites.h"
 #include "analysis/model/intervals.h"
+#include "analysis/model/units.h"
 
 namespace libprof::analysis {
 namespace {
@@ -353,6 +354,14 @@ std::vector<UvmMigrationSeries> UvmMigrationsOverTime(const TraceRecords& record
     out.push_back(std::move(s));
   }
   return out;
+}
+
+std::string UvmAllocationText(const UvmAllocation& a) {
+  if (!a.known) return "";
+  std::string text =
+      (a.api.empty() ? std::string("(unknown)") : a.api) + " " + FormatBytes(a.bytes);
+  if (!a.call_site.empty()) text += " ← " + a.call_site;
+  return text;
 }
 
 }  // namespace libprof::analysis

@@ -65,6 +65,8 @@ struct UvmAllocation {
   std::string api;        // "cudaMallocManaged"
   std::string call_site;  // "main (app)" when stacks were recorded; else ""
 };
+// "cudaMallocManaged 256 MiB ← main (app)"; "" when the address is in no recorded allocation.
+std::string UvmAllocationText(const UvmAllocation& a);
 
 // GPU page-fault groups of one kernel name on one device, over all its launches.
 struct UvmKernelFaults {

@@ -10,15 +10,6 @@ std::string Duration(uint64_t ns) { return FormatDuration(static_cast<double>(ns
 
 std::string Processor(uint32_t id) { return id == kUvmCpu ? "host" : std::to_string(id); }
 
-// "cudaMallocManaged 256 MiB ← main (app)"; "" when the address is in no recorded allocation.
-std::string AllocationText(const UvmAllocation& a) {
-  if (!a.known) return "";
-  std::string text =
-      (a.api.empty() ? std::string("(unknown)") : a.api) + " " + FormatBytes(a.bytes);
-  if (!a.call_site.empty()) text += " ← " + a.call_site;
-  return text;
-}
-
 std::string Hex(uint64_t v) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -64,7 +55,7 @@ std::string UnifiedMemoryTable(const UnifiedMemoryReport& r, size_t max_width) {
                       std::to_string(f.fault_groups), Duration(f.fault_ns),
                       f.migrated_bytes == 0 ? "" : FormatBytes(f.migrated_bytes),
                       f.migrated_bytes == 0 ? "" : Duration(f.migration_ns),
-                      AllocationText(f.allocation)});
+                      UvmAllocationText(f.allocation)});
     }
     out += "GPU page-fault groups by kernel\n";
     out += RenderTable({{"Kernel", Align::kLeft, true, 16},
@@ -80,7 +71,7 @@ std::string UnifiedMemoryTable(const UnifiedMemoryReport& r, size_t max_width) {
   if (!r.cpu_faults.empty()) {
     std::vector<std::vector<std::string>> rows;
     for (const UvmCpuFaults& f : r.cpu_faults) {
-      const std::string alloc = AllocationText(f.allocation);
+      const std::string alloc = UvmAllocationText(f.allocation);
       rows.push_back({alloc.empty() ? "(no recorded allocation)" : alloc, std::to_string(f.faults),
                       Duration(f.last_ns - f.first_ns), std::to_string(f.migrations_to_host),
                       f.bytes_to_host == 0 ? "" : FormatBytes(f.bytes_to_host)});

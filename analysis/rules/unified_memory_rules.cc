@@ -10,14 +10,6 @@ namespace {
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
-std::string AllocationText(const UvmAllocation& a) {
-  if (!a.known) return "";
-  std::string text =
-      (a.api.empty() ? std::string("(unknown)") : a.api) + " " + FormatBytes(a.bytes);
-  if (!a.call_site.empty()) text += " ← " + a.call_site;
-  return text;
-}
-
 Finding Base(const ProcessTrace& trace, RuleId rule, uint64_t start_ns) {
   Finding f;
   f.rule = rule;
@@ -47,7 +39,7 @@ void FindUnifiedMemoryFindings(const RuleInput& input, std::vector<Finding>* out
     d.fault_groups = k.fault_groups;
     d.migrated_bytes = k.migrated_bytes;
     d.migration_ns = k.migration_ns;
-    d.allocation = AllocationText(k.allocation);
+    d.allocation = UvmAllocationText(k.allocation);
     const std::string launches =
         k.launches == 1 ? "" : " over " + std::to_string(k.launches) + " launches";
     f.explanation = "kernel " + k.kernel + " raised " + std::to_string(k.fault_groups) +
@@ -74,7 +66,7 @@ void FindUnifiedMemoryFindings(const RuleInput& input, std::vector<Finding>* out
     d.fault_groups = c.faults;
     d.migrations = c.migrations_to_host;
     d.migrated_bytes = c.bytes_to_host;
-    d.allocation = AllocationText(c.allocation);
+    d.allocation = UvmAllocationText(c.allocation);
     // The time lost is the host's: the span the CPU spent faulting on this memory.
     f.blocked_ns = span;
     f.explanation = "the CPU touched managed memory page by page: " + std::to_string(c.faults) +
