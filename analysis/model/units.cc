@@ -93,8 +93,11 @@ std::string FormatPercent(double part, double total) {
   return buffer;
 }
 
-std::expected<uint64_t, std::string> ParseDuration(std::string_view text) {
-  const std::string original(text);
+namespace {
+
+// The length of the unsigned decimal number ("12", "1.5", ".5") that `text` starts with; 0 when
+// none ("." alone is none).
+size_t LeadingNumberLength(std::string_view text) {
   size_t digits = 0;
   bool seen_dot = false;
   while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
@@ -102,7 +105,15 @@ std::expected<uint64_t, std::string> ParseDuration(std::string_view text) {
     seen_dot |= text[digits] == '.';
     ++digits;
   }
-  if (digits == 0 || (digits == 1 && text[0] == '.')) {
+  return digits == 1 && text[0] == '.' ? 0 : digits;
+}
+
+}  // namespace
+
+std::expected<uint64_t, std::string> ParseDuration(std::string_view text) {
+  const std::string original(text);
+  const size_t digits = LeadingNumberLength(text);
+  if (digits == 0) {
     return std::unexpected("'" + original + "' is not a duration (e.g. 1500, 20us, 1.5ms, 2s)");
   }
   const double value = std::stod(std::string(text.substr(0, digits)));
@@ -132,14 +143,8 @@ std::string FormatSignedPercent(double fraction) {
 std::expected<double, std::string> ParsePercent(std::string_view text) {
   const std::string original(text);
   if (text.ends_with('%')) text.remove_suffix(1);
-  size_t digits = 0;
-  bool seen_dot = false;
-  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) ||
-                                  (text[digits] == '.' && !seen_dot))) {
-    seen_dot |= text[digits] == '.';
-    ++digits;
-  }
-  if (digits == 0 || digits != text.size() || (digits == 1 && text[0] == '.')) {
+  const size_t digits = LeadingNumberLength(text);
+  if (digits == 0 || digits != text.size()) {
     return std::unexpected("'" + original + "' is not a percentage (e.g. 5%, 0.5%)");
   }
   return std::stod(std::string(text)) / 100.0;
