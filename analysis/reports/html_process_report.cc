@@ -373,14 +373,7 @@ class ProcessRenderer {
       body += HtmlTable(SummaryRowCells(s.device, s.trace_ns, false), "device-table");
     }
     if (!s.copies.empty()) {
-      uint64_t bytes = 0, ns = 0, count = 0;
-      for (const CopyRow& c : s.copies) {
-        bytes += c.bytes;
-        ns += c.total_ns;
-        count += c.count;
-      }
-      body += "<h3>Memory copies: " + std::to_string(count) + " copies, " + FormatBytes(bytes) +
-              " in " + Dur(ns) + "</h3>";
+      body += "<h3>" + HtmlEscape(CopiesHeadline(s.copies)) + "</h3>";
       body += HtmlTable(CopyRowCells(s.copies), "copies-table");
     }
     if (!s.nvtx.empty()) {

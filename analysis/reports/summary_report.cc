@@ -72,6 +72,17 @@ bool AnyRepeated(const std::vector<SummaryRow>& rows) {
 
 }  // namespace
 
+std::string CopiesHeadline(const std::vector<CopyRow>& copies) {
+  uint64_t bytes = 0, ns = 0, count = 0;
+  for (const CopyRow& c : copies) {
+    bytes += c.bytes;
+    ns += c.total_ns;
+    count += c.count;
+  }
+  return "Memory copies: " + std::to_string(count) + " copies, " + FormatBytes(bytes) + " in " +
+         FormatDuration(static_cast<double>(ns));
+}
+
 // The table of host, device or NVTX rows, CUDA.jl's columns plus bytes/bandwidth for copies and
 // GPU time for NVTX ranges.
 TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx) {
@@ -172,14 +183,7 @@ std::string Section(const Summary& s, size_t width) {
     out += RowTable(s.device, s.trace_ns, false, width);
   }
   if (!s.copies.empty()) {
-    uint64_t bytes = 0, ns = 0, count = 0;
-    for (const CopyRow& c : s.copies) {
-      bytes += c.bytes;
-      ns += c.total_ns;
-      count += c.count;
-    }
-    out += "\nMemory copies: " + std::to_string(count) + " copies, " + FormatBytes(bytes) + " in " +
-           FormatDuration(static_cast<double>(ns)) + "\n";
+    out += "\n" + CopiesHeadline(s.copies) + "\n";
     out += CopyTable(s.copies, width);
   }
   if (!s.nvtx.empty()) {

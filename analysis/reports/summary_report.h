@@ -35,6 +35,8 @@ std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total)
 // The cells of the host, device or NVTX table (`nvtx`: with the GPU time column) and of the
 // copies table, as SummaryTable prints them; the HTML report renders the same cells.
 TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx);
+// "Memory copies: 100 copies, 400 B in 161.28 µs": the copies table's headline (text and HTML).
+std::string CopiesHeadline(const std::vector<CopyRow>& copies);
 TableCells CopyRowCells(const std::vector<CopyRow>& copies);
 
 // The per-process table of a summary over several processes (the straggler question of a
