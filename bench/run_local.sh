@@ -30,33 +30,10 @@ while (($#)); do
   esac
 done
 
-# GNU time gives the peak RSS of a child (bash's `time` cannot).
-if [[ ! -x /usr/bin/time ]]; then
-  echo "run_local.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2
-  exit 1
-fi
-
-# ---- build -----------------------------------------------------------------------------------
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLIBPROF_BUILD_SAMPLES=OFF >/dev/null
-fi
-cmake --build "$build" -j "${JOBS:-2}" --target make_synthetic_trace read_floor profview >/dev/null
-gen="$build/bench/make_synthetic_trace"
-floor="$build/bench/read_floor"
-profview="$build/viewer-cli/profview"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/libprof-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-# A memory cap (3/4 of what is free now), so that a run that outgrows this shared machine fails
-# and is reported instead of pushing other work into the OOM killer.
-avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
-ulimit -v $((avail_kb * 3 / 4))
-
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
-echo "machine: $(nproc) CPUs, $cpu," \
-     "$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM; $(date -u +%F);" \
-     "commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# ---- build, tools, scratch directory, memory cap ----------------------------------------------
+echo
+bench_name=$(basename "$0")
+source "$repo/bench/bench_env.sh"
 
 # ---- traces ------------------------------------------------------------------------------------
 # value KEY LINE: the value of KEY=... in a key=value line of the generator or read_floor.

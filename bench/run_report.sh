@@ -22,25 +22,8 @@ while (($#)); do
     *) build=$1; shift ;;
   esac
 done
-if [[ ! -x /usr/bin/time ]]; then
-  echo "run_report.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2
-  exit 1
-fi
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLIBPROF_BUILD_SAMPLES=OFF >/dev/null
-fi
-cmake --build "$build" -j "${JOBS:-2}" --target make_synthetic_trace read_floor profview >/dev/null
-gen="$build/bench/make_synthetic_trace"
-floor="$build/bench/read_floor"
-profview="$build/viewer-cli/profview"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/libprof-bench-report.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
-ulimit -v $((avail_kb * 3 / 4))
-
-echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
-     "$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM; $(date -u +%F);" \
-     "commit $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+bench_name=$(basename "$0")
+source "$repo/bench/bench_env.sh"
 
 # measure CMD...: "seconds peak_rss_kib" of one run, output discarded; "fail" if it failed.
 measure() {
