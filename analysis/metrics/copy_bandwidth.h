@@ -12,17 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "analysis/metrics/summary.h"
 #include "analysis/model/trace_index.h"
 
 namespace libprof::analysis {
 
-struct CopyBandwidth {
-  CopyKind copy_kind = CopyKind::kUnknown;
-  MemoryKind src_kind = MemoryKind::kUnknown;
-  MemoryKind dst_kind = MemoryKind::kUnknown;
-  uint64_t count = 0;
-  uint64_t bytes = 0;
-  uint64_t total_ns = 0;
+// A row of the summary's copies table (CopyRow), with the fastest copy and the link's limit.
+struct CopyBandwidth : CopyRow {
   double best_gb_per_s = 0;  // the fastest single copy (decimal GB/s)
   // The most a copy of this kind could reach, and where that figure comes from; empty when the
   // trace does not say (host and peer links).
