@@ -167,7 +167,8 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   if (options.thresholds.idle_share < 0 || options.thresholds.idle_share > 1) {
     return std::unexpected("--idle-share must be a percentage between 0 and 100");
   }
-  std::vector<Finding> findings;
+  // Each process's findings are grouped as soon as they are found (findings_digest.h).
+  FindingsDigest findings(options.all);
   FindingsReportContext context{.all = options.all,
                                 .thresholds = options.thresholds,
                                 .terminal_width = options.terminal_width};
@@ -177,8 +178,7 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   FindingsOptions thresholds = options.thresholds;
   thresholds.call_sites = options.call_sites;
   auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
-    std::vector<Finding> part = FindFindings(t, thresholds);
-    findings.insert(findings.end(), part.begin(), part.end());
+    findings.Add(FindFindings(t, thresholds));
     context.trace_ns += t.window_ns();
     if (HasNcclRanges(t)) {
       collectives.push_back(ExtractCollectives(TraceIndex(t)));
@@ -188,8 +188,7 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   if (!done) return std::unexpected(done.error());
   if (collectives.size() > 1) {
     const RankSkewReport skew = AnalyzeRankSkew(collectives, options.thresholds.min_wait_ns);
-    std::vector<Finding> late = FindLateRanks(collectives, skew, options.thresholds);
-    findings.insert(findings.end(), late.begin(), late.end());
+    findings.Add(FindLateRanks(collectives, skew, options.thresholds));
   }
   switch (options.format) {
     case OutputFormat::kCsv:

@@ -159,52 +159,9 @@ constexpr Section kSections[] = {
 
 TimeKind KindOf(const Finding& f) { return TimeKindOf(FamilyOf(f)); }
 
-// The totals of the headlines, per kind of time.
-struct Totals {
-  uint64_t host = 0, gpu_idle = 0, saving = 0, start_up = 0, rank_wait = 0;
-  uint64_t host_in_start_up = 0;  // of `host`
-  size_t host_threads = 0;
-};
-
-Totals TotalsOf(const std::vector<Finding>& findings) {
-  Totals t;
-  std::set<std::pair<uint32_t, uint32_t>> threads;
-  // Per (pid, device): the idle time of the breakdown, of the gaps and of the chunks. Each is a
-  // sum over disjoint intervals of one device, but they overlap each other: take the largest.
-  std::map<std::pair<uint32_t, uint32_t>, std::map<RuleId, uint64_t>> idle;
-  for (const Finding& f : findings) {
-    switch (KindOf(f)) {
-      case TimeKind::kGpuIdle:
-        idle[{f.pid, f.device_id.value_or(0)}][f.rule] += f.blocked_ns;
-        break;
-      case TimeKind::kSaving:
-        t.saving += f.blocked_ns;
-        break;
-      case TimeKind::kStartUp:
-        t.start_up += f.blocked_ns;
-        break;
-      case TimeKind::kRankWait:
-        t.rank_wait += f.blocked_ns;
-        break;
-      case TimeKind::kHost:
-        t.host += f.blocked_ns;
-        if (f.in_start_up) t.host_in_start_up += f.blocked_ns;
-        threads.insert({f.pid, f.thread_id});
-        break;
-    }
-  }
-  for (const auto& [device, sums] : idle) {
-    uint64_t largest = 0;
-    for (const auto& [rule, sum] : sums) largest = std::max(largest, sum);
-    t.gpu_idle += largest;
-  }
-  t.host_threads = threads.size();
-  return t;
-}
-
 std::string Count(size_t n) { return std::to_string(n) + (n == 1 ? " finding" : " findings"); }
 
-std::string Headline(TimeKind kind, const std::vector<const Finding*>& findings, const Totals& t,
+std::string Headline(TimeKind kind, size_t findings, const FindingsTotals& t,
                      const FindingsReportContext& c) {
   switch (kind) {
     case TimeKind::kHost:
@@ -216,22 +173,22 @@ std::string Headline(TimeKind kind, const std::vector<const Finding*>& findings,
                         FormatPercent(static_cast<double>(t.host),
                                       static_cast<double>(c.trace_ns)) +
                         " of the trace)") +
-             " waiting for the GPU or in synchronous work (" + Count(findings.size()) + ")" +
+             " waiting for the GPU or in synchronous work (" + Count(findings) + ")" +
              (t.host_in_start_up > 0
                   ? "; " + Dur(t.host_in_start_up) + " of it during start-up, paid once, listed last"
                   : "") +
              ".\n";
     case TimeKind::kGpuIdle:
       return "GPU idle: the GPU rules find " + Dur(t.gpu_idle) +
-             " of idle GPU time in the steady state (" + Count(findings.size()) + ").\n";
+             " of idle GPU time in the steady state (" + Count(findings) + ").\n";
     case TimeKind::kSaving:
       return "Patterns: the pattern rules (" + RuleNames(", ", RuleFamily::kPattern) +
              ") estimate " + Dur(t.saving) +
              " could be saved; it overlaps the host and GPU time above (" +
-             Count(findings.size()) + ").\n";
+             Count(findings) + ").\n";
     case TimeKind::kRankWait:
       return "Ranks: ranks waited " + Dur(t.rank_wait) +
-             " in all for a late rank in NCCL collectives (" + Count(findings.size()) + ").\n";
+             " in all for a late rank in NCCL collectives (" + Count(findings) + ").\n";
     case TimeKind::kStartUp:
       break;
   }
@@ -301,24 +258,25 @@ std::string SectionTable(const Section& section, const std::vector<FindingGroup>
   return RenderTable(columns, rows, c.terminal_width);
 }
 
+// The start-up findings, one line each, first: paid once, kept out of the tables.
+std::string StartUpLines(const FindingsDigest& findings) {
+  std::string out;
+  for (const Finding& f : findings.start_ups()) {
+    out += (findings.processes() > 1 ? "pid " + std::to_string(f.pid) + ": " : "") +
+           f.explanation + ".\n";
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string FindingsHeadline(const std::vector<Finding>& findings,
-                             const FindingsReportContext& c) {
-  std::set<uint32_t> pids;
-  for (const Finding& f : findings) pids.insert(f.pid);
-  std::string out;
-  for (const Finding& f : findings) {
-    if (KindOf(f) != TimeKind::kStartUp) continue;
-    out += (pids.size() > 1 ? "pid " + std::to_string(f.pid) + ": " : "") + f.explanation + ".\n";
-  }
-  const Totals totals = TotalsOf(findings);
+std::string FindingsHeadline(const FindingsDigest& findings, const FindingsReportContext& c) {
+  std::string out = StartUpLines(findings);
+  const FindingsTotals totals = findings.Totals();
   for (const Section& section : kSections) {
-    std::vector<const Finding*> members;
-    for (const Finding& f : findings) {
-      if (KindOf(f) == section.kind) members.push_back(&f);
+    if (const size_t n = findings.Count(section.kind); n > 0) {
+      out += Headline(section.kind, n, totals, c);
     }
-    if (!members.empty()) out += Headline(section.kind, members, totals, c);
   }
   return out;
 }
@@ -341,34 +299,27 @@ TableCells FindingGroupCells(const std::vector<FindingGroup>& groups) {
   return {std::move(columns), std::move(rows)};
 }
 
-std::string FindingsTable(const std::vector<Finding>& findings, const FindingsReportContext& c) {
-  std::set<uint32_t> pids;
-  for (const Finding& f : findings) pids.insert(f.pid);
-  const bool with_pid = pids.size() > 1;
-  // Start-up first, one line per process: paid once, kept out of the tables.
-  std::string out;
-  for (const Finding& f : findings) {
-    if (KindOf(f) != TimeKind::kStartUp) continue;
-    out += (with_pid ? "pid " + std::to_string(f.pid) + ": " : "") + f.explanation + ".\n";
-  }
+std::string FindingsTable(const FindingsDigest& findings, const FindingsReportContext& c) {
+  const bool with_pid = findings.processes() > 1;
+  std::string out = StartUpLines(findings);
   if (!out.empty()) out += "\n";
-  const Totals totals = TotalsOf(findings);
+  const FindingsTotals totals = findings.Totals();
+  const std::vector<FindingGroup> all_groups = c.all ? std::vector<FindingGroup>() : findings.Groups();
   std::string tables, explanations;
   bool with_call_sites = false;
   for (const Section& section : kSections) {
-    std::vector<const Finding*> members;
-    std::vector<Finding> copies;
-    for (const Finding& f : findings) {
-      if (KindOf(f) == section.kind) members.push_back(&f);
-    }
-    if (members.empty()) continue;
+    const size_t members = findings.Count(section.kind);
+    if (members == 0) continue;
     // The section's rows: every finding (--all, by time) or the groups, largest first.
     std::vector<FindingGroup> groups;
     if (c.all) {
-      for (const Finding* f : members) groups.push_back({*f, 1, f->blocked_ns, f->host_duration_ns});
+      for (const Finding& f : findings.all()) {
+        if (KindOf(f) == section.kind) groups.push_back({f, 1, f.blocked_ns, f.host_duration_ns});
+      }
     } else {
-      for (const Finding* f : members) copies.push_back(*f);
-      groups = GroupFindings(copies);
+      for (const FindingGroup& g : all_groups) {
+        if (KindOf(g.worst) == section.kind) groups.push_back(g);
+      }
     }
     tables += Headline(section.kind, members, totals, c) + SectionTable(section, groups, c) + "\n";
     for (size_t i = 0; i < groups.size(); ++i) {
@@ -394,18 +345,18 @@ std::string FindingsTable(const std::vector<Finding>& findings, const FindingsRe
   return out;
 }
 
-std::string FindingsJson(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+std::string FindingsJson(const FindingsDigest& findings, const FindingsReportContext& c) {
   JsonWriter j;
   j.BeginObject();
   j.Key("findings").BeginArray();
   if (c.all) {
-    for (const Finding& f : findings) FindingJson(j, f, nullptr);
+    for (const Finding& f : findings.all()) FindingJson(j, f, nullptr);
   } else {
-    for (const FindingGroup& g : GroupFindings(findings)) FindingJson(j, g.worst, &g);
+    for (const FindingGroup& g : findings.Groups()) FindingJson(j, g.worst, &g);
   }
   j.EndArray();
   // The headlines of the table output: each kind of time lost, in its own unit.
-  const Totals totals = TotalsOf(findings);
+  const FindingsTotals totals = findings.Totals();
   j.Key("totals")
       .BeginObject()
       .Field("host_ns", totals.host)
@@ -427,7 +378,7 @@ std::string FindingsJson(const std::vector<Finding>& findings, const FindingsRep
   return j.str();
 }
 
-std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+std::string FindingsCsv(const FindingsDigest& findings, const FindingsReportContext& c) {
   std::string out = CsvLine({"rule",
                              "api",
                              "pid",
@@ -490,12 +441,32 @@ std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsRepo
                     ToString(TimeKindOf(FamilyOf(f)))});
   };
   if (c.all) {
-    for (const Finding& f : findings) line(f, 1, f.blocked_ns);
+    for (const Finding& f : findings.all()) line(f, 1, f.blocked_ns);
   } else {
-    for (const FindingGroup& g : GroupFindings(findings))
+    for (const FindingGroup& g : findings.Groups())
       line(g.worst, g.count, g.total_blocked_ns);
   }
   return out;
+}
+
+static FindingsDigest DigestOf(const std::vector<Finding>& findings, bool all) {
+  FindingsDigest digest(all);
+  for (const Finding& f : findings) digest.Add(f);
+  return digest;
+}
+
+std::string FindingsHeadline(const std::vector<Finding>& findings,
+                             const FindingsReportContext& c) {
+  return FindingsHeadline(DigestOf(findings, false), c);
+}
+std::string FindingsTable(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+  return FindingsTable(DigestOf(findings, c.all), c);
+}
+std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+  return FindingsCsv(DigestOf(findings, c.all), c);
+}
+std::string FindingsJson(const std::vector<Finding>& findings, const FindingsReportContext& c) {
+  return FindingsJson(DigestOf(findings, c.all), c);
 }
 
 }  // namespace libprof::analysis

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "analysis/rules/findings.h"
+#include "analysis/rules/findings_digest.h"
 #include "analysis/reports/table_renderer.h"
 
 namespace libprof::analysis {
@@ -34,18 +35,25 @@ struct FindingsReportContext {
   size_t terminal_width = 120;
 };
 
-// The pieces of the table, for the HTML report: the headline ("44 findings: API calls lost ..."),
-// the grouped table's cells (#, Time lost, Count, Mean, Rule, API, Waiting for) and one
-// finding's "Waiting for" cell.
-std::string FindingsHeadline(const std::vector<Finding>& findings,
-                             const FindingsReportContext& context);
-TableCells FindingGroupCells(const std::vector<FindingGroup>& groups);
-std::string FindingWaitingFor(const Finding& finding);
-
+// The output of `profview findings` from the findings of every process, accumulated
+// (findings_digest.h; with --all it must keep every finding: FindingsDigest(true)).
+std::string FindingsTable(const FindingsDigest& findings, const FindingsReportContext& context);
+std::string FindingsCsv(const FindingsDigest& findings, const FindingsReportContext& context);
+std::string FindingsJson(const FindingsDigest& findings, const FindingsReportContext& context);
+// The same from a list of findings (one process's, or several concatenated in order).
 std::string FindingsTable(const std::vector<Finding>& findings,
                           const FindingsReportContext& context);
 std::string FindingsCsv(const std::vector<Finding>& findings, const FindingsReportContext& context);
 std::string FindingsJson(const std::vector<Finding>& findings,
                          const FindingsReportContext& context);
+
+// The pieces of the table, for the HTML report: the headline ("44 findings: API calls lost ..."),
+// the grouped table's cells (#, Time lost, Count, Mean, Rule, API, Waiting for) and one
+// finding's "Waiting for" cell.
+std::string FindingsHeadline(const FindingsDigest& findings, const FindingsReportContext& context);
+std::string FindingsHeadline(const std::vector<Finding>& findings,
+                             const FindingsReportContext& context);
+TableCells FindingGroupCells(const std::vector<FindingGroup>& groups);
+std::string FindingWaitingFor(const Finding& finding);
 
 }  // namespace libprof::analysis

@@ -1,11 +1,10 @@
 #include "analysis/rules/findings.h"
 
 #include <algorithm>
-#include <map>
-#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
+#include "analysis/rules/findings_digest.h"
 #include "analysis/model/api_names.h"
 #include "analysis/model/call_sites.h"
 #include "analysis/model/intervals.h"
@@ -468,28 +467,9 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& i
 }
 
 std::vector<FindingGroup> GroupFindings(const std::vector<Finding>& findings) {
-  // Views into `findings`, which outlive the map. The rule by its name: groups of equal time
-  // keep the name order.
-  using Key = std::tuple<bool, std::string_view, std::string_view, std::string_view,
-                         std::string_view, std::string_view>;
-  std::map<Key, FindingGroup> groups;
-  for (const Finding& f : findings) {
-    FindingGroup& g =
-        groups[{f.in_start_up, RuleName(f.rule), f.api,
-                f.blamed.empty() ? std::string_view() : std::string_view(f.blamed.front().name),
-                DetailsGroupKey(f.details), f.call_site}];
-    if (g.count == 0 || f.blocked_ns > g.worst.blocked_ns) g.worst = f;
-    ++g.count;
-    g.total_blocked_ns += f.blocked_ns;
-    g.total_host_ns += f.host_duration_ns;
-  }
-  std::vector<FindingGroup> out;
-  for (auto& [key, g] : groups) out.push_back(std::move(g));
-  std::stable_sort(out.begin(), out.end(), [](const FindingGroup& a, const FindingGroup& b) {
-    if (a.worst.in_start_up != b.worst.in_start_up) return b.worst.in_start_up;
-    return a.total_blocked_ns > b.total_blocked_ns;
-  });
-  return out;
+  FindingsDigest digest;  // one grouping, the reports'
+  for (const Finding& f : findings) digest.Add(f);
+  return digest.Groups();
 }
 
 }  // namespace libprof::analysis

@@ -517,8 +517,8 @@ TEST_F(FindingsTest, EmptyAndHostOnlyTracesHaveNoFindings) {
   EXPECT_TRUE(FindFindings(Load(empty), {}).empty());
   EXPECT_TRUE(FindFindings(Load(HostOnlyScenario()), {}).empty());
   FindingsReportContext context;
-  EXPECT_NE(FindingsTable({}, context).find("No findings"), std::string::npos);
-  EXPECT_EQ(FindingsJson({}, context).rfind("{\n  \"findings\": []", 0), 0u);
+  EXPECT_NE(FindingsTable(std::vector<Finding>{}, context).find("No findings"), std::string::npos);
+  EXPECT_EQ(FindingsJson(std::vector<Finding>{}, context).rfind("{\n  \"findings\": []", 0), 0u);
 }
 
 TEST_F(FindingsTest, JsonHasTheIssueShape) {

@@ -1,0 +1,81 @@
+// What `profview findings` prints, accumulated one process after another: the groups (the worst
+// finding of each, its count and time lost), the totals of the headlines per kind of time, the
+// start-up lines and the number of findings of each kind. A process's findings go in as soon as
+// they are found and are dropped then: memory holds the groups (one per rule, API, blamed work,
+// details' key and call site: a few hundred in a training loop), not a million findings of 64
+// ranks. Only `--all` (every finding listed) keeps every finding, because it prints them.
+//
+// Adding in the order the whole-trace path listed them (process after process, each by time, the
+// cross-rank findings last) gives exactly the groups, order and worst findings GroupFindings gives
+// over the concatenated list: a group's worst is its first finding of the largest time lost.
+// Issues 13 (diff with findings) and 16 (the HTML report) take the same per-process findings.
+//
+// Layer: analysis/rules/. Reads only findings.h's Finding and the registry's families.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "analysis/rules/findings.h"
+#include "analysis/rules/rule_registry.h"
+
+namespace libprof::analysis {
+
+// The headlines' totals, per kind of time (rule_registry.h TimeKind).
+struct FindingsTotals {
+  uint64_t host = 0, gpu_idle = 0, saving = 0, start_up = 0, rank_wait = 0;
+  uint64_t host_in_start_up = 0;  // of `host`
+  size_t host_threads = 0;        // distinct (pid, thread) with a host finding
+};
+
+class FindingsDigest {
+ public:
+  // `keep_all`: also keep every finding in order, for `--all`.
+  explicit FindingsDigest(bool keep_all = false) : keep_all_(keep_all) {}
+
+  // Adds findings after those added before (one process's, by time; then the cross-rank ones).
+  void Add(std::vector<Finding> findings);
+  void Add(Finding finding);
+
+  // Groups as GroupFindings sorts them: start-up's after the rest, then the largest time lost
+  // first, ties in the key's order.
+  std::vector<FindingGroup> Groups() const;
+  // Every finding added, in order; empty unless made with keep_all.
+  const std::vector<Finding>& all() const { return all_; }
+  bool keeps_all() const { return keep_all_; }
+  // The start-up findings (one per process with device work), in order.
+  const std::vector<Finding>& start_ups() const { return start_ups_; }
+  FindingsTotals Totals() const;
+  size_t Count(TimeKind kind) const { return counts_[static_cast<size_t>(kind)]; }
+  size_t size() const { return size_; }
+  // Distinct pids of the findings added.
+  size_t processes() const { return pids_.size(); }
+
+ private:
+  // The grouping key of findings.h's FindingGroup; the rule by its name, so that groups of
+  // equal time keep the name order. Views compare as the owned strings do.
+  using Key = std::tuple<bool, std::string_view, std::string, std::string, std::string,
+                         std::string>;
+
+  bool keep_all_;
+  std::map<Key, FindingGroup, std::less<>> groups_;
+  std::vector<Finding> all_;
+  std::vector<Finding> start_ups_;
+  size_t counts_[5] = {};  // per TimeKind
+  size_t size_ = 0;
+  std::set<uint32_t> pids_;
+  // The totals' parts: host time and its threads; GPU idle time per (pid, device) and rule
+  // (the breakdown, gaps and chunks overlap: the largest of the three counts).
+  FindingsTotals sums_;
+  std::set<std::pair<uint32_t, uint32_t>> host_threads_;
+  std::map<std::pair<uint32_t, uint32_t>, std::map<RuleId, uint64_t>> idle_;
+};
+
+}  // namespace libprof::analysis
