@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "analysis/process_loop.h"
+#include "analysis/model/trace_windows.h"
 #include "analysis/reports/collectives_report.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/html_report.h"
@@ -258,9 +259,28 @@ std::expected<std::string, std::string> RunCollectives(const CollectivesCommandO
 std::expected<std::string, std::string> RunStreams(const CommandOptions& options,
                                                    std::vector<std::string>* warnings) {
   std::vector<StreamsReport> reports;
-  auto done = ForEachProcess(options.files, options.filters, warnings,
-                             [&](const ProcessTrace& t) { reports.push_back(AnalyzeStreams(t)); });
-  if (!done) return std::unexpected(done.error());
+  auto whole = [&](const ProcessTrace& t) { reports.push_back(AnalyzeStreams(t)); };
+  if (options.filters.active()) {
+    auto done = ForEachProcess(options.files, options.filters, warnings, whole);
+    if (!done) return std::unexpected(done.error());
+  } else {
+    // Each file in windows (bounded memory), else whole: the same report either way.
+    if (options.files.empty()) return std::unexpected("no trace file given");
+    auto files = ExpandTraceInputs(options.files);
+    if (!files) return std::unexpected(files.error());
+    for (const std::string& path : *files) {
+      StreamsAccumulator streams;
+      auto read = ReadInWindows(path, {}, [&](const ProcessTrace& w) { streams.Add(w); });
+      if (!read) return std::unexpected(read.error());
+      if (read->exact) {
+        warnings->insert(warnings->end(), read->warnings.begin(), read->warnings.end());
+        reports.push_back(streams.Finish(read->whole));
+        continue;
+      }
+      auto done = ForEachProcess({path}, options.filters, warnings, whole);
+      if (!done) return std::unexpected(done.error());
+    }
+  }
   switch (options.format) {
     case OutputFormat::kCsv:
       return StreamsCsv(reports);

@@ -1,7 +1,6 @@
 #include "analysis/metrics/process_summarizer.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <tuple>
 #include <type_traits>
@@ -35,17 +34,6 @@ const std::string& Str(const std::vector<std::string>& strings, uint32_t id) {
 }
 
 }  // namespace
-
-uint64_t ArrivalHorizon(const TraceHeader& header) {
-  uint64_t interval_ms = 1000;  // libprof's default (libprof/settings.h)
-  auto it = header.settings.find("LIBPROF_FLUSH_INTERVAL_MS");
-  if (it != header.settings.end()) {
-    char* end = nullptr;
-    const unsigned long long ms = std::strtoull(it->second.c_str(), &end, 10);
-    if (end != it->second.c_str() && ms > 0 && ms < 3'600'000) interval_ms = ms;
-  }
-  return 2 * interval_ms * 1'000'000;
-}
 
 ProcessSummarizer::ProcessSummarizer(Setup setup)
     : setup_(std::move(setup)),

@@ -35,6 +35,7 @@
 #include "analysis/metrics/streaming_union.h"
 #include "analysis/metrics/summary.h"
 #include "analysis/model/trace_index.h"  // DeviceOpKind
+#include "analysis/model/trace_loader.h"  // ArrivalHorizon
 
 namespace libprof::analysis {
 
@@ -56,8 +57,7 @@ struct StreamLimits {
   std::optional<uint64_t> horizon_ns;
 };
 
-// StreamLimits::horizon_ns for a trace with this header.
-uint64_t ArrivalHorizon(const TraceHeader& header);
+// StreamLimits::horizon_ns for a trace with this header: trace_loader.h ArrivalHorizon.
 
 class ProcessSummarizer {
  public:

@@ -170,14 +170,14 @@ void CountLink(const Memcpy& m, uint64_t ns,
 
 }  // namespace
 
-StreamsReport AnalyzeStreams(const ProcessTrace& trace) {
+namespace {
+
+StreamsReport Analyze(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model) {
   StreamsReport report;
   report.pid = trace.header.pid;
   report.file = trace.path;
   report.trace_ns = trace.window_ns();
   const std::vector<Interval> windows = MergeIntervals(trace.windows);
-  const TraceIndex index(trace);
-  const StreamModel model(index);
   const TraceRecords& r = trace.records;
 
   std::unordered_set<uint32_t> recorded;
@@ -259,6 +259,86 @@ StreamsReport AnalyzeStreams(const ProcessTrace& trace) {
   }
   for (auto& [key, link] : links) report.links.push_back(std::move(link));
   for (auto& [id, d] : device_copies) report.device_copies.push_back(d);
+  return report;
+}
+
+void AddTally(const OpTally& from, OpTally* to) {
+  to->count += from.count;
+  to->total_ns += from.total_ns;
+}
+
+void AddOverlap(const CopyOverlap& from, CopyOverlap* to) {
+  to->copy_ns += from.copy_ns;
+  to->with_kernel_ns += from.with_kernel_ns;
+  to->could_overlap_ns += from.could_overlap_ns;
+}
+
+}  // namespace
+
+StreamsReport AnalyzeStreams(const ProcessTrace& trace) {
+  const TraceIndex index(trace);
+  const StreamModel model(index);
+  return Analyze(trace, index, model);
+}
+
+void StreamsAccumulator::Add(const ProcessTrace& window) {
+  const TraceIndex index(window);
+  const StreamModel model(index);
+  const StreamsReport part = Analyze(window, index, model);
+  per_thread_.insert(model.per_thread_streams().begin(), model.per_thread_streams().end());
+  for (const StreamStats& s : part.streams) {
+    StreamStats& to = streams_[{s.device_id, s.stream_id}];
+    to.device_id = s.device_id;
+    to.stream_id = s.stream_id;
+    AddTally(s.kernels, &to.kernels);
+    for (size_t i = 0; i < kCopyDirections; ++i) AddTally(s.copies[i], &to.copies[i]);
+    AddTally(s.memsets, &to.memsets);
+    AddTally(s.graphs, &to.graphs);
+    to.busy_ns += s.busy_ns;
+  }
+  for (const DeviceOverlap& d : part.devices) {
+    DeviceOverlap& to = devices_[d.device_id];
+    to.device_id = d.device_id;
+    to.kernel_ns += d.kernel_ns;
+    to.multi_kernel_ns += d.multi_kernel_ns;
+    for (size_t i = 0; i < kCopyDirections; ++i) AddOverlap(d.by_direction[i], &to.by_direction[i]);
+    AddOverlap(d.all, &to.all);
+  }
+  for (const CopyLink& l : part.links) {
+    CopyLink& to = links_[{l.from, l.to}];
+    to.from = l.from;
+    to.to = l.to;
+    to.count += l.count;
+    to.bytes += l.bytes;
+    to.total_ns += l.total_ns;
+  }
+  for (const DeviceCopies& d : part.device_copies) {
+    DeviceCopies& to = device_copies_[d.device_id];
+    to.device_id = d.device_id;
+    to.count += d.count;
+    to.bytes_in += d.bytes_in;
+    to.bytes_out += d.bytes_out;
+    to.total_ns += d.total_ns;
+  }
+}
+
+StreamsReport StreamsAccumulator::Finish(const ProcessTrace& whole) const {
+  StreamsReport report;
+  report.pid = whole.header.pid;
+  report.file = whole.path;
+  report.trace_ns = whole.window_ns();
+  const StreamClassifier classifier(whole.records);
+  std::unordered_set<uint32_t> recorded;
+  for (const StreamInfo& s : whole.records.streams) recorded.insert(s.stream_id);
+  for (const auto& [key, s] : streams_) {
+    StreamStats out = s;
+    out.klass = classifier.Classify(s.stream_id, per_thread_.contains(s.stream_id));
+    out.from_record = recorded.contains(s.stream_id);
+    report.streams.push_back(out);
+  }
+  for (const auto& [id, d] : devices_) report.devices.push_back(d);
+  for (const auto& [key, l] : links_) report.links.push_back(l);
+  for (const auto& [id, d] : device_copies_) report.device_copies.push_back(d);
   return report;
 }
 

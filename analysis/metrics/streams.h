@@ -8,6 +8,9 @@
 #pragma once
 
 #include <array>
+#include <map>
+#include <unordered_set>
+#include <utility>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -97,6 +100,25 @@ struct StreamsReport {
 //   Q_not(s) being the union of the queued intervals of the device's kernels on streams ≠ s.
 // Graph launches count in their stream's row and busy time but in no overlap figure.
 StreamsReport AnalyzeStreams(const ProcessTrace& trace);
+
+// AnalyzeStreams of a process read in windows (model/trace_windows.h): every figure above adds
+// up over windows that no operation or queued time crosses, so the windows' reports are summed;
+// each stream's class and whether a STREAM record named it are decided once, from the whole
+// process (its definitions and every window's per-thread evidence), as AnalyzeStreams decides
+// them over the whole trace.
+class StreamsAccumulator {
+ public:
+  void Add(const ProcessTrace& window);
+  // `whole`: the process without its timed records (WindowedRead::whole).
+  StreamsReport Finish(const ProcessTrace& whole) const;
+
+ private:
+  std::map<std::pair<uint32_t, uint32_t>, StreamStats> streams_;  // (device, stream)
+  std::map<uint32_t, DeviceOverlap> devices_;
+  std::map<std::pair<std::string, std::string>, CopyLink> links_;
+  std::map<uint32_t, DeviceCopies> device_copies_;
+  std::unordered_set<uint32_t> per_thread_;
+};
 
 // The parts of `a` not in `b` (both sorted and disjoint, as MergeIntervals returns them).
 std::vector<Interval> Subtract(const std::vector<Interval>& a, const std::vector<Interval>& b);

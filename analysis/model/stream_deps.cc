@@ -65,7 +65,6 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
   }
   unit_by_corr_.Reset(lo, hi, with_id);
   units_.reserve(ops.size());
-  std::unordered_set<uint32_t> per_thread_streams;
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const DeviceOp& op = ops[i];
     uint32_t u;
@@ -82,7 +81,7 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
       if (op.correlation_id != 0) unit_by_corr_.Set(op.correlation_id, u);
       const int64_t call = index.LaunchingCall(op.correlation_id);
       if (call >= 0 && IsPerThreadApi(index.ApiName(r.api_calls[call]))) {
-        per_thread_streams.insert(op.stream_id);
+        per_thread_streams_.insert(op.stream_id);
       }
     } else {
       u = static_cast<uint32_t>(existing);
@@ -117,35 +116,13 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
   }
 
   // Stream classes.
-  std::unordered_map<uint32_t, uint32_t> null_stream_of_context;
-  std::unordered_set<uint32_t> null_streams;
-  for (const ContextInfo& c : r.contexts) {
-    null_stream_of_context[c.context_id] = c.null_stream_id;
-    null_streams.insert(c.null_stream_id);
-  }
-  std::unordered_map<uint32_t, const StreamInfo*> infos;
-  for (const StreamInfo& s : r.streams) infos[s.stream_id] = &s;
   for (const StreamInfo& s : r.streams) {
     StreamState& state = streams_[s.stream_id];  // known even if it carried no work
     if (state.context_id == 0) state.context_id = s.context_id;
   }
+  const StreamClassifier classifier(r);
   for (auto& [id, state] : streams_) {
-    auto info = infos.find(id);
-    const bool ptsz = per_thread_streams.contains(id);
-    if (info != infos.end() && info->second->type == StreamType::kNonBlocking) {
-      state.klass = StreamClass::kNonBlocking;
-    } else if (info != infos.end() && info->second->type == StreamType::kDefault) {
-      state.klass = StreamClass::kBlocking;
-    } else if (info != infos.end() && info->second->type == StreamType::kNull) {
-      auto ctx = null_stream_of_context.find(info->second->context_id);
-      const bool other_than_context_null = ctx != null_stream_of_context.end() && ctx->second != id;
-      state.klass =
-          (other_than_context_null || ptsz) ? StreamClass::kPerThread : StreamClass::kLegacyNull;
-    } else if (null_streams.contains(id)) {
-      state.klass = StreamClass::kLegacyNull;
-    } else {
-      state.klass = ptsz ? StreamClass::kPerThread : StreamClass::kBlocking;
-    }
+    state.klass = classifier.Classify(id, per_thread_streams_.contains(id));
   }
 
   // Events and event waits.
@@ -171,6 +148,32 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
     std::sort(state.waits.begin(), state.waits.end(),
               [](const auto& a, const auto& b) { return a.issue_ns < b.issue_ns; });
   }
+}
+
+StreamClassifier::StreamClassifier(const TraceRecords& records) {
+  for (const ContextInfo& c : records.contexts) {
+    null_stream_of_context_[c.context_id] = c.null_stream_id;
+    null_streams_.insert(c.null_stream_id);
+  }
+  for (const StreamInfo& s : records.streams) infos_[s.stream_id] = s;
+}
+
+StreamClass StreamClassifier::Classify(uint32_t id, bool per_thread_work) const {
+  auto info = infos_.find(id);
+  if (info != infos_.end() && info->second.type == StreamType::kNonBlocking) {
+    return StreamClass::kNonBlocking;
+  }
+  if (info != infos_.end() && info->second.type == StreamType::kDefault) {
+    return StreamClass::kBlocking;
+  }
+  if (info != infos_.end() && info->second.type == StreamType::kNull) {
+    auto ctx = null_stream_of_context_.find(info->second.context_id);
+    const bool other_than_context_null = ctx != null_stream_of_context_.end() && ctx->second != id;
+    return (other_than_context_null || per_thread_work) ? StreamClass::kPerThread
+                                                        : StreamClass::kLegacyNull;
+  }
+  if (null_streams_.contains(id)) return StreamClass::kLegacyNull;
+  return per_thread_work ? StreamClass::kPerThread : StreamClass::kBlocking;
 }
 
 int64_t StreamModel::UnitOf(uint64_t corr) const {

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -108,6 +109,19 @@ struct Dependency {
   Via via = Via::kSameStream;
 };
 
+// The class of a stream by the rules above, from a trace's STREAM and CONTEXT records and
+// whether per-thread (`_ptsz`) APIs issued work on it. A stream of neither list is blocking.
+class StreamClassifier {
+ public:
+  explicit StreamClassifier(const TraceRecords& records);
+  StreamClass Classify(uint32_t stream_id, bool per_thread_work) const;
+
+ private:
+  std::unordered_map<uint32_t, uint32_t> null_stream_of_context_;
+  std::unordered_set<uint32_t> null_streams_;
+  std::unordered_map<uint32_t, StreamInfo> infos_;
+};
+
 class StreamModel {
  public:
   explicit StreamModel(const TraceIndex& index);
@@ -116,6 +130,8 @@ class StreamModel {
   // The unit issued under `corr`, or -1.
   int64_t UnitOf(uint64_t corr) const;
   StreamClass ClassOf(uint32_t stream_id) const;
+  // The streams per-thread (`_ptsz`) APIs issued work on (StreamClassifier's evidence).
+  const std::unordered_set<uint32_t>& per_thread_streams() const { return per_thread_streams_; }
 
   // Units that an operation issued at `issue_ns` (tie broken by `corr`, which is itself
   // excluded) on `stream` must follow and that were still unfinished at `after_ns`.
@@ -159,6 +175,7 @@ class StreamModel {
   std::vector<WorkUnit> units_;
   IdTable unit_by_corr_;
   std::unordered_map<uint32_t, StreamState> streams_;
+  std::unordered_set<uint32_t> per_thread_streams_;
   std::unordered_map<uint64_t, EventRecord> events_by_sync_;
   std::unordered_map<uint32_t, std::vector<EventRecord>> events_by_id_;  // by issue_ns
 };

@@ -1,6 +1,7 @@
 #include "analysis/model/trace_loader.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 #include "proto/trace_inputs.h"
@@ -67,6 +68,30 @@ void SetDefaultWindow(ProcessTrace* trace) {
   trace->origin_ns = trace->windows.front().start_ns;
 }
 
+std::string TruncationWarning(const std::string& path, uint64_t chunks_read) {
+  return path +
+         ": the file ends inside a chunk (the process did not finish writing it); analysing "
+         "the " +
+         std::to_string(chunks_read) + " complete chunk(s) before it";
+}
+
+std::string DroppedWarning(const ProcessTrace& trace, uint64_t dropped) {
+  return trace.path + ": " + std::to_string(dropped) +
+         " record(s) were dropped during capture (pid " + std::to_string(trace.header.pid) +
+         "); totals are lower bounds";
+}
+
+uint64_t ArrivalHorizon(const TraceHeader& header) {
+  uint64_t interval_ms = 1000;  // libprof's default (libprof/settings.h)
+  auto it = header.settings.find("LIBPROF_FLUSH_INTERVAL_MS");
+  if (it != header.settings.end()) {
+    char* end = nullptr;
+    const unsigned long long ms = std::strtoull(it->second.c_str(), &end, 10);
+    if (end != it->second.c_str() && ms > 0 && ms < 3'600'000) interval_ms = ms;
+  }
+  return 2 * interval_ms * 1'000'000;
+}
+
 std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
     const std::string& path, std::vector<std::string>* warnings) {
   auto opened = TraceReader::Open(path);
@@ -94,17 +119,10 @@ std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
     processes[i].truncated = reader.truncated();
     SetDefaultWindow(&processes[i]);
   }
-  if (reader.truncated()) {
-    warnings->push_back(path +
-                        ": the file ends inside a chunk (the process did not finish "
-                        "writing it); analysing the " +
-                        std::to_string(reader.chunks_read()) + " complete chunk(s) before it");
-  }
+  if (reader.truncated()) warnings->push_back(TruncationWarning(path, reader.chunks_read()));
   for (const ProcessTrace& p : processes) {
     if (const uint64_t dropped = DroppedRecords(p.records); dropped > 0) {
-      warnings->push_back(path + ": " + std::to_string(dropped) +
-                          " record(s) were dropped during capture (pid " +
-                          std::to_string(p.header.pid) + "); totals are lower bounds");
+      warnings->push_back(DroppedWarning(p, dropped));
     }
   }
   return processes;

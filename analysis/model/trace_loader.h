@@ -59,6 +59,17 @@ std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
 std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
     const std::vector<std::string>& paths, std::vector<std::string>* warnings);
 
+// The loader's warnings: a file cut inside a chunk; records dropped during capture.
+std::string TruncationWarning(const std::string& path, uint64_t chunks_read);
+std::string DroppedWarning(const ProcessTrace& trace, uint64_t dropped);
+
+// How far (trace time) behind the newest record a record may still arrive in this trace's file:
+// two of its flush intervals (LIBPROF_FLUSH_INTERVAL_MS in its header, else libprof's default
+// 1 s), the bound libprof's own nesting tracker uses (libprof/recorder.cc): libprof hands over
+// every buffer at each flush. A real two-thread PyTorch trace had chunks reaching 0.6 s behind
+// the one before. Used by the streamed summary and the windowed reads (trace_windows.h).
+uint64_t ArrivalHorizon(const TraceHeader& header);
+
 // Records lost during capture: the larger of RunEnd's count and the sum of drop reports.
 uint64_t DroppedRecords(const TraceRecords& records);
 

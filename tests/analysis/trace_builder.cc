@@ -267,6 +267,41 @@ void TraceBuilder::Write(const std::string& path, size_t chunk_bytes) const {
   }
 }
 
+void TraceBuilder::WriteFlushed(const std::string& path, double flush_us,
+                                double device_lag_us) const {
+  std::string error;
+  auto sink = FileSink::Create(path, /*overwrite=*/true, &error);
+  ASSERT_NE(sink, nullptr) << error;
+  TraceWriter writer(sink.get(), TraceWriter::Options{}, strings_.get());
+  ASSERT_TRUE(writer.WriteHeader(header_));
+  // The flush (index) each timed record is delivered at.
+  std::map<uint64_t, TraceRecords> flushes;
+  const uint64_t flush_ns = std::max<uint64_t>(1, static_cast<uint64_t>(flush_us * 1000));
+  const uint64_t lag_ns = static_cast<uint64_t>(device_lag_us * 1000);
+  TraceRecords first;
+  ForEachList(records_, [&]<typename T>(const std::vector<T>& list) {
+    for (const T& r : list) {
+      if constexpr (kIsTimed<T> && kHasTime<T>) {
+        const uint64_t delivered = EndNs(r) + (kIsDeviceOp<T> ? lag_ns : 0);
+        ListOf<T>(flushes[delivered / flush_ns]).push_back(r);
+      } else if constexpr (kIsTimed<T>) {
+        ListOf<T>(flushes[0]).push_back(r);  // no time of its own: with the first flush
+      } else {
+        ListOf<T>(first).push_back(r);
+      }
+    }
+  });
+  writer.AddAll(first);
+  ASSERT_TRUE(writer.Flush());
+  for (const auto& [index, records] : flushes) {
+    writer.AddAll(records);
+    ASSERT_TRUE(writer.Flush());
+  }
+  if (end_us_ > 0) {
+    ASSERT_TRUE(writer.Finish(RunEnd{.end_time_ns = Us(end_us_), .reason = "exit"}));
+  }
+}
+
 ProcessTrace TraceBuilder::RoundTrip(const std::string& path) const {
   Write(path);
   std::vector<std::string> warnings;

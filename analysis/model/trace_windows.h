@@ -1,0 +1,68 @@
+// Reads a one-process trace file chunk by chunk and hands it on in windows: ProcessTraces that
+// each hold the records of one stretch of time, cut at quiescent points, so that an analysis
+// whose figures add up over time (per-stream tallies, unions of intervals that no window shares)
+// holds a few windows of records instead of the whole trace.
+//
+// A cut at time q is made only where no span crosses q: API calls, synchronisations, memory
+// operations, device operations from the start of the call that issued them (their queued time:
+// a kernel issued before q that starts after it keeps q from being a cut) to their end. NVTX
+// ranges do not hold cuts (an epoch's range spans everything); a range goes with the window of
+// its start. Records reach the file out of order (libprof hands over each thread's and each
+// activity kind's buffer at its flushes), so only what lies `horizon_ns` (trace time) behind
+// the newest record is cut. The cut is then checked, not assumed: a record arriving later that
+// starts before the last cut, or that carries a correlation id at or below the largest one
+// already handed on (its call or its work went into an earlier window; CUDA numbers calls as
+// they start, so later windows' ids are larger), makes the read inexact. So does a file of
+// several processes, and a stretch with no quiescent point that outgrows `max_pending_records`.
+// An inexact read tells the caller to analyse the whole trace instead (trace_loader.h): output
+// stays exact, and only traces without quiescent points pay the whole trace's memory.
+//
+// Each window carries the file's path, header and string table, the definitions seen so far
+// (devices, contexts, streams, NVTX domains, payload schemas) and its own timed records; its
+// `windows` is everything ([0, max)), so clipping to it changes nothing. Untimed records (call
+// stacks, drop reports) and RunEnd stay in the whole trace's summary.
+//
+// Layer: analysis/model/. Reads through proto/trace_reader.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "analysis/model/trace_loader.h"
+
+namespace libprof::analysis {
+
+struct WindowLimits {
+  // How far (trace time) behind the newest record a record may still arrive; 0: the trace's
+  // own (trace_loader.h ArrivalHorizon).
+  uint64_t horizon_ns = 0;
+  // A cut is tried once this many timed records wait; memory holds about this many records
+  // plus those of the horizon.
+  size_t cut_every_records = size_t{1} << 18;
+  // Waiting records beyond which the read gives up (inexact): no quiescent point came.
+  size_t max_pending_records = size_t{1} << 23;
+};
+
+struct WindowedRead {
+  bool exact = true;
+  std::string why_inexact;  // what made it inexact (tests, diagnostics)
+  size_t windows = 0;
+  // The process without its timed records: path, header, strings, definitions, untimed records,
+  // RunEnd, chunks, truncated, and `windows`/`origin_ns` of the whole recording
+  // (SetDefaultWindow's). Warnings as LoadTraceFile gives them.
+  ProcessTrace whole;
+  std::vector<std::string> warnings;
+};
+
+// Calls `window` for each window of `path`, in time order. An error: the file cannot be read
+// (as LoadTraceFile says it). When the result is not exact the caller discards what the windows
+// gave it and analyses the whole trace.
+std::expected<WindowedRead, std::string> ReadInWindows(
+    const std::string& path, const WindowLimits& limits,
+    const std::function<void(const ProcessTrace& window)>& window);
+
+}  // namespace libprof::analysis
