@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The CPU part of the benchmarks (bench/README.md): trace size per record, and the time and peak
-# memory of `profview summary` and `profview findings` against the read floor (decoding the file
-# and nothing else), on synthetic training-loop traces of 1M and 10M records (and, with --many,
-# 64 files of 1M records analysed together). Needs no GPU. Prints Markdown tables.
+# memory of `profview summary`, `findings` and `streams` against the read floor (decoding the
+# file and nothing else), on synthetic training-loop traces of 1M and 10M records (and, with
+# --many, 64 files of 1M records analysed together). Needs no GPU. Prints Markdown tables.
 #
 # Also `profview diff` of two traces of the same simulated program (seeds 1 and 2) against the
 # floor of reading both, at 1M and 10M records each.
@@ -103,8 +103,9 @@ summarize() {
                            print m, v[1], v[NR]}'
 }
 
-# run_set NAME ROUNDS FINDINGS_ROUNDS FILE...: every round runs the three tools one after the
-# other, so that a slow spell of this shared machine touches all three alike.
+# run_set NAME ROUNDS FINDINGS_ROUNDS FILE...: every round runs the tools one after the other
+# (floor, summary, streams, findings), so that a slow spell of this shared machine touches all
+# alike.
 run_set() {
   local name=$1 set_rounds=$2 findings_rounds=$3; shift 3
   local r
@@ -112,6 +113,7 @@ run_set() {
     echo "  $name: round $r of $set_rounds" >&2
     measure "$name.floor" "$floor" "$@"
     measure "$name.summary" "$profview" summary --format json "$@"
+    measure "$name.streams" "$profview" streams --format json "$@"
     if ((r <= findings_rounds)); then
       measure "$name.findings" "$profview" findings --format json "$@"
     fi
@@ -147,8 +149,9 @@ ratio() { number "$1" && number "$2" || return 0; awk -v a="$1" -v b="$2" \
 
 echo
 echo "| trace | records | file MiB | B/record | read floor s | summary s (x floor) |" \
-     "findings s (x floor) | peak RSS MiB: floor / summary / findings | summary RSS / file |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+     "findings s (x floor) | streams s (x floor) |" \
+     "peak RSS MiB: floor / summary / findings / streams | RSS / file: summary / findings / streams |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for set in 1m 10m 64x1m; do
   case $set in
     1m) files=("$tmp/1m.pb") ;;
@@ -160,17 +163,22 @@ for set in 1m 10m 64x1m; do
   read -r fl_t fl_a fl_b <<<"$(summarize "$set.floor" 2)"
   read -r su_t su_a su_b <<<"$(summarize "$set.summary" 2)"
   read -r fi_t fi_a fi_b <<<"$(summarize "$set.findings" 2)"
+  read -r st_t st_a st_b <<<"$(summarize "$set.streams" 2)"
   fl_m=$(summarize "$set.floor" 3)
   su_m=$(summarize "$set.summary" 3)
   fi_m=$(summarize "$set.findings" 3)
+  st_m=$(summarize "$set.streams" 3)
+  # peak RSS over the files' size: "0.4x", or "-"
+  per_file() { number "$1" && awk -v k="$1" -v b="$bytes" 'BEGIN {printf "%.1fx", k * 1024 / b}' ||
+    echo -; }
   echo "| $set | $records | $(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}')" \
        "| $(awk -v b="$bytes" -v n="$records" 'BEGIN {printf "%.2f", b / n}')" \
        "| $(seconds $fl_t $fl_a $fl_b)" \
        "| $(seconds $su_t $su_a $su_b)$(ratio "$su_t" "$fl_t")" \
        "| $(seconds $fi_t $fi_a $fi_b)$(ratio "$fi_t" "$fl_t")" \
-       "| $(mib ${fl_m%% *}) / $(mib ${su_m%% *}) / $(mib ${fi_m%% *})" \
-       "| $(number "${su_m%% *}" && awk -v k="${su_m%% *}" -v b="$bytes" \
-              'BEGIN {printf "%.1fx", k * 1024 / b}') |"
+       "| $(seconds $st_t $st_a $st_b)$(ratio "$st_t" "$fl_t")" \
+       "| $(mib ${fl_m%% *}) / $(mib ${su_m%% *}) / $(mib ${fi_m%% *}) / $(mib ${st_m%% *})" \
+       "| $(per_file "${su_m%% *}") / $(per_file "${fi_m%% *}") / $(per_file "${st_m%% *}") |"
 done
 
 echo

@@ -1,6 +1,7 @@
 #include "analysis/rules/findings.h"
 
 #include <algorithm>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -52,10 +53,20 @@ class Analyzer {
  private:
   void Prepare() {
     const auto& units = model_.units();
-    own_units_.reserve(units.size());  // at most one call per unit; no rehashing as it grows
+    // Units by outermost launching call, in unit order: a counting sort into one array.
+    std::vector<int64_t> owner(units.size(), -1);
+    own_begin_.assign(records_.api_calls.size() + 1, 0);
     for (uint32_t u = 0; u < units.size(); ++u) {
       const int64_t call = index_.LaunchingCall(units[u].correlation_id);
-      if (call >= 0) own_units_[index_.Outermost(call)].push_back(u);
+      if (call < 0) continue;
+      owner[u] = index_.Outermost(call);
+      ++own_begin_[owner[u] + 1];
+    }
+    for (size_t i = 1; i < own_begin_.size(); ++i) own_begin_[i] += own_begin_[i - 1];
+    own_units_.resize(own_begin_.back());
+    std::vector<uint32_t> filled(own_begin_.begin(), own_begin_.end() - 1);
+    for (uint32_t u = 0; u < units.size(); ++u) {
+      if (owner[u] >= 0) own_units_[filled[owner[u]]++] = u;
     }
     for (const Synchronization& s : records_.synchronizations) {
       if (s.type == SyncType::kStreamWaitEvent) continue;
@@ -220,9 +231,10 @@ class Analyzer {
     const DeviceOp* set = nullptr;
     uint64_t own_bytes = 0, own_device_ns = 0;
     std::vector<Interval> own_pieces;
-    auto own = own_units_.find(i);
-    if (own != own_units_.end()) {
-      for (uint32_t u : own->second) {
+    const std::span<const uint32_t> own(own_units_.data() + own_begin_[i],
+                                        own_begin_[i + 1] - own_begin_[i]);
+    {
+      for (uint32_t u : own) {
         for (uint32_t o : model_.units()[u].ops) {
           const DeviceOp& op = ops[o];
           if (op.kind == DeviceOpKind::kMemcpy && copy == nullptr) copy = &op;
@@ -366,7 +378,7 @@ class Analyzer {
       Finding f = Base(rule, i);
       fill_copy(&f);
       f.blocked_ns = own_cost;
-      for (uint32_t u : own->second) {
+      for (uint32_t u : own) {
         Blamed b =
             MakeBlamed(u, "own", call.start_ns + wait.blocked_ns, call.end_ns, call.start_ns);
         b.launched_before_ns = 0;
@@ -414,7 +426,9 @@ class Analyzer {
   const FindingsOptions& options_;
   const TraceRecords& records_;
   CallSites call_sites_;
-  std::unordered_map<uint32_t, std::vector<uint32_t>> own_units_;       // outermost call -> units
+  // The units each outermost call launched: own_units_[own_begin_[call] .. own_begin_[call + 1]).
+  std::vector<uint32_t> own_begin_;
+  std::vector<uint32_t> own_units_;
   std::unordered_map<uint32_t, const Synchronization*> syncs_;          // outermost call -> record
   std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
   // thread -> running maximum of ranges_[thread][0..i]'s end times, to stop NvtxStack's scan.
