@@ -172,7 +172,10 @@ void CountLink(const Memcpy& m, uint64_t ns,
 
 namespace {
 
-StreamsReport Analyze(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model) {
+// Stream classes from `classifier` and `per_thread` (StreamModel's rules, without its units).
+StreamsReport Analyze(const ProcessTrace& trace, const TraceIndex& index,
+                      const StreamClassifier& classifier,
+                      const std::unordered_set<uint32_t>& per_thread) {
   StreamsReport report;
   report.pid = trace.header.pid;
   report.file = trace.path;
@@ -236,7 +239,7 @@ StreamsReport Analyze(const ProcessTrace& trace, const TraceIndex& index, const 
   }
 
   for (auto& [key, s] : streams) {
-    s.klass = model.ClassOf(s.stream_id);
+    s.klass = classifier.Classify(s.stream_id, per_thread.contains(s.stream_id));
     s.from_record = recorded.contains(s.stream_id);
     s.busy_ns = UnionLength(busy[key]);
     report.streams.push_back(s);
@@ -277,15 +280,15 @@ void AddOverlap(const CopyOverlap& from, CopyOverlap* to) {
 
 StreamsReport AnalyzeStreams(const ProcessTrace& trace) {
   const TraceIndex index(trace);
-  const StreamModel model(index);
-  return Analyze(trace, index, model);
+  return Analyze(trace, index, StreamClassifier(trace.records), PerThreadStreams(index));
 }
 
 void StreamsAccumulator::Add(const ProcessTrace& window) {
   const TraceIndex index(window);
-  const StreamModel model(index);
-  const StreamsReport part = Analyze(window, index, model);
-  per_thread_.insert(model.per_thread_streams().begin(), model.per_thread_streams().end());
+  const std::unordered_set<uint32_t> per_thread = PerThreadStreams(index);
+  // The classes are decided in Finish, from the whole process.
+  const StreamsReport part = Analyze(window, index, StreamClassifier(window.records), per_thread);
+  per_thread_.insert(per_thread.begin(), per_thread.end());
   for (const StreamStats& s : part.streams) {
     StreamStats& to = streams_[{s.device_id, s.stream_id}];
     to.device_id = s.device_id;

@@ -3,7 +3,7 @@
 // kernels ran concurrently, and how much copy time ran alone while kernels sat queued on other
 // streams (overlap that the issue order or stream layout gave away).
 //
-// Layer: analysis/metrics/. Built on TraceIndex and StreamModel (stream classes);
+// Layer: analysis/metrics/. Built on TraceIndex and stream_deps.h's stream classes;
 // pure interval arithmetic, no formatting.
 #pragma once
 

@@ -79,10 +79,6 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
       unit.context_id = op.context_id;
       units_.push_back(std::move(unit));
       if (op.correlation_id != 0) unit_by_corr_.Set(op.correlation_id, u);
-      const int64_t call = index.LaunchingCall(op.correlation_id);
-      if (call >= 0 && IsPerThreadApi(index.ApiName(r.api_calls[call]))) {
-        per_thread_streams_.insert(op.stream_id);
-      }
     } else {
       u = static_cast<uint32_t>(existing);
     }
@@ -116,6 +112,7 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
   }
 
   // Stream classes.
+  per_thread_streams_ = PerThreadStreams(index);
   for (const StreamInfo& s : r.streams) {
     StreamState& state = streams_[s.stream_id];  // known even if it carried no work
     if (state.context_id == 0) state.context_id = s.context_id;
@@ -148,6 +145,17 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
     std::sort(state.waits.begin(), state.waits.end(),
               [](const auto& a, const auto& b) { return a.issue_ns < b.issue_ns; });
   }
+}
+
+std::unordered_set<uint32_t> PerThreadStreams(const TraceIndex& index) {
+  std::unordered_set<uint32_t> streams;
+  std::unordered_set<uint64_t> units;  // correlation ids whose first operation was counted
+  for (const DeviceOp& op : index.device_ops()) {
+    const int64_t call = index.LaunchingCall(op.correlation_id);
+    if (call < 0 || !IsPerThreadApi(index.ApiName(index.records().api_calls[call]))) continue;
+    if (units.insert(op.correlation_id).second) streams.insert(op.stream_id);
+  }
+  return streams;
 }
 
 StreamClassifier::StreamClassifier(const TraceRecords& records) {

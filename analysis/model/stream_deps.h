@@ -109,6 +109,10 @@ struct Dependency {
   Via via = Via::kSameStream;
 };
 
+// The streams per-thread (`_ptsz`) APIs issued work on: the stream of the first operation of
+// each correlation id whose launching call is such an API.
+std::unordered_set<uint32_t> PerThreadStreams(const TraceIndex& index);
+
 // The class of a stream by the rules above, from a trace's STREAM and CONTEXT records and
 // whether per-thread (`_ptsz`) APIs issued work on it. A stream of neither list is blocking.
 class StreamClassifier {
@@ -130,8 +134,6 @@ class StreamModel {
   // The unit issued under `corr`, or -1.
   int64_t UnitOf(uint64_t corr) const;
   StreamClass ClassOf(uint32_t stream_id) const;
-  // The streams per-thread (`_ptsz`) APIs issued work on (StreamClassifier's evidence).
-  const std::unordered_set<uint32_t>& per_thread_streams() const { return per_thread_streams_; }
 
   // Units that an operation issued at `issue_ns` (tie broken by `corr`, which is itself
   // excluded) on `stream` must follow and that were still unfinished at `after_ns`.
