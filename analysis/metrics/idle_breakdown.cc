@@ -210,12 +210,13 @@ DeviceIdle From(const DeviceIdle& d, const std::vector<DeviceOp>& ops, uint64_t 
   return out;
 }
 
-DeviceIdle WithoutIdleIn(const DeviceIdle& d, const std::vector<Interval>& holes) {
+DeviceIdle WithoutIdleIn(DeviceIdle d, const std::vector<Interval>& holes) {
   if (holes.empty()) return d;
-  DeviceIdle out = d;
+  const std::vector<IdlePiece> pieces = std::move(d.pieces);
+  DeviceIdle out = std::move(d);
   out.pieces.clear();
   auto hole = holes.begin();
-  for (const IdlePiece& p : d.pieces) {
+  for (const IdlePiece& p : pieces) {
     uint64_t at = p.span.start_ns;
     while (hole != holes.end() && hole->end_ns <= at) ++hole;
     for (auto h = hole; h != holes.end() && h->start_ns < p.span.end_ns; ++h) {

@@ -64,7 +64,7 @@ DeviceIdle From(const DeviceIdle& d, const std::vector<DeviceOp>& ops, uint64_t 
 
 // `d` without its idle time inside `holes` (merged, sorted intervals: module loading after
 // start-up): idle pieces are cut there. Busy time, gaps and operations are unchanged.
-DeviceIdle WithoutIdleIn(const DeviceIdle& d, const std::vector<Interval>& holes);
+DeviceIdle WithoutIdleIn(DeviceIdle d, const std::vector<Interval>& holes);
 
 // The pieces' time inside [from, to), by cause.
 IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint64_t to_ns);

@@ -29,20 +29,25 @@ class GpuRules {
   void Run() {
     const StartUp start_up = FindStartUp(index_);
     uint64_t start_up_idle = 0;
-    for (const DeviceIdle& whole : ClassifyIdle(index_)) {
+    // One device's timeline at a time, each step taking the last one's place: a device's busy
+    // and idle pieces are as many as its operations (millions in a long trace).
+    std::vector<DeviceIdle> devices = ClassifyIdle(index_);
+    for (DeviceIdle& whole : devices) {
       // Idle time inside start-up is reported once, by the start-up finding.
       if (start_up.known && start_up.end_ns > whole.active.start_ns) {
         start_up_idle += SumIdle(whole.pieces, whole.active.start_ns,
                                  std::min(start_up.end_ns, whole.active.end_ns))
                              .total();
       }
-      const DeviceIdle steady =
-          start_up.known ? From(whole, index_.device_ops(), start_up.end_ns) : whole;
+      DeviceIdle steady = start_up.known ? From(whole, index_.device_ops(), start_up.end_ns)
+                                         : std::move(whole);
+      whole = DeviceIdle();
       if (steady.active.length() == 0) continue;
+      const uint64_t steady_idle =
+          SumIdle(steady.pieces, steady.active.start_ns, steady.active.end_ns).total();
       // Module loading after start-up is start-up's too: its idle time is left out here.
-      const DeviceIdle d = WithoutIdleIn(steady, start_up.later_loading);
-      start_up_idle += SumIdle(steady.pieces, steady.active.start_ns, steady.active.end_ns).total() -
-                       SumIdle(d.pieces, d.active.start_ns, d.active.end_ns).total();
+      const DeviceIdle d = WithoutIdleIn(std::move(steady), start_up.later_loading);
+      start_up_idle += steady_idle - SumIdle(d.pieces, d.active.start_ns, d.active.end_ns).total();
       IdleGaps(d);
       LowUtilization(d);
       Breakdown(d);
