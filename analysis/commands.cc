@@ -168,7 +168,7 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   if (options.thresholds.idle_share < 0 || options.thresholds.idle_share > 1) {
     return std::unexpected("--idle-share must be a percentage between 0 and 100");
   }
-  // Each process's findings are grouped as soon as they are found (findings_digest.h).
+  // Findings are grouped as soon as they are found (findings_digest.h).
   FindingsDigest findings(options.all);
   FindingsReportContext context{.all = options.all,
                                 .thresholds = options.thresholds,
@@ -179,7 +179,14 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   FindingsOptions thresholds = options.thresholds;
   thresholds.call_sites = options.call_sites;
   auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
-    findings.Add(FindFindings(t, thresholds));
+    if (options.all) {
+      findings.Add(FindFindings(t, thresholds));
+    } else {
+      // Grouped as they are found: the process's findings are never all held.
+      findings.BeginProcess();
+      StreamFindings(t, thresholds,
+                     [&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); });
+    }
     context.trace_ns += t.window_ns();
     if (HasNcclRanges(t)) {
       collectives.push_back(ExtractCollectives(TraceIndex(t)));
@@ -189,6 +196,7 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   if (!done) return std::unexpected(done.error());
   if (collectives.size() > 1) {
     const RankSkewReport skew = AnalyzeRankSkew(collectives, options.thresholds.min_wait_ns);
+    findings.BeginProcess();  // after every process's findings, as listed
     findings.Add(FindLateRanks(collectives, skew, options.thresholds));
   }
   switch (options.format) {

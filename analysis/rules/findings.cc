@@ -1,6 +1,7 @@
 #include "analysis/rules/findings.h"
 
 #include <algorithm>
+#include <functional>
 #include <span>
 #include <tuple>
 #include <unordered_map>
@@ -34,14 +35,14 @@ struct Wait {
 
 class Analyzer {
  public:
-  Analyzer(const RuleInput& input, std::vector<Finding>* out)
+  Analyzer(const RuleInput& input, const std::function<void(Finding&&)>& out)
       : trace_(input.trace),
         index_(input.index),
         model_(input.model),
         options_(input.options),
         records_(input.trace.records),
         call_sites_(input.trace, input.options.call_sites),
-        out_(*out) {}
+        out_(out) {}
 
   void Run() {
     Prepare();
@@ -325,7 +326,7 @@ class Analyzer {
         f.explanation = name + (details.empty() ? "" : " (" + details + ")") + " took " +
                         Dur(f.host_duration_ns) + " on the host: " + Dur(f.blocked_ns) +
                         " waiting for " + BlameText(f);
-        out_.push_back(std::move(f));
+        out_(std::move(f));
       } else {
         wait = {};
       }
@@ -340,7 +341,7 @@ class Analyzer {
         f.explanation = name + " took " + Dur(f.host_duration_ns) +
                         " on the host: " + Dur(f.blocked_ns) + " waiting for " + BlameText(f) +
                         "; " + name + " synchronises the device";
-        out_.push_back(std::move(f));
+        out_(std::move(f));
       } else {
         wait = {};
       }
@@ -366,7 +367,7 @@ class Analyzer {
                         Dur(f.host_duration_ns) + " on the host: " + Dur(f.blocked_ns) +
                         " waiting for " + BlameText(f) + " + " + Dur(own_device_ns) +
                         (copy ? " copying" : " setting memory");
-        out_.push_back(std::move(f));
+        out_(std::move(f));
       } else {
         wait = {};
       }
@@ -401,7 +402,7 @@ class Analyzer {
                         " on the host went to the copy itself" + after_wait +
                         "; pinned memory (cudaMallocHost, cudaHostRegister) lets it run "
                         "asynchronously";
-        out_.push_back(std::move(f));
+        out_(std::move(f));
       } else if (!async && own_cost >= options_.min_wait_ns &&
                  !(m->copy_kind == CopyKind::kHtoD &&
                    own_bytes <= options_.sync_memcpy_min_h2d_bytes)) {
@@ -410,13 +411,13 @@ class Analyzer {
                         Dur(own_cost) + after_wait +
                         "; cudaMemcpyAsync on a stream (with pinned host memory) lets the host "
                         "continue";
-        out_.push_back(std::move(f));
+        out_(std::move(f));
       }
     } else if (s != nullptr && !s->async && !IsAsyncApi(name) && own_cost >= options_.min_wait_ns) {
       Finding f = own_finding(RuleId::kSyncMemset);
       f.explanation = name + " (" + details + ") is a synchronous memset: it held the host for " +
                       Dur(own_cost) + after_wait + "; cudaMemsetAsync would not";
-      out_.push_back(std::move(f));
+      out_(std::move(f));
     }
   }
 
@@ -433,33 +434,79 @@ class Analyzer {
   std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
   // thread -> running maximum of ranges_[thread][0..i]'s end times, to stop NvtxStack's scan.
   std::unordered_map<uint32_t, std::vector<uint64_t>> range_max_end_;
-  std::vector<Finding>& out_;
+  const std::function<void(Finding&&)>& out_;
 };
 
 }  // namespace
 
-void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
+void FindHostCallFindings(const RuleInput& input, const std::function<void(Finding&&)>& out) {
   Analyzer(input, out).Run();
 }
+
+void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
+  FindHostCallFindings(input, [&](Finding&& f) { out->push_back(std::move(f)); });
+}
+
+namespace {
 
 // Host-time findings of start-up's own work (module loading, context set-up, allocation:
 // api_names.h StartUpWork) whose call ended within start-up (the start-up finding's window, if
 // start-up was long enough to be one) are marked and say so: paid once, not the steady state's.
 // Other calls before the first kernel are not: a program may copy before it computes, and those
 // copies (pageable_vs_pinned's) are its work, not its start-up.
-static void MarkStartUpHostFindings(std::vector<Finding>* findings) {
-  const auto start_up = std::find_if(findings->begin(), findings->end(), [](const Finding& f) {
-    return f.rule == RuleId::kStartUp;
-  });
-  if (start_up == findings->end()) return;
-  const uint64_t end_ns = start_up->host_start_ns + start_up->host_duration_ns;
-  for (Finding& f : *findings) {
-    if (TimeKindOf(Rule(f.rule).family) != TimeKind::kHost) continue;
-    if (StartUpWorkOf(f.api) == StartUpWork::kNone) continue;
-    if (f.host_start_ns + f.host_duration_ns > end_ns) continue;
-    f.in_start_up = true;
-    f.explanation += " (during start-up: paid once)";
+void MarkStartUp(const Finding* start_up, Finding* f) {
+  if (start_up == nullptr) return;
+  if (TimeKindOf(Rule(f->rule).family) != TimeKind::kHost) return;
+  if (StartUpWorkOf(f->api) == StartUpWork::kNone) return;
+  if (f->host_start_ns + f->host_duration_ns > start_up->host_start_ns + start_up->host_duration_ns) {
+    return;
   }
+  f->in_start_up = true;
+  f->explanation += " (during start-up: paid once)";
+}
+
+// A pass's place in the registry, in the high bits of its findings' `seq`.
+constexpr int kPassShift = 40;
+
+}  // namespace
+
+void StreamFindings(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model,
+                    const FindingsOptions& options, const FindingSink& sink) {
+  const RuleInput input{trace, index, model, options};
+  // Every pass but the host calls' first: their findings are few (a handful per device and
+  // pattern), and the start-up finding among them marks host findings as they are found.
+  const std::vector<RulePass> passes = RulePasses();
+  std::vector<std::pair<uint64_t, Finding>> others;
+  uint64_t host_pass = 0;
+  for (uint64_t k = 0; k < passes.size(); ++k) {
+    if (passes[k] == static_cast<RulePass>(FindHostCallFindings)) {
+      host_pass = k;
+      continue;
+    }
+    std::vector<Finding> found;
+    passes[k](input, &found);
+    for (uint64_t j = 0; j < found.size(); ++j) {
+      others.push_back({(k << kPassShift) + j, std::move(found[j])});
+    }
+  }
+  const Finding* start_up = nullptr;
+  for (const auto& [seq, f] : others) {
+    if (f.rule == RuleId::kStartUp) start_up = &f;
+  }
+  uint64_t next = host_pass << kPassShift;
+  FindHostCallFindings(input, [&](Finding&& f) {
+    MarkStartUp(start_up, &f);
+    sink(std::move(f), next++);
+  });
+  for (auto& [seq, f] : others) MarkStartUp(start_up, &f);
+  for (auto& [seq, f] : others) sink(std::move(f), seq);
+}
+
+void StreamFindings(const ProcessTrace& trace, const FindingsOptions& options,
+                    const FindingSink& sink) {
+  const TraceIndex index(trace);
+  const StreamModel model(index);
+  StreamFindings(trace, index, model, options, sink);
 }
 
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options) {
@@ -470,13 +517,16 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptio
 
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& index,
                                   const StreamModel& model, const FindingsOptions& options) {
-  std::vector<Finding> out;
-  RunRulePasses({trace, index, model, options}, &out);
-  MarkStartUpHostFindings(&out);
-  std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
-    return std::tie(a.host_start_ns, a.correlation_id) <
-           std::tie(b.host_start_ns, b.correlation_id);
+  std::vector<std::pair<uint64_t, Finding>> found;
+  StreamFindings(trace, index, model, options,
+                 [&](Finding&& f, uint64_t seq) { found.push_back({seq, std::move(f)}); });
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.host_start_ns, a.second.correlation_id, a.first) <
+           std::tie(b.second.host_start_ns, b.second.correlation_id, b.first);
   });
+  std::vector<Finding> out;
+  out.reserve(found.size());
+  for (auto& [seq, f] : found) out.push_back(std::move(f));
   return out;
 }
 

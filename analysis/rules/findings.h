@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +103,20 @@ struct Finding {
 
 inline constexpr size_t kMaxBlamed = 16;
 
+// A finding handed on as soon as it is found, with `seq`, its place in the order the passes
+// found them: (host_start_ns, correlation_id, seq) orders a process's findings as FindFindings
+// returns them.
+using FindingSink = std::function<void(Finding&& finding, uint64_t seq)>;
+
+// FindFindings without holding the process's findings: each goes to `sink` as it is found
+// (already marked in_start_up), in no particular order. The host rules, which find the most,
+// run last, so that the start-up finding is known while they run. findings_digest.h groups
+// them as they come.
+void StreamFindings(const ProcessTrace& trace, const FindingsOptions& options,
+                    const FindingSink& sink);
+void StreamFindings(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model,
+                    const FindingsOptions& options, const FindingSink& sink);
+
 // Every finding of one process, ordered by time: the registered passes (rule_registry.h), run
 // over one TraceIndex and StreamModel.
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options);
@@ -114,6 +129,8 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& i
 // pageable-async-memcpy, sync-memcpy and sync-memset: one pass, because a call's own cost is its
 // host time minus its wait. Registered in rule_registry.cc.
 void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out);
+// The same, each finding handed to `out` as it is found.
+void FindHostCallFindings(const RuleInput& input, const std::function<void(Finding&&)>& out);
 
 // Findings with the same rule, API, first blamed name, call site, details' group key
 // (rule_details.h) and start-up or not, worst (largest blocked_ns) first.

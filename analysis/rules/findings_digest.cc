@@ -11,6 +11,16 @@ void FindingsDigest::Add(std::vector<Finding> findings) {
 }
 
 void FindingsDigest::Add(Finding f) {
+  const Order order{process_, 0, 0, position_++};
+  Add(std::move(f), order);
+}
+
+void FindingsDigest::Add(Finding f, uint64_t seq) {
+  const Order order{process_, f.host_start_ns, f.correlation_id, seq};
+  Add(std::move(f), order);
+}
+
+void FindingsDigest::Add(Finding f, const Order& order) {
   ++size_;
   pids_.insert(f.pid);
   const TimeKind kind = TimeKindOf(Rule(f.rule).family);
@@ -48,11 +58,14 @@ void FindingsDigest::Add(Finding f) {
                               std::string(DetailsGroupKey(f.details)), f.call_site})
              .first;
   }
-  FindingGroup& g = it->second;
+  FindingGroup& g = it->second.group;
   ++g.count;
   g.total_blocked_ns += f.blocked_ns;
   g.total_host_ns += f.host_duration_ns;
-  const bool worst = g.count == 1 || f.blocked_ns > g.worst.blocked_ns;
+  // The first of the largest time lost, in the order of everything added.
+  const bool worst = g.count == 1 || f.blocked_ns > g.worst.blocked_ns ||
+                     (f.blocked_ns == g.worst.blocked_ns && order < it->second.worst);
+  if (worst) it->second.worst = order;
   if (keep_all_) {
     if (worst) g.worst = f;
     all_.push_back(std::move(f));
@@ -64,7 +77,7 @@ void FindingsDigest::Add(Finding f) {
 std::vector<FindingGroup> FindingsDigest::Groups() const {
   std::vector<FindingGroup> out;
   out.reserve(groups_.size());
-  for (const auto& [key, g] : groups_) out.push_back(g);
+  for (const auto& [key, g] : groups_) out.push_back(g.group);
   std::stable_sort(out.begin(), out.end(), [](const FindingGroup& a, const FindingGroup& b) {
     if (a.worst.in_start_up != b.worst.in_start_up) return b.worst.in_start_up;
     return a.total_blocked_ns > b.total_blocked_ns;

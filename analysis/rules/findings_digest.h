@@ -40,9 +40,16 @@ class FindingsDigest {
   // `keep_all`: also keep every finding in order, for `--all`.
   explicit FindingsDigest(bool keep_all = false) : keep_all_(keep_all) {}
 
-  // Adds findings after those added before (one process's, by time; then the cross-rank ones).
+  // Adds findings after those added before, in list order (one process's, by time, as
+  // FindFindings returns them; then the cross-rank ones).
   void Add(std::vector<Finding> findings);
   void Add(Finding finding);
+  // The findings of the next process, in any order, as StreamFindings hands them on: a group's
+  // worst is then the one FindFindings' order puts first (by host_start_ns, correlation id,
+  // then `seq`), so the result is what adding FindFindings' list gives, without the list.
+  // Not with keep_all (--all prints the findings in order: add the list).
+  void BeginProcess() { ++process_; }
+  void Add(Finding finding, uint64_t seq);
 
   // Groups as GroupFindings sorts them: start-up's after the rest, then the largest time lost
   // first, ties in the key's order.
@@ -64,8 +71,19 @@ class FindingsDigest {
   using Key = std::tuple<bool, std::string_view, std::string, std::string, std::string,
                          std::string>;
 
+  // Where a finding stands in the order of everything added: the process, then (streamed
+  // adds) its time, correlation id and seq, or (list adds) its place in the list.
+  using Order = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;
+  struct Group {
+    FindingGroup group;
+    Order worst;
+  };
+  void Add(Finding finding, const Order& order);
+
   bool keep_all_;
-  std::map<Key, FindingGroup, std::less<>> groups_;
+  uint64_t process_ = 0;
+  uint64_t position_ = 0;  // of list adds
+  std::map<Key, Group, std::less<>> groups_;
   std::vector<Finding> all_;
   std::vector<Finding> start_ups_;
   size_t counts_[5] = {};  // per TimeKind

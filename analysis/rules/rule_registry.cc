@@ -232,13 +232,12 @@ std::string RulesHelp() {
          " sum many calls: their time is an estimate of a saving, kept out of the host total.\n";
 }
 
-void RunRulePasses(const RuleInput& input, std::vector<Finding>* out) {
-  std::vector<RulePass> done;
+std::vector<RulePass> RulePasses() {
+  std::vector<RulePass> passes;
   for (const RuleInfo& r : kRules) {
-    if (std::find(done.begin(), done.end(), r.pass) != done.end()) continue;
-    done.push_back(r.pass);
-    r.pass(input, out);
+    if (std::find(passes.begin(), passes.end(), r.pass) == passes.end()) passes.push_back(r.pass);
   }
+  return passes;
 }
 
 }  // namespace libprof::analysis

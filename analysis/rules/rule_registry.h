@@ -107,7 +107,8 @@ std::string RuleNames(std::string_view separator, RuleFamily family);
 // the pattern rules' time means.
 std::string RulesHelp();
 
-// Runs every registered pass once, in registry order.
-void RunRulePasses(const RuleInput& input, std::vector<Finding>* out);
+// Every registered pass once, in registry order (the order of their first rule): the engine
+// (findings.cc StreamFindings) runs each once.
+std::vector<RulePass> RulePasses();
 
 }  // namespace libprof::analysis

@@ -1,8 +1,9 @@
 // Proves that findings accumulated one process at a time (FindingsDigest) give what grouping the
 // whole list at once gave before: the same groups, counts, sums and worst finding (the first of
 // the largest time lost, also under ties), the same totals, and the same report bytes, on the
-// scenarios of several processes and on random findings with many ties; and that without --all
-// it keeps no finding besides each group's worst and the start-up ones.
+// scenarios of several processes and on random findings with many ties, whether each process's
+// list is added or its findings are streamed in any order (StreamFindings, with their seq); and
+// that without --all it keeps no finding besides each group's worst and the start-up ones.
 #include "analysis/rules/findings_digest.h"
 
 #include <gtest/gtest.h>
@@ -80,8 +81,8 @@ std::vector<std::vector<Finding>> RandomProcesses(uint64_t seed) {
       f.api = apis[rng() % apis.size()];
       f.pid = 100 + static_cast<uint32_t>(p);
       f.thread_id = static_cast<uint32_t>(rng() % 3);
-      f.correlation_id = corr++;  // unique: tells the worst findings apart
-      f.host_start_ns = i * 1000;
+      f.host_start_ns = (i / 4) * 1000;  // ties, broken by correlation id, then by seq
+      f.correlation_id = corr++;
       f.host_duration_ns = 50 + rng() % 4;
       f.blocked_ns = rng() % 4;  // many ties
       if (const std::string& name = names[rng() % names.size()]; !name.empty()) {
@@ -89,12 +90,17 @@ std::vector<std::vector<Finding>> RandomProcesses(uint64_t seed) {
       }
       if (f.rule == RuleId::kGpuIdleGaps || f.rule == RuleId::kGpuLowUtilization) {
         f.device_id = static_cast<uint32_t>(rng() % 2);
+        f.correlation_id = 0;  // device findings have none: only seq orders them
       }
       f.call_site = rng() % 2 ? "" : "loop (app)";
       f.in_start_up = TimeKindOf(Rule(f.rule).family) == TimeKind::kHost && rng() % 5 == 0;
-      f.explanation = "finding " + std::to_string(f.correlation_id);
+      f.explanation = "finding " + std::to_string(p) + "." + std::to_string(i);
       processes[p].push_back(std::move(f));
     }
+    // As FindFindings returns them.
+    std::stable_sort(processes[p].begin(), processes[p].end(), [](const Finding& a, const Finding& b) {
+      return std::tie(a.host_start_ns, a.correlation_id) < std::tie(b.host_start_ns, b.correlation_id);
+    });
   }
   return processes;
 }
@@ -134,6 +140,24 @@ TEST(FindingsDigestTest, RandomProcessesGroupAsTheWholeListDid) {
   }
 }
 
+TEST(FindingsDigestTest, FindingsStreamedInAnyOrderGroupAsTheirSortedListDoes) {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE(seed);
+    const auto processes = RandomProcesses(seed);
+    std::mt19937_64 rng(seed);
+    FindingsDigest digest;
+    for (const auto& p : processes) {
+      // seq: the place in the sorted list, which ties of time and correlation id fall back on.
+      std::vector<std::pair<uint64_t, Finding>> shuffled;
+      for (size_t i = 0; i < p.size(); ++i) shuffled.push_back({i, p[i]});
+      std::shuffle(shuffled.begin(), shuffled.end(), rng);
+      digest.BeginProcess();
+      for (auto& [seq, f] : shuffled) digest.Add(std::move(f), seq);
+    }
+    ExpectSameGroups(digest.Groups(), ReferenceGroups(Concatenated(processes)));
+  }
+}
+
 TEST(FindingsDigestTest, ReportsOfProcessesAddedInTurnEqualTheConcatenatedList) {
   TempDir dir;
   // Several processes with host, GPU, pattern and start-up findings, and two ranks.
@@ -160,6 +184,22 @@ TEST(FindingsDigestTest, ReportsOfProcessesAddedInTurnEqualTheConcatenatedList) 
     EXPECT_EQ(FindingsJson(digest, context), FindingsJson(list, context));
     EXPECT_EQ(FindingsCsv(digest, context), FindingsCsv(list, context));
     EXPECT_EQ(FindingsHeadline(digest, context), FindingsHeadline(list, context));
+    if (!all) {
+      // Streamed as found, each process's findings in the passes' order, not by time.
+      FindingsDigest streamed;
+      size_t n = 0;
+      for (const ProcessTrace& t : traces) {
+        streamed.BeginProcess();
+        StreamFindings(t, {}, [&](Finding&& f, uint64_t seq) {
+          ++n;
+          streamed.Add(std::move(f), seq);
+        });
+      }
+      EXPECT_EQ(n, list.size());
+      ExpectSameGroups(streamed.Groups(), ReferenceGroups(list));
+      EXPECT_EQ(FindingsTable(streamed, context), FindingsTable(list, context));
+      EXPECT_EQ(FindingsJson(streamed, context), FindingsJson(list, context));
+    }
     EXPECT_EQ(digest.all().size(), all ? list.size() : 0u);
   }
 }
