@@ -9,6 +9,9 @@
 // bytes zeroed again. Not copied from libprof: its own clock callback, SYSTEM thread ids and its
 // counting callback on kernel launches; those count as libprof's cost.
 //
+// CUPTI_FLOOR_SKIP=driver,event,... leaves those kinds out (names below), to tell which kind costs
+// what.
+//
 // Load with CUDA_INJECTION64_PATH=.../libcupti_floor.so. At exit it flushes (forced) and prints
 // "cupti_floor: buffers=N bytes=B dropped=D" on stderr.
 #include <cupti.h>
@@ -18,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "libprof/cupti/api_filter.h"
@@ -92,23 +96,33 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       return;
     }
     // libprof's default set, in its order (libprof/cupti/cupti_session.cc).
-    const CUpti_ActivityKind kinds[] = {
-        CUPTI_ACTIVITY_KIND_DEVICE,
-        CUPTI_ACTIVITY_KIND_CONTEXT,
-        CUPTI_ACTIVITY_KIND_STREAM,
-        CUPTI_ACTIVITY_KIND_RUNTIME,
-        CUPTI_ACTIVITY_KIND_DRIVER,
-        CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API,
-        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMCPY2,
-        CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-        CUPTI_ACTIVITY_KIND_CUDA_EVENT,
-        CUPTI_ACTIVITY_KIND_MEMORY2,
-        CUPTI_ACTIVITY_KIND_OVERHEAD,
+    const struct {
+      CUpti_ActivityKind kind;
+      const char* name;  // for CUPTI_FLOOR_SKIP
+    } kinds[] = {
+        {CUPTI_ACTIVITY_KIND_DEVICE, "device"},
+        {CUPTI_ACTIVITY_KIND_CONTEXT, "context"},
+        {CUPTI_ACTIVITY_KIND_STREAM, "stream"},
+        {CUPTI_ACTIVITY_KIND_RUNTIME, "runtime"},
+        {CUPTI_ACTIVITY_KIND_DRIVER, "driver"},
+        {CUPTI_ACTIVITY_KIND_INTERNAL_LAUNCH_API, "internal-launch"},
+        {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel"},
+        {CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+        {CUPTI_ACTIVITY_KIND_MEMCPY2, "memcpy2"},
+        {CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+        {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync"},
+        {CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event"},
+        {CUPTI_ACTIVITY_KIND_MEMORY2, "memory"},
+        {CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead"},
     };
-    for (CUpti_ActivityKind kind : kinds) {
+    const char* skip_env = std::getenv("CUPTI_FLOOR_SKIP");
+    const std::string skip = "," + std::string(skip_env ? skip_env : "") + ",";
+    auto skipped = [&](const char* name) {
+      return skip.find("," + std::string(name) + ",") != std::string::npos;
+    };
+    const bool skip_driver = skipped("driver");
+    for (const auto& [kind, name] : kinds) {
+      if (skipped(name)) continue;
       char what[64];
       std::snprintf(what, sizeof what, "cuptiActivityEnable(kind %d)", static_cast<int>(kind));
       Check(cuptiActivityEnable(kind), what);
@@ -118,7 +132,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       cuptiActivityEnableRuntimeApi(cbid, 0);
     }
     for (uint32_t cbid : libprof::InsignificantDriverCbids()) {
-      cuptiActivityEnableDriverApi(cbid, 0);
+      if (!skip_driver) cuptiActivityEnableDriverApi(cbid, 0);
     }
     std::atexit(AtExit);
   });

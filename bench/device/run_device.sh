@@ -21,7 +21,9 @@
 # Environment: CASES (launch,torch,exit,copy,size, and uvm, models (not by default): which parts to run; e.g. CASES=launch,torch for
 # the call-stack cost alone), ROUNDS (5 for C++ cases, 3 for PyTorch), BUDGET_S (430: no run
 # starts later, none runs past it by more than 40 s), BUILD_DIR, OUT (raw CSV and logs go there), LAUNCHES (1000000),
-# EXIT_LAUNCHES (500000), MODELS_CONFIGS (the models configurations, space-separated; default all).
+# EXIT_LAUNCHES (500000), MODELS_CONFIGS (the models configurations, space-separated; default all;
+# floor-skip-KIND[+KIND] is the floor less those kinds), MODELS_WORKLOAD (resnet, gpt2, both),
+# LAUNCH_CONFIGS (the launch case's configurations; default all).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -37,6 +39,7 @@ torch_bench=$here/torch_loop_bench.py
 models_bench=$here/torch_models_bench.py
 models_steps=${MODELS_STEPS:-40}
 read -r -a models_configs <<< "${MODELS_CONFIGS:-none floor libprof-bt-none libprof libprof-no-python libprof-bt-all kineto-cpu-cuda}"
+read -r -a launch_configs <<< "${LAUNCH_CONFIGS:-none floor libprof libprof-all libprof-bt-none libprof-bt-all}"
 python=${PYTHON:-python3}  # the one with torch
 cpp_rounds=${ROUNDS:-5}
 torch_rounds=${ROUNDS:-3}
@@ -67,6 +70,9 @@ set_config() {
   [[ ${2:-inject} == preload ]] && how=LD_PRELOAD
   case $1 in
     floor) env_vars=(CUDA_INJECTION64_PATH="$floor") ;;
+    # The floor less some kinds (cupti_floor.cc names them), e.g. floor-skip-driver+event.
+    floor-skip-*) local skip=${1#floor-skip-}
+                  env_vars=(CUDA_INJECTION64_PATH="$floor" CUPTI_FLOOR_SKIP="${skip//+/,}") ;;
     libprof) env_vars=("$how=$lib") ;;
     libprof-all) env_vars=("$how=$lib" LIBPROF_API_FILTER=all) ;;
     libprof-buffered) env_vars=("$how=$lib" LIBPROF_FLUSH_INTERVAL_MS=600000) ;;
@@ -76,6 +82,14 @@ set_config() {
     libprof-no-uvm) env_vars=("$how=$lib"
                               LIBPROF_TRACE=runtime,driver,kernel,memcpy,memset,sync,memory,nvtx,overhead) ;;
     libprof-no-python) env_vars=("$how=$lib" LIBPROF_PYTHON_FRAMES=0) ;;
+    # The default kinds less `sync` and `memory`: their CUPTI kinds (SYNCHRONIZATION, CUDA_EVENT,
+    # MEMORY2) were measured to cost a PyTorch step more than the rest together (bench/README.md).
+    libprof-no-sync-memory) env_vars=("$how=$lib"
+                                      LIBPROF_TRACE=runtime,driver,kernel,memcpy,memset,nvtx,overhead,uvm) ;;
+    # The default kinds less `driver`: what recording driver calls costs (torch.profiler's
+    # comparison; every runtime call makes one or more driver calls).
+    libprof-no-driver) env_vars=("$how=$lib"
+                                 LIBPROF_TRACE=runtime,kernel,memcpy,memset,sync,memory,nvtx,overhead,uvm) ;;
   esac
 }
 
@@ -107,7 +121,7 @@ measure() {
       read -r records dropped < <(python3 -c 'import json, sys
 d = json.load(open(sys.argv[1])); print(d.get("events", ""), d.get("dropped_records", ""))' \
         "$work/$tag.json" 2>/dev/null)
-    elif [[ $config == floor ]]; then
+    elif [[ $config == floor* ]]; then
       dropped=$(sed -n 's/^cupti_floor: .*dropped=\([0-9]*\)$/\1/p' "$err" | tail -n1)
     fi
   fi
@@ -148,7 +162,7 @@ wanted() { [[ $cases == *",$1,"* ]]; }
 if wanted launch; then
   echo "== launch loop: $launches launches, $cpp_rounds rounds"
   for (( r = 1; r <= cpp_rounds; ++r )); do
-    for c in $(rotated 6 $r none floor libprof libprof-all libprof-bt-none libprof-bt-all); do
+    for c in $(rotated ${#launch_configs[@]} $r "${launch_configs[@]}"); do
       set_config "$c"
       measure "$c" "$r" 180 launch=us_per_launch "$loop" "$launches"
     done
@@ -191,8 +205,8 @@ if wanted models; then
       set_config "$c" preload
       mode=none
       [[ $c == kineto-* ]] && mode=$c
-      measure "$c" "$r" 240 resnet=resnet_ms_per_step,gpt2=gpt2_ms_per_step \
-        "$python" "$models_bench" --mode "$mode" --steps "$models_steps"
+      measure "$c" "$r" 240 resnet=resnet_ms_per_step,gpt2=gpt2_ms_per_step,resnet-median=resnet_median_ms_per_step,gpt2-median=gpt2_median_ms_per_step \
+        "$python" "$models_bench" --mode "$mode" --steps "$models_steps" --workload "${MODELS_WORKLOAD:-both}"
     done
   done
 fi

@@ -18,11 +18,13 @@ import statistics
 import sys
 
 UNITS = {"launch": "us/launch", "torch-add": "us/op", "torch-mlp": "us/step", "exit": "ms",
-         "copy": "ms", "long": "ms", "uvm-launch": "us/launch", "resnet": "ms/step", "gpt2": "ms/step"}
-CONFIGS = ["none", "floor", "libprof-bt-none", "libprof", "libprof-uvm", "libprof-no-python",
+         "copy": "ms", "long": "ms", "uvm-launch": "us/launch", "resnet": "ms/step", "gpt2": "ms/step",
+         "resnet-median": "ms/step", "gpt2-median": "ms/step"}
+CONFIGS = ["none", "floor", "libprof-bt-none", "libprof", "libprof-no-driver", "libprof-uvm", "libprof-no-python",
            "libprof-bt-all", "libprof-all", "libprof-buffered", "kineto-cpu-cuda", "kineto-cuda"]
 REFERENCE = {"launch": "floor", "torch-add": "kineto-cpu-cuda", "torch-mlp": "kineto-cpu-cuda",
-             "resnet": "kineto-cpu-cuda", "gpt2": "kineto-cpu-cuda"}
+             "resnet": "kineto-cpu-cuda", "gpt2": "kineto-cpu-cuda",
+             "resnet-median": "kineto-cpu-cuda", "gpt2-median": "kineto-cpu-cuda"}
 
 
 def number(text):

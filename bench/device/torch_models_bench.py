@@ -11,9 +11,11 @@ Modes: none | kineto-cpu-cuda (torch.profiler with CPU and CUDA activities aroun
 steps). libprof and the CUPTI floor are applied from outside (LD_PRELOAD / injection), mode none.
 
 Usage: torch_models_bench.py [--mode none] [--workload resnet|gpt2|both] [--steps N]
-Prints: resnet_ms_per_step=X and/or gpt2_ms_per_step=Y.
+Prints: resnet_ms_per_step=X and/or gpt2_ms_per_step=Y (means), and the median step of each
+(resnet_median_ms_per_step, gpt2_median_ms_per_step).
 """
 import argparse
+import statistics
 import sys
 import time
 
@@ -58,20 +60,27 @@ def gpt2_workload():
 
 
 def timed_ms_per_step(body, steps, mode):
+    """(mean, median) milliseconds a step. Each step ends in a blocking .item(), so timing steps
+    one by one adds no synchronisation; the median shows the typical step, the mean includes the
+    rare slow ones (a profiler's periodic flush, the machine's noise)."""
     body(5)  # warm-up: allocator, cuDNN/cuBLAS plans, lazy modules
     torch.cuda.synchronize()
-    if mode == "none":
+
+    def run():
+        times = []
         start = time.perf_counter()
-        body(steps)
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            body(1)
+            times.append(time.perf_counter() - t0)
         torch.cuda.synchronize()
-        return (time.perf_counter() - start) * 1e3 / steps
+        return (time.perf_counter() - start) * 1e3 / steps, statistics.median(times) * 1e3
+
+    if mode == "none":
+        return run()
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=activities):
-        start = time.perf_counter()
-        body(steps)
-        torch.cuda.synchronize()
-        elapsed = time.perf_counter() - start
-    return elapsed * 1e3 / steps
+        return run()
 
 
 def main():
@@ -84,11 +93,11 @@ def main():
         print("torch_models_bench: no CUDA device", file=sys.stderr)
         return 1
     if args.workload in ("resnet", "both"):
-        ms = timed_ms_per_step(resnet_workload(), args.steps, args.mode)
-        print(f"resnet_ms_per_step={ms:.4f}", flush=True)
+        mean, median = timed_ms_per_step(resnet_workload(), args.steps, args.mode)
+        print(f"resnet_ms_per_step={mean:.4f}\nresnet_median_ms_per_step={median:.4f}", flush=True)
     if args.workload in ("gpt2", "both"):
-        ms = timed_ms_per_step(gpt2_workload(), args.steps, args.mode)
-        print(f"gpt2_ms_per_step={ms:.4f}", flush=True)
+        mean, median = timed_ms_per_step(gpt2_workload(), args.steps, args.mode)
+        print(f"gpt2_ms_per_step={mean:.4f}\ngpt2_median_ms_per_step={median:.4f}", flush=True)
     return 0
 
 
