@@ -1,7 +1,7 @@
 // `profview diff` and `profview check`: the commands that compare runs or hold one to limits.
 // Both read a run the same way (ReadRun): its NVTX ranges first (cheap), then its summary
 // streamed (summary.h), restricted to the iteration range when there is one, then its findings
-// (one file at a time: findings do not stream yet).
+// (one file at a time, each loaded whole; its findings totalled as they are found).
 #include <cmath>
 #include <map>
 
@@ -40,7 +40,7 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
                                                       std::vector<std::string>* warnings) {
   FindingTotals totals;
   auto done = ForEachProcess(files, filters, warnings, [&](const ProcessTrace& t) {
-    totals.Add(FindFindings(t, thresholds));
+    StreamFindings(t, thresholds, [&](Finding&& f, uint64_t) { totals.Add(f); });
   });
   if (!done) return std::unexpected(done.error());
   return totals;

@@ -20,31 +20,32 @@ FindingKey KeyOf(const Finding& f) {
   return key;
 }
 
-void FindingTotals::Add(const std::vector<Finding>& findings) {
-  std::map<FindingKey, size_t> index;
-  for (size_t i = 0; i < totals_.size(); ++i) index[totals_[i].key] = i;
-  for (const Finding& f : findings) {
-    FindingKey key = KeyOf(f);
-    auto [it, inserted] = index.try_emplace(key, totals_.size());
-    if (inserted) totals_.push_back(FindingTotal{.key = std::move(key)});
-    FindingTotal& t = totals_[it->second];
-    ++t.count;
-    t.blocked_ns += f.blocked_ns;
+void FindingTotals::Add(const Finding& finding) {
+  FindingKey key = KeyOf(finding);
+  auto it = totals_.find(key);
+  if (it == totals_.end()) {
+    it = totals_.emplace(key, FindingTotal{.key = key}).first;
   }
+  ++it->second.count;
+  it->second.blocked_ns += finding.blocked_ns;
+}
+
+void FindingTotals::Add(const std::vector<Finding>& findings) {
+  for (const Finding& f : findings) Add(f);
 }
 
 std::vector<FindingTotal> FindingTotals::Totals() const {
-  std::vector<FindingTotal> out = totals_;
-  std::sort(out.begin(), out.end(),
-            [](const FindingTotal& a, const FindingTotal& b) { return a.key < b.key; });
+  std::vector<FindingTotal> out;
+  out.reserve(totals_.size());
+  for (const auto& [key, t] : totals_) out.push_back(t);
   return out;
 }
 
 FindingTotal FindingTotals::OfRule(RuleId rule) const {
   FindingTotal sum;
   sum.key.rule = rule;
-  for (const FindingTotal& t : totals_) {
-    if (t.key.rule != rule) continue;
+  for (const auto& [key, t] : totals_) {
+    if (key.rule != rule) continue;
     sum.count += t.count;
     sum.blocked_ns += t.blocked_ns;
   }

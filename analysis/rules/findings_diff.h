@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,7 @@ struct FindingTotal {
 // Accumulates findings (of one process after another) into totals by key.
 class FindingTotals {
  public:
+  void Add(const Finding& finding);  // in any order (StreamFindings' findings as they come)
   void Add(const std::vector<Finding>& findings);
   // Sorted by key.
   std::vector<FindingTotal> Totals() const;
@@ -51,7 +53,7 @@ class FindingTotals {
   FindingTotal OfRule(RuleId rule) const;
 
  private:
-  std::vector<FindingTotal> totals_;  // unsorted while adding; small (one per key)
+  std::map<FindingKey, FindingTotal> totals_;  // small: one per key
 };
 
 struct FindingDiff {
