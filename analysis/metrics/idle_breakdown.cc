@@ -185,29 +185,35 @@ IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint6
   return totals;
 }
 
-DeviceIdle From(const DeviceIdle& d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {
+DeviceIdle From(DeviceIdle d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {
   if (from_ns <= d.active.start_ns) return d;
-  DeviceIdle out;
-  out.device_id = d.device_id;
-  out.active = {std::min(from_ns, d.active.end_ns), d.active.end_ns};
-  for (uint32_t op : d.ops) {
-    if (ops[op].start_ns >= from_ns) out.ops.push_back(op);
+  // In place: a device's lists are as long as its operations.
+  d.active = {std::min(from_ns, d.active.end_ns), d.active.end_ns};
+  std::erase_if(d.ops, [&](uint32_t op) { return ops[op].start_ns < from_ns; });
+  size_t kept = 0;
+  for (size_t i = 0; i < d.busy.size(); ++i) {
+    const Interval b = d.busy[i];
+    if (b.end_ns > from_ns) d.busy[kept++] = {std::max(b.start_ns, from_ns), b.end_ns};
   }
-  for (const Interval& b : d.busy) {
-    if (b.end_ns > from_ns) out.busy.push_back({std::max(b.start_ns, from_ns), b.end_ns});
-  }
+  d.busy.resize(kept);
+  kept = 0;
   for (size_t k = 0; k < d.gaps.size(); ++k) {
-    if (d.gaps[k].end_ns <= from_ns) continue;
-    out.gaps.push_back({std::max(d.gaps[k].start_ns, from_ns), d.gaps[k].end_ns});
-    out.next_op.push_back(d.next_op[k]);
+    const Interval g = d.gaps[k];
+    if (g.end_ns <= from_ns) continue;
+    d.gaps[kept] = {std::max(g.start_ns, from_ns), g.end_ns};
+    d.next_op[kept++] = d.next_op[k];
   }
-  for (const IdlePiece& p : d.pieces) {
+  d.gaps.resize(kept);
+  d.next_op.resize(kept);
+  kept = 0;
+  for (size_t i = 0; i < d.pieces.size(); ++i) {
+    IdlePiece p = d.pieces[i];
     if (p.span.end_ns <= from_ns) continue;
-    IdlePiece cut = p;
-    cut.span.start_ns = std::max(p.span.start_ns, from_ns);
-    out.pieces.push_back(cut);
+    p.span.start_ns = std::max(p.span.start_ns, from_ns);
+    d.pieces[kept++] = p;
   }
-  return out;
+  d.pieces.resize(kept);
+  return d;
 }
 
 DeviceIdle WithoutIdleIn(DeviceIdle d, const std::vector<Interval>& holes) {

@@ -60,7 +60,7 @@ std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index);
 // there, busy time, gaps and pieces are cut there, and only operations that start there or later
 // are kept. Unchanged when `from_ns` is before its first operation; an empty active span when it
 // is at or after its last operation's end.
-DeviceIdle From(const DeviceIdle& d, const std::vector<DeviceOp>& ops, uint64_t from_ns);
+DeviceIdle From(DeviceIdle d, const std::vector<DeviceOp>& ops, uint64_t from_ns);
 
 // `d` without its idle time inside `holes` (merged, sorted intervals: module loading after
 // start-up): idle pieces are cut there. Busy time, gaps and operations are unchanged.

@@ -29,8 +29,8 @@ class GpuRules {
   void Run() {
     const StartUp start_up = FindStartUp(index_);
     uint64_t start_up_idle = 0;
-    // One device's timeline at a time, each step taking the last one's place: a device's busy
-    // and idle pieces are as many as its operations (millions in a long trace).
+    // One device's timeline at a time, each step changing it in place: a device's busy and idle
+    // pieces are as many as its operations (millions in a long trace).
     std::vector<DeviceIdle> devices = ClassifyIdle(index_);
     for (DeviceIdle& whole : devices) {
       // Idle time inside start-up is reported once, by the start-up finding.
@@ -39,9 +39,9 @@ class GpuRules {
                                  std::min(start_up.end_ns, whole.active.end_ns))
                              .total();
       }
-      DeviceIdle steady = start_up.known ? From(whole, index_.device_ops(), start_up.end_ns)
-                                         : std::move(whole);
-      whole = DeviceIdle();
+      DeviceIdle steady = start_up.known
+                              ? From(std::move(whole), index_.device_ops(), start_up.end_ns)
+                              : std::move(whole);
       if (steady.active.length() == 0) continue;
       const uint64_t steady_idle =
           SumIdle(steady.pieces, steady.active.start_ns, steady.active.end_ns).total();
