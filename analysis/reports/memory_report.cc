@@ -2,6 +2,7 @@
 
 #include "analysis/reports/formats.h"
 #include "analysis/reports/memory_pools_report.h"
+#include "analysis/reports/memory_timeline_report.h"
 #include "analysis/reports/unified_memory_report.h"
 #include "analysis/reports/table_renderer.h"
 #include "analysis/model/units.h"
@@ -212,23 +213,7 @@ std::string MemoryJson(const std::vector<MemoryReport>& reports,
     }
     j.EndArray();
     if (timelines != nullptr && i < timelines->size() && !(*timelines)[i].failed.empty()) {
-      j.Key("failed_allocations").BeginArray();
-      const MemoryTimeline& t = (*timelines)[i];
-      for (const FailedAllocation& f : t.failed) {
-        j.BeginObject()
-            .Field("api", f.api)
-            .Field("start_ns", f.start_ns > t.origin_ns ? f.start_ns - t.origin_ns : 0)
-            .Field("thread_id", f.thread_id)
-            .Field("return_value", static_cast<int64_t>(f.return_value))
-            .Field("call_site", f.call_site)
-            .Key("in_use")
-            .BeginArray();
-        for (const auto& [device, bytes] : f.in_use) {
-          j.BeginObject().Field("device_id", device).Field("bytes", bytes).EndObject();
-        }
-        j.EndArray().EndObject();
-      }
-      j.EndArray();
+      FailedAllocationsJson((*timelines)[i], j);
     }
     if (pools != nullptr && i < pools->size()) MemoryPoolsJson((*pools)[i], j);
     if (unified != nullptr && i < unified->size()) UnifiedMemoryJson((*unified)[i], j);

@@ -135,6 +135,26 @@ std::string MemoryTimelineCsv(const std::vector<MemoryTimeline>& timelines) {
   return out;
 }
 
+void FailedAllocationsJson(const MemoryTimeline& t, JsonWriter& j) {
+  j.Key("failed_allocations").BeginArray();
+  for (const FailedAllocation& f : t.failed) {
+    j.BeginObject()
+        .Field("api", f.api)
+        .Field("start_ns", f.start_ns > t.origin_ns ? f.start_ns - t.origin_ns : 0)
+        .Field("duration_ns", f.duration_ns)
+        .Field("thread_id", f.thread_id)
+        .Field("return_value", static_cast<int64_t>(f.return_value))
+        .Field("call_site", f.call_site)
+        .Key("in_use")
+        .BeginArray();
+    for (const auto& [device, bytes] : f.in_use) {
+      j.BeginObject().Field("device_id", device).Field("bytes", bytes).EndObject();
+    }
+    j.EndArray().EndObject();
+  }
+  j.EndArray();
+}
+
 std::string MemoryTimelineJson(const std::vector<MemoryTimeline>& timelines) {
   JsonWriter j;
   j.BeginObject().Key("processes").BeginArray();
@@ -156,23 +176,9 @@ std::string MemoryTimelineJson(const std::vector<MemoryTimeline>& timelines) {
       }
       j.EndArray().EndObject();
     }
-    j.EndArray().Key("failed_allocations").BeginArray();
-    for (const FailedAllocation& f : t.failed) {
-      j.BeginObject()
-          .Field("api", f.api)
-          .Field("start_ns", rel(f.start_ns))
-          .Field("duration_ns", f.duration_ns)
-          .Field("thread_id", f.thread_id)
-          .Field("return_value", static_cast<int64_t>(f.return_value))
-          .Field("call_site", f.call_site)
-          .Key("in_use")
-          .BeginArray();
-      for (const auto& [device, bytes] : f.in_use) {
-        j.BeginObject().Field("device_id", device).Field("bytes", bytes).EndObject();
-      }
-      j.EndArray().EndObject();
-    }
-    j.EndArray().EndObject();
+    j.EndArray();
+    FailedAllocationsJson(t, j);
+    j.EndObject();
   }
   j.EndArray().EndObject();
   return j.str();

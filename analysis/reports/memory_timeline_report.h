@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/metrics/memory_timeline.h"
+#include "analysis/reports/formats.h"  // JsonWriter
 
 namespace libprof::analysis {
 
@@ -25,6 +26,9 @@ std::string MemoryTimelineCsv(const std::vector<MemoryTimeline>& timelines);
 // {"processes": [{"pid", "file", "devices": [{"device_id", "peak_bytes", "steps":
 // [{"from_ns", "to_ns", "bytes"}]}], "failed_allocations": [...]}]}.
 std::string MemoryTimelineJson(const std::vector<MemoryTimeline>& timelines);
+// The "failed_allocations" array of one process (api, start_ns from the trace start,
+// duration_ns, thread_id, return_value, call_site, in_use per device), for both JSON outputs.
+void FailedAllocationsJson(const MemoryTimeline& timeline, JsonWriter& j);
 // The "Failed allocations" table of one process; "" when none failed.
 std::string FailedAllocationsTable(const MemoryTimeline& timeline, size_t max_width);
 

@@ -10,7 +10,9 @@
 // counting callback on kernel launches; those count as libprof's cost.
 //
 // CUPTI_FLOOR_SKIP=driver,event,... leaves those kinds out (names below), to tell which kind costs
-// what.
+// what. CUPTI_FLOOR_SYNC_CALLBACKS=1 adds API callbacks (enter and exit, a timestamp each) on the
+// synchronising, event-record, event-wait and query calls: what recording those calls from
+// callbacks instead of the SYNCHRONIZATION and CUDA_EVENT kinds would cost at least.
 //
 // Load with CUDA_INJECTION64_PATH=.../libcupti_floor.so. At exit it flushes (forced) and prints
 // "cupti_floor: buffers=N bytes=B dropped=D" on stderr.
@@ -60,11 +62,60 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
   g_pool->push_back(buffer);
 }
 
+std::atomic<uint64_t> g_sync_callbacks{0};
+
+void CUPTIAPI OnSyncCall(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_EXIT) {
+    g_sync_callbacks.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void EnableSyncCallbacks() {
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (cuptiSubscribe(&subscriber, OnSyncCall, nullptr) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "cupti_floor: cuptiSubscribe failed\n");
+    return;
+  }
+  const CUpti_CallbackId runtime[] = {
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020,
+      CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010,
+      CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010,
+      CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020,
+      CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+  };
+  const CUpti_CallbackId driver[] = {
+      CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,       CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2,
+      CUPTI_DRIVER_TRACE_CBID_cuEventRecord,          CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags, CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuEventQuery,           CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,          CUPTI_DRIVER_TRACE_CBID_cuStreamQuery_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,      CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz,
+  };
+  for (CUpti_CallbackId cbid : runtime) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+  }
+  for (CUpti_CallbackId cbid : driver) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  }
+}
+
 void AtExit() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   size_t dropped = 0;
   cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
-  std::fprintf(stderr, "cupti_floor: buffers=%llu bytes=%llu dropped=%zu\n",
+  std::fprintf(stderr, "cupti_floor: sync_callbacks=%llu buffers=%llu bytes=%llu dropped=%zu\n",
+               static_cast<unsigned long long>(g_sync_callbacks.load()),
                static_cast<unsigned long long>(g_buffers.load()),
                static_cast<unsigned long long>(g_bytes.load()), dropped);
 }
@@ -134,6 +185,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     for (uint32_t cbid : libprof::InsignificantDriverCbids()) {
       if (!skip_driver) cuptiActivityEnableDriverApi(cbid, 0);
     }
+    const char* sync_callbacks = std::getenv("CUPTI_FLOOR_SYNC_CALLBACKS");
+    if (sync_callbacks != nullptr && std::strcmp(sync_callbacks, "1") == 0) EnableSyncCallbacks();
     std::atexit(AtExit);
   });
   return 1;

@@ -71,6 +71,10 @@ set_config() {
   case $1 in
     floor) env_vars=(CUDA_INJECTION64_PATH="$floor") ;;
     # The floor less some kinds (cupti_floor.cc names them), e.g. floor-skip-driver+event.
+    # ... and with callbacks on the synchronising and event calls instead (cupti_floor.cc).
+    floor-callbacks-skip-*) local skip=${1#floor-callbacks-skip-}
+                            env_vars=(CUDA_INJECTION64_PATH="$floor" CUPTI_FLOOR_SKIP="${skip//+/,}"
+                                      CUPTI_FLOOR_SYNC_CALLBACKS=1) ;;
     floor-skip-*) local skip=${1#floor-skip-}
                   env_vars=(CUDA_INJECTION64_PATH="$floor" CUPTI_FLOOR_SKIP="${skip//+/,}") ;;
     libprof) env_vars=("$how=$lib") ;;
