@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/unified_memory.h"
 #include "analysis/metrics/rank_skew.h"
 #include "analysis/model/api_names.h"
 #include "analysis/model/collectives.h"
@@ -92,6 +93,7 @@ class ProcessExporter {
     for (uint32_t op : op_order_) WriteDeviceOp(op);
     for (const auto& [f, lane] : gpu_findings_) WriteGpuFinding(*f, lane);
     WriteMemoryCounters();
+    WriteMigrationCounters();
     return next_flow_;
   }
 
@@ -414,6 +416,20 @@ class ProcessExporter {
     for (const DeviceMemorySeries& d : timeline.devices) {
       const std::string name = "GPU " + std::to_string(d.device_id) + " memory in use";
       for (const MemoryStep& step : d.steps) {
+        EventArgs values;
+        values.Add("bytes", step.bytes);
+        w_.Write(ChromeEvent::Counter(name, pid_, Ts(step.time_ns), &values));
+      }
+    }
+  }
+
+  // Unified memory migrated since the start, one counter track per direction (the HTML report's
+  // chart, unified_memory.h): a migration's bytes count at its end.
+  void WriteMigrationCounters() {
+    for (const UvmMigrationSeries& series : UvmMigrationsOverTime(r_)) {
+      const std::string name =
+          "unified memory migrated " + UvmDirection(series.src_device_id, series.dst_device_id);
+      for (const UvmMigrationSeries::Step& step : series.steps) {
         EventArgs values;
         values.Add("bytes", step.bytes);
         w_.Write(ChromeEvent::Counter(name, pid_, Ts(step.time_ns), &values));

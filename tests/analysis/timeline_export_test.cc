@@ -266,6 +266,35 @@ TEST(TimelineExportTest, PartlyOverlappingSlicesGetAnExtraTrack) {
   EXPECT_EQ(Events(doc, "s", "launch").size(), 2u);
 }
 
+TEST(TimelineExportTest, MigrationsAreCountersOfBytesMovedSinceTheStart) {
+  const ProcessTrace trace = UnifiedMemoryScenario().Build();
+  std::map<std::string, uint64_t> moved;  // by direction, from the records themselves
+  for (const UnifiedMemoryCounter& c : trace.records.unified_memory_counters) {
+    if (c.counter_kind == UvmCounterKind::kBytesHtoD) moved["host → device"] += c.value;
+    if (c.counter_kind == UvmCounterKind::kBytesDtoH) moved["device → host"] += c.value;
+  }
+  ASSERT_EQ(moved.size(), 2u);
+  const Json doc = Export({trace});
+  for (const auto& [direction, bytes] : moved) {
+    const std::vector<Json> steps = Named(doc, "C", "unified memory migrated " + direction);
+    ASSERT_FALSE(steps.empty()) << direction;
+    uint64_t last = 0;
+    double last_ts = -1;
+    for (const Json& e : steps) {
+      const uint64_t value = e["args"]["bytes"].get<uint64_t>();
+      EXPECT_GT(value, last) << direction << ": a step adds bytes";
+      EXPECT_GT(e["ts"].get<double>(), last_ts) << direction << ": steps in time order";
+      last = value;
+      last_ts = e["ts"].get<double>();
+    }
+    EXPECT_EQ(last, bytes) << direction;
+  }
+  // A trace without unified memory gets no such track.
+  for (const Json& e : Events(Export(Nrm2Scenario()), "C")) {
+    EXPECT_EQ(e["name"].get<std::string>().find("unified memory"), std::string::npos);
+  }
+}
+
 TEST(TimelineExportTest, EmptyAndHostOnlyTracesExport) {
   TraceBuilder empty(9191);
   empty.SetEnd(100);
