@@ -16,8 +16,8 @@ enum class CallClass : uint8_t { kLaunch, kSync, kOther };
 // implicitly or through a SYNCHRONIZATION record), or it issued a copy or memset that blocks the
 // host (synchronous, or with pageable or managed host memory: the rule of findings.h).
 bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_record) {
-  const std::string& name = index.ApiName(call);
-  if (has_sync_record || ExplicitSyncScope(name) != SyncScope::kNone || IsImplicitSyncApi(name)) {
+  const ApiTraits& traits = index.Traits(call);
+  if (has_sync_record || traits.explicit_sync != SyncScope::kNone || traits.implicit_sync) {
     return true;
   }
   const TraceRecords& r = index.records();

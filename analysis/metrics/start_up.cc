@@ -57,7 +57,7 @@ StartUp FindStartUp(const TraceIndex& index) {
   std::vector<StartUpWork> kinds(calls.size());
   std::vector<Interval> defining;  // module loading and context creation
   for (size_t i = 0; i < calls.size(); ++i) {
-    kinds[i] = StartUpWorkOf(index.ApiName(calls[i]));
+    kinds[i] = index.Traits(calls[i]).start_up;
     if ((kinds[i] == StartUpWork::kModuleLoad || kinds[i] == StartUpWork::kContext) &&
         calls[i].end_ns > calls[i].start_ns) {
       defining.push_back({calls[i].start_ns, calls[i].end_ns});

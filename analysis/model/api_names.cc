@@ -171,4 +171,12 @@ bool IsMemsetApi(std::string_view name) {
 
 bool IsAsyncApi(std::string_view name) { return Contains(Base(name), "Async"); }
 
+ApiTraits TraitsOf(std::string_view name) {
+  return {.explicit_sync = ExplicitSyncScope(name),
+          .implicit_sync = IsImplicitSyncApi(name),
+          .start_up = StartUpWorkOf(name),
+          .async = IsAsyncApi(name),
+          .per_thread = IsPerThreadApi(name)};
+}
+
 }  // namespace libprof::analysis

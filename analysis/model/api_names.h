@@ -48,4 +48,15 @@ bool IsAsyncApi(std::string_view name);   // the name (without _ptsz/_ptds) ends
 bool IsPerThreadApi(std::string_view name);
 std::string_view WithoutPerThreadSuffix(std::string_view name);
 
+// The answers above that the analyses ask of every call, for one name: TraceIndex keeps them per
+// name id (a trace has a few hundred API names and millions of calls).
+struct ApiTraits {
+  SyncScope explicit_sync = SyncScope::kNone;
+  bool implicit_sync = false;
+  StartUpWork start_up = StartUpWork::kNone;
+  bool async = false;
+  bool per_thread = false;
+};
+ApiTraits TraitsOf(std::string_view name);
+
 }  // namespace libprof::analysis

@@ -152,7 +152,7 @@ std::unordered_set<uint32_t> PerThreadStreams(const TraceIndex& index) {
   std::unordered_set<uint64_t> units;  // correlation ids whose first operation was counted
   for (const DeviceOp& op : index.device_ops()) {
     const int64_t call = index.LaunchingCall(op.correlation_id);
-    if (call < 0 || !IsPerThreadApi(index.ApiName(index.records().api_calls[call]))) continue;
+    if (call < 0 || !index.Traits(index.records().api_calls[call]).per_thread) continue;
     if (units.insert(op.correlation_id).second) streams.insert(op.stream_id);
   }
   return streams;

@@ -63,6 +63,19 @@ std::string TraceIndex::SetName(MemoryKind kind) {
 
 TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   const TraceRecords& r = trace.records;
+  {
+    std::vector<bool> known;
+    for (const ApiCall& c : r.api_calls) {
+      if (c.name_id >= traits_.size()) {
+        traits_.resize(c.name_id + 1);
+        known.resize(c.name_id + 1);
+      }
+      if (!known[c.name_id]) {
+        traits_[c.name_id] = TraitsOf(trace.Str(c.name_id));
+        known[c.name_id] = true;
+      }
+    }
+  }
   std::vector<std::pair<DeviceOp, const std::string*>> ops;
   ops.reserve(DeviceOpCount(r));
   OpNamer namer(trace, &names_);

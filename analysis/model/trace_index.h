@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "proto/trace_model.h"
+#include "analysis/model/api_names.h"
 #include "analysis/model/device_ops.h"
 #include "analysis/model/id_table.h"
 #include "analysis/model/trace_loader.h"
@@ -46,6 +47,8 @@ class TraceIndex {
   std::span<const uint32_t> OpsOf(uint64_t corr) const;
 
   const std::string& ApiName(const ApiCall& call) const { return trace_->Str(call.name_id); }
+  // api_names.h's answers for the call's name, computed once per name.
+  const ApiTraits& Traits(const ApiCall& call) const { return traits_[call.name_id]; }
   // The full readable name of `op`: a demangled kernel name, "[copy pageable to device memory]",
   // "[set device memory]", "[graph 3]". `op` must be an element of device_ops().
   const std::string& OpName(const DeviceOp& op) const;
@@ -72,6 +75,7 @@ class TraceIndex {
   std::vector<const std::string*> op_names_;  // per op, into names_
   std::unordered_map<std::string, std::unique_ptr<std::string>> names_;
   std::unordered_map<uint32_t, uint32_t> domain_names_;  // domain id -> string id
+  std::vector<ApiTraits> traits_;  // by name id: every API call's name
 };
 
 }  // namespace libprof::analysis

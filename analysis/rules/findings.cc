@@ -253,7 +253,8 @@ class Analyzer {
 
     auto sync = syncs_.find(i);
     const Synchronization* sync_record = sync == syncs_.end() ? nullptr : sync->second;
-    SyncScope scope = ExplicitSyncScope(name);
+    const ApiTraits& traits = index_.Traits(call);
+    SyncScope scope = traits.explicit_sync;
     if (sync_record != nullptr) {
       switch (sync_record->type) {
         case SyncType::kStreamSynchronize:
@@ -330,7 +331,7 @@ class Analyzer {
       } else {
         wait = {};
       }
-    } else if (IsImplicitSyncApi(name)) {
+    } else if (traits.implicit_sync) {
       wait =
           Resolve(call, model_.PendingOnDevice(call.start_ns, call.correlation_id, call.start_ns),
                   /*tolerant=*/true);
@@ -390,7 +391,7 @@ class Analyzer {
     const std::string after_wait =
         wait.blocked_ns > 0 ? ", after " + Dur(wait.blocked_ns) + " waiting for earlier work" : "";
     if (m != nullptr) {
-      const bool async = m->async || IsAsyncApi(name);
+      const bool async = m->async || traits.async;
       const bool pageable =
           m->src_kind == MemoryKind::kPageable || m->dst_kind == MemoryKind::kPageable;
       if (async && pageable) {
@@ -413,7 +414,7 @@ class Analyzer {
                         "continue";
         out_(std::move(f));
       }
-    } else if (s != nullptr && !s->async && !IsAsyncApi(name) && own_cost >= options_.min_wait_ns) {
+    } else if (s != nullptr && !s->async && !traits.async && own_cost >= options_.min_wait_ns) {
       Finding f = own_finding(RuleId::kSyncMemset);
       f.explanation = name + " (" + details + ") is a synchronous memset: it held the host for " +
                       Dur(own_cost) + after_wait + "; cudaMemsetAsync would not";

@@ -133,9 +133,9 @@ class OverlapRules {
     for (auto it = pos + 1; it != end; ++it) {
       const ApiCall& c = r.api_calls[*it];
       const auto issued = index_.OpsOf(c.correlation_id);
-      const std::string& name = index_.ApiName(c);
+      const ApiTraits& traits = index_.Traits(c);
       if (issued.empty()) {
-        if (ExplicitSyncScope(name) != SyncScope::kNone || IsImplicitSyncApi(name)) return nullptr;
+        if (traits.explicit_sync != SyncScope::kNone || traits.implicit_sync) return nullptr;
         continue;
       }
       for (uint32_t o : issued) {
