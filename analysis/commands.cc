@@ -28,6 +28,7 @@
 #include "analysis/reports/timeline_export.h"
 #include "analysis/reports/trace_listing.h"
 #include "analysis/model/units.h"
+#include "analysis/rules/findings_partial.h"
 #include "analysis/rules/rank_rules.h"
 
 namespace libprof::analysis {
@@ -93,18 +94,80 @@ std::expected<std::string, std::string> FormatSummary(const SummaryReport& repor
   return SummaryTable(report.parts, report.total, options.terminal_width);
 }
 
-// `partial` written to `output` ("-": returned), or a one-line report.
-std::expected<std::string, std::string> WritePartial(const SummaryPartial& partial,
-                                                     const std::string& output) {
-  const std::string json = SummaryPartialJson(partial);
+// A partial's `json` written to `output` ("-": returned), or a one-line report naming `what`
+// ("a partial summary") of `processes` processes.
+std::expected<std::string, std::string> WritePartialText(const std::string& json,
+                                                         const std::string& output,
+                                                         const std::string& what,
+                                                         size_t processes) {
   if (output == "-") return json;
   auto file = OutputFile::Create(output);
   if (!file) return std::unexpected(file.error());
   (*file)->stream() << json;
   if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
-  const size_t n = partial.state.parts.size();
-  return "Wrote a partial summary of " + std::to_string(n) + (n == 1 ? " process" : " processes") +
-         " to " + output + " (profview combine merges partials)\n";
+  return "Wrote " + what + " of " + std::to_string(processes) +
+         (processes == 1 ? " process" : " processes") + " to " + output +
+         " (profview combine merges partials)\n";
+}
+
+std::expected<std::string, std::string> WritePartial(const SummaryPartial& partial,
+                                                     const std::string& output) {
+  return WritePartialText(SummaryPartialJson(partial), output, "a partial summary",
+                          partial.state.parts.size());
+}
+
+std::expected<std::string, std::string> WritePartial(const FindingsPartial& partial,
+                                                     const std::string& output) {
+  return WritePartialText(FindingsPartialJson(partial), output, "partial findings",
+                          partial.processes.size());
+}
+
+// The text of partial `path`, or why it cannot be read.
+std::expected<std::string, std::string> ReadPartial(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::unexpected(path + ": cannot open the partial");
+  std::string text{std::istreambuf_iterator<char>(in), {}};
+  if (in.bad()) return std::unexpected(path + ": cannot read the partial");
+  return text;
+}
+
+// `combine` over partial findings: what `findings` prints over their traces.
+std::expected<std::string, std::string> CombineFindings(const CombineCommandOptions& options,
+                                                        std::vector<std::string>* warnings) {
+  FindingsPartialsCombiner combiner;
+  for (const std::string& path : options.files) {
+    auto text = ReadPartial(path);
+    if (!text) return std::unexpected(text.error());
+    auto partial = ParseFindingsPartial(*text, path);
+    if (!partial) {
+      if (!IsFindingsPartial(*text)) {
+        return std::unexpected(path + ": not partial findings, as " + options.files.front() +
+                               " is (one kind of partial at a time)");
+      }
+      return std::unexpected(partial.error());
+    }
+    if (auto added = combiner.Add(std::move(*partial), path); !added) {
+      return std::unexpected(added.error());
+    }
+  }
+  if (!options.partial_output.empty()) {
+    return WritePartial(combiner.TakePartial(), options.partial_output);
+  }
+  auto result = combiner.Finish(warnings);
+  if (!result) return std::unexpected(result.error());
+  const FindingsReportContext context{.all = false,
+                                      .thresholds = result->thresholds,
+                                      .trace_ns = result->trace_ns,
+                                      .terminal_width = options.terminal_width};
+  switch (options.format) {
+    case OutputFormat::kCsv:
+      return FindingsCsv(result->digest, context);
+    case OutputFormat::kJson:
+      return FindingsJson(result->digest, context);
+    case OutputFormat::kTable:
+      break;
+  }
+  return FindingsTable(result->digest, context);
 }
 
 // The partial summary of `options.files` written to options.partial_output (or returned).
@@ -139,15 +202,18 @@ std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& 
 std::expected<std::string, std::string> RunCombine(const CombineCommandOptions& options,
                                                    std::vector<std::string>* warnings) {
   if (options.files.empty()) return std::unexpected("no partial summary given");
+  // The first partial says which kind they all are.
+  auto first = ReadPartial(options.files.front());
+  if (!first) return std::unexpected(first.error());
+  if (IsFindingsPartial(*first)) return CombineFindings(options, warnings);
+  std::string().swap(*first);
   PartialsCombiner combiner;
   for (const std::string& path : options.files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::unexpected(path + ": cannot open the partial summary");
-    std::string text{std::istreambuf_iterator<char>(in), {}};
-    if (in.bad()) return std::unexpected(path + ": cannot read the partial summary");
-    auto partial = ParseSummaryPartial(text, path);
+    auto text = ReadPartial(path);
+    if (!text) return std::unexpected(text.error());
+    auto partial = ParseSummaryPartial(*text, path);
     if (!partial) return std::unexpected(partial.error());
-    std::string().swap(text);
+    std::string().swap(*text);
     if (auto added = combiner.Add(std::move(*partial), path); !added) {
       return std::unexpected(added.error());
     }
@@ -167,6 +233,15 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   }
   if (options.thresholds.idle_share < 0 || options.thresholds.idle_share > 1) {
     return std::unexpected("--idle-share must be a percentage between 0 and 100");
+  }
+  if (!options.partial_output.empty()) {
+    FindingsOptions thresholds = options.thresholds;
+    thresholds.call_sites = options.call_sites;
+    auto partial = FindFindingsPartial(options.files, options.filters, thresholds);
+    if (!partial) return std::unexpected(partial.error());
+    // Printed now and kept in the partial, for combine to print again.
+    for (const FindingsPartial::Warning& w : partial->warnings) warnings->push_back(w.text);
+    return WritePartial(*partial, options.partial_output);
   }
   // Findings are grouped as soon as they are found (findings_digest.h).
   FindingsDigest findings(options.all);

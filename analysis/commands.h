@@ -38,6 +38,9 @@ struct SummaryCommandOptions : CommandOptions {
 struct FindingsCommandOptions : CommandOptions {
   FindingsOptions thresholds;
   bool all = false;  // one row per call instead of grouped rows
+  // `findings --partial -o FILE`: write partial findings (rules/findings_partial.h) to this file
+  // ("-": returned as the output) instead of the tables.
+  std::string partial_output;
 };
 
 // Warnings (truncated file, dropped records) are appended to *warnings, one line each.
@@ -46,7 +49,8 @@ std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& 
 
 // `profview combine PARTIALS...`: the summary of every trace the partial summaries cover, as
 // `summary` prints it over those files (options.files are the partials; filters and --raw/--by
-// come from them). Errors name the partial that is not one, damaged, or of another version.
+// come from them); or, when they are partial findings, the findings `findings` prints over
+// those files (thresholds and filters from them). Errors name the partial that is not one, damaged, or of another version.
 // Each partial is read, merged and freed before the next, so memory holds one partial and the
 // combination (whose unions shrink as ranks overlap), not all of them.
 struct CombineCommandOptions : CommandOptions {

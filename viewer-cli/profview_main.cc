@@ -108,8 +108,9 @@ constexpr const char* kSummaryHelp =
 constexpr const char* kCombineHelp =
     "Combine partial summaries (profview summary --partial -o FILE, one per group of trace "
     "files) into the summary of all their files: the same tables, CSV or JSON as `profview "
-    "summary` over those files in name order, byte for byte. Options and filters come from the "
-    "partials, which must all have been made with the same ones.";
+    "summary` over those files in name order, byte for byte. Partial findings (profview findings "
+    "--partial -o FILE) combine the same way into what `profview findings` prints. Options and "
+    "filters come from the partials, which must all be of one kind and made with the same ones.";
 
 constexpr const char* kSummaryDefinitions =
     "Definitions:\n"
@@ -387,7 +388,8 @@ int main(int argc, char** argv) {
   CombineCommandOptions combine;
   std::string combine_format = "table";
   CLI::App* combine_cmd = app.add_subcommand("combine", kCombineHelp);
-  combine_cmd->add_option("partials", combine.files, "partial summaries (summary --partial)")
+  combine_cmd->add_option("partials", combine.files,
+                          "partial summaries (summary --partial) or findings (findings --partial)")
       ->required()
       ->type_name("PARTIAL");
   combine_cmd->add_option("--format", combine_format, "output format: table (default), csv or json")
@@ -410,6 +412,14 @@ int main(int argc, char** argv) {
   findings_cmd->footer(libprof::analysis::RulesHelp() + kFindingsDefinitions);
   AddCommon(findings_cmd, &findings, &findings_flags);
   findings_cmd->add_flag("--all", findings.all, "one row per finding instead of grouped rows");
+  bool findings_partial = false;
+  findings_cmd->add_flag("--partial", findings_partial,
+                         "write partial findings (-o FILE) for `profview combine` instead of the "
+                         "tables: the map step of a many-rank analysis");
+  findings_cmd
+      ->add_option("-o,--output", findings.partial_output,
+                   "with --partial: the file to write (- for stdout); replaced if it exists")
+      ->type_name("FILE");
   findings_cmd
       ->add_option("--min-wait", min_wait,
                    "report waits and synchronous costs of at least this long (default "
@@ -753,6 +763,15 @@ int main(int argc, char** argv) {
       }
       findings.thresholds.util_threshold = util_percent / 100.0;
       findings.thresholds.idle_share = idle_percent / 100.0;
+      if (findings_partial != !findings.partial_output.empty()) {
+        std::cerr << "profview: --partial and -o go together (findings --partial -o FILE)\n";
+        return kBadUsage;
+      }
+      if (findings_partial && findings.all) {
+        std::cerr << "profview: --partial keeps grouped findings; --all lists every one: use one "
+                     "or the other\n";
+        return kBadUsage;
+      }
       result = libprof::analysis::RunFindings(findings, &warnings);
     } else if (streams_cmd->parsed()) {
       if (!Finish(streams_flags, &streams, &error)) {

@@ -35,6 +35,7 @@ void FindingsDigest::Add(Finding f, const Order& order) {
     case TimeKind::kStartUp:
       sums_.start_up += f.blocked_ns;
       start_ups_.push_back(f);
+      start_up_process_.push_back(process_);
       break;
     case TimeKind::kRankWait:
       sums_.rank_wait += f.blocked_ns;
@@ -45,6 +46,24 @@ void FindingsDigest::Add(Finding f, const Order& order) {
       host_threads_.insert({f.pid, f.thread_id});
       break;
   }
+  Group& group = GroupOf(f);
+  FindingGroup& g = group.group;
+  ++g.count;
+  g.total_blocked_ns += f.blocked_ns;
+  g.total_host_ns += f.host_duration_ns;
+  // The first of the largest time lost, in the order of everything added.
+  const bool worst = g.count == 1 || f.blocked_ns > g.worst.blocked_ns ||
+                     (f.blocked_ns == g.worst.blocked_ns && order < group.worst);
+  if (worst) group.worst = order;
+  if (keep_all_) {
+    if (worst) g.worst = f;
+    all_.push_back(std::move(f));
+  } else if (worst) {
+    g.worst = std::move(f);
+  }
+}
+
+FindingsDigest::Group& FindingsDigest::GroupOf(const Finding& f) {
   const std::string_view blamed =
       f.blamed.empty() ? std::string_view() : std::string_view(f.blamed.front().name);
   const std::tuple<bool, std::string_view, std::string_view, std::string_view, std::string_view,
@@ -58,20 +77,70 @@ void FindingsDigest::Add(Finding f, const Order& order) {
                               std::string(DetailsGroupKey(f.details)), f.call_site})
              .first;
   }
-  FindingGroup& g = it->second.group;
-  ++g.count;
-  g.total_blocked_ns += f.blocked_ns;
-  g.total_host_ns += f.host_duration_ns;
-  // The first of the largest time lost, in the order of everything added.
-  const bool worst = g.count == 1 || f.blocked_ns > g.worst.blocked_ns ||
-                     (f.blocked_ns == g.worst.blocked_ns && order < it->second.worst);
-  if (worst) it->second.worst = order;
-  if (keep_all_) {
-    if (worst) g.worst = f;
-    all_.push_back(std::move(f));
-  } else if (worst) {
-    g.worst = std::move(f);
+  return it->second;
+}
+
+FindingsDigest::State FindingsDigest::TakeState() {
+  State s;
+  for (auto& [key, g] : groups_) {
+    s.groups.push_back({std::move(g.group), {std::get<0>(g.worst), std::get<1>(g.worst),
+                                             std::get<2>(g.worst), std::get<3>(g.worst)}});
   }
+  for (size_t i = 0; i < start_ups_.size(); ++i) {
+    s.start_ups.emplace_back(start_up_process_[i], std::move(start_ups_[i]));
+  }
+  std::copy(std::begin(counts_), std::end(counts_), s.counts.begin());
+  s.size = size_;
+  s.pids.assign(pids_.begin(), pids_.end());
+  s.sums = sums_;
+  s.host_threads.assign(host_threads_.begin(), host_threads_.end());
+  for (const auto& [device, sums] : idle_) {
+    for (const auto& [rule, ns] : sums) s.idle.push_back({device.first, device.second, rule, ns});
+  }
+  s.processes = process_;
+  *this = FindingsDigest(keep_all_);
+  return s;
+}
+
+void FindingsDigest::Merge(State s, const std::function<uint64_t(uint64_t)>& process) {
+  for (State::Group& in : s.groups) {
+    const Order order{process(in.worst[0]), in.worst[1], in.worst[2], in.worst[3]};
+    Group& group = GroupOf(in.group.worst);
+    FindingGroup& g = group.group;
+    const bool worst = g.count == 0 || in.group.worst.blocked_ns > g.worst.blocked_ns ||
+                       (in.group.worst.blocked_ns == g.worst.blocked_ns && order < group.worst);
+    g.count += in.group.count;
+    g.total_blocked_ns += in.group.total_blocked_ns;
+    g.total_host_ns += in.group.total_host_ns;
+    if (worst) {
+      group.worst = order;
+      g.worst = std::move(in.group.worst);
+    }
+  }
+  // Start-up findings in process order, as the processes' findings were added.
+  std::vector<std::pair<uint64_t, Finding>> start_ups;
+  for (size_t i = 0; i < start_ups_.size(); ++i) {
+    start_ups.emplace_back(start_up_process_[i], std::move(start_ups_[i]));
+  }
+  for (auto& [p, f] : s.start_ups) start_ups.emplace_back(process(p), std::move(f));
+  std::stable_sort(start_ups.begin(), start_ups.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  start_ups_.clear();
+  start_up_process_.clear();
+  for (auto& [p, f] : start_ups) {
+    start_up_process_.push_back(p);
+    start_ups_.push_back(std::move(f));
+  }
+  for (size_t k = 0; k < s.counts.size(); ++k) counts_[k] += s.counts[k];
+  size_ += s.size;
+  pids_.insert(s.pids.begin(), s.pids.end());
+  sums_.host += s.sums.host;
+  sums_.saving += s.sums.saving;
+  sums_.start_up += s.sums.start_up;
+  sums_.rank_wait += s.sums.rank_wait;
+  sums_.host_in_start_up += s.sums.host_in_start_up;
+  host_threads_.insert(s.host_threads.begin(), s.host_threads.end());
+  for (const State::Idle& i : s.idle) idle_[{i.pid, i.device}][i.rule] += i.ns;
 }
 
 std::vector<FindingGroup> FindingsDigest::Groups() const {

@@ -13,8 +13,10 @@
 // Layer: analysis/rules/. Reads only findings.h's Finding and the registry's families.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -65,6 +67,36 @@ class FindingsDigest {
   // Distinct pids of the findings added.
   size_t processes() const { return pids_.size(); }
 
+  // What a findings partial keeps of a digest (findings_partial.h), its processes numbered
+  // 1..processes in the order they were added (BeginProcess). Not of a keep_all digest.
+  struct State {
+    struct Group {
+      FindingGroup group;
+      std::array<uint64_t, 4> worst{};  // the worst finding's place: process, time, id, seq
+    };
+    std::vector<Group> groups;
+    std::vector<std::pair<uint64_t, Finding>> start_ups;  // (process, finding)
+    std::array<size_t, 5> counts{};                       // per TimeKind
+    size_t size = 0;
+    std::vector<uint32_t> pids;
+    FindingsTotals sums;  // host, saving, start_up, rank_wait, host_in_start_up
+    std::vector<std::pair<uint32_t, uint32_t>> host_threads;
+    struct Idle {
+      uint32_t pid = 0, device = 0;
+      RuleId rule = RuleId::kGpuIdleGaps;
+      uint64_t ns = 0;
+    };
+    std::vector<Idle> idle;
+    uint64_t processes = 0;
+  };
+  State TakeState();
+  // Adds a state of other processes than those added so far, renumbering its processes with
+  // `process` (1..n to this digest's numbers): a group's worst finding is then the one the
+  // whole list would have put first. Afterwards SetProcesses(total) so that BeginProcess goes
+  // on after the last.
+  void Merge(State state, const std::function<uint64_t(uint64_t)>& process);
+  void SetProcesses(uint64_t processes) { process_ = processes; }
+
  private:
   // The grouping key of findings.h's FindingGroup; the rule by its name, so that groups of
   // equal time keep the name order. Views compare as the owned strings do.
@@ -79,6 +111,8 @@ class FindingsDigest {
     Order worst;
   };
   void Add(Finding finding, const Order& order);
+  // The group of `finding` (created empty if new).
+  Group& GroupOf(const Finding& finding);
 
   bool keep_all_;
   uint64_t process_ = 0;
@@ -86,6 +120,7 @@ class FindingsDigest {
   std::map<Key, Group, std::less<>> groups_;
   std::vector<Finding> all_;
   std::vector<Finding> start_ups_;
+  std::vector<uint64_t> start_up_process_;  // the process of each of start_ups_
   size_t counts_[5] = {};  // per TimeKind
   size_t size_ = 0;
   std::set<uint32_t> pids_;

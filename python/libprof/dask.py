@@ -1,20 +1,22 @@
-"""Many-rank analysis on a Dask cluster: `profview summary` over thousands of trace files.
+"""Many-rank analysis on a Dask cluster: `profview summary` or `profview findings` over
+thousands of trace files.
 
     python3 -m libprof.dask summary 'run/*.pb' [--scheduler ADDRESS] [--format json] [FLAGS]
+    python3 -m libprof.dask findings 'run/*.pb' [--scheduler ADDRESS] [--format json] [FLAGS]
 
-The map step runs `profview summary --partial` on the workers, one task per group of files
-(--files-per-task, default 1); the reduce step is a tree of `profview combine --partial` tasks
-over groups of --fan-in partials, then one `profview combine`; the output is what
-`profview summary` prints over all the files, byte for byte (viewer-cli/USAGE.md, "Many
-ranks"). Without --scheduler a LocalCluster is started on this
+The map step runs `profview summary --partial` (or `findings --partial`) on the workers, one
+task per group of files (--files-per-task, default 1); the reduce step is a tree of `profview
+combine --partial` tasks over groups of --fan-in partials, then one `profview combine`; the
+output is what `profview summary` (or `findings`) prints over all the files, byte for byte
+(viewer-cli/USAGE.md, "Many ranks"). Without --scheduler a LocalCluster is started on this
 machine. Workers need profview (LIBPROF_PROFVIEW, PATH or --profview) and the trace files at the
 same paths (a shared filesystem, as on clusters); the client only lists the files.
 
 Failures: a task that raises is retried (--retries); a worker that dies is replaced and its
 tasks rescheduled by Dask (up to distributed.scheduler.allowed-failures times). A file that still
 fails is named on stderr and, in the table output, under the summary, which covers the other
-files; the exit status is then 1. Other flags (--raw, --by, --pid, --tid, --nvtx, --from, --to)
-are passed to `profview summary`.
+files; the exit status is then 1. Other flags (--raw, --by, --pid, --tid, --nvtx, --from, --to;
+for findings its thresholds and --framework-path) are passed to `profview summary` (findings).
 """
 
 from __future__ import annotations
@@ -53,12 +55,13 @@ def _groups(files: Sequence[str], per_task: int) -> List[List[str]]:
 
 
 def summarize_partial(files: Sequence[str], summary_args: Sequence[str],
-                      profview: Optional[str]) -> str:
-    """The map step, on a worker: the partial summary (JSON text) of `files`."""
+                      profview: Optional[str], command: str = "summary") -> str:
+    """The map step, on a worker: the partial summary (or findings: `command`), JSON text, of
+    `files`."""
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the partial carries them; combine prints them
-        return run_profview(["summary", "--partial", "-o", "-", *summary_args, *files], profview)
+        return run_profview([command, "--partial", "-o", "-", *summary_args, *files], profview)
 
 
 def _combine(partials: Sequence[str], args: Sequence[str], profview: Optional[str]):
@@ -102,15 +105,16 @@ def _failure_reason(future) -> str:
 
 def run_summary(files: Sequence[str], client, summary_args: Sequence[str] = (),
                 output_format: str = "table", files_per_task: int = 1, retries: int = 2,
-                profview: Optional[str] = None, fan_in: int = 16):
-    """Runs the summary of `files` on the Dask `client`. Returns (output, warnings, missing), where
-    missing lists (file, reason) for the files whose task failed on every try (the output then
-    covers the others; None when every file failed). `fan_in`: partials per reduce task."""
+                profview: Optional[str] = None, fan_in: int = 16, command: str = "summary"):
+    """Runs the summary (or, with command "findings", the findings) of `files` on the Dask
+    `client`. Returns (output, warnings, missing), where missing lists (file, reason) for the
+    files whose task failed on every try (the output then covers the others; None when every
+    file failed). `fan_in`: partials per reduce task."""
     from distributed import wait
 
     groups = _groups(list(files), max(1, files_per_task))
-    futures = [client.submit(summarize_partial, g, list(summary_args), profview, retries=retries,
-                             pure=False) for g in groups]
+    futures = [client.submit(summarize_partial, g, list(summary_args), profview, command,
+                             retries=retries, pure=False) for g in groups]
     wait(futures)
     partials, missing, retry_singly = [], [], []
     for group, future in zip(groups, futures):
@@ -121,7 +125,7 @@ def run_summary(files: Sequence[str], client, summary_args: Sequence[str] = (),
         else:
             missing.append((group[0], _failure_reason(future)))
     if retry_singly:
-        singles = [client.submit(summarize_partial, [f], list(summary_args), profview,
+        singles = [client.submit(summarize_partial, [f], list(summary_args), profview, command,
                                  retries=retries, pure=False) for f in retry_singly]
         wait(singles)
         for f, future in zip(retry_singly, singles):
@@ -146,7 +150,7 @@ def run_summary(files: Sequence[str], client, summary_args: Sequence[str] = (),
 
 
 def _missing_note(missing: Sequence[Tuple[str, str]]) -> str:
-    lines = [f"Missing: {len(missing)} trace file(s) could not be read and are not in the summary:"]
+    lines = [f"Missing: {len(missing)} trace file(s) could not be read and are not in the result:"]
     lines += [f"  {path}: {reason}" for path, reason in missing]
     return "\n".join(lines) + "\n"
 
@@ -154,10 +158,11 @@ def _missing_note(missing: Sequence[Tuple[str, str]]) -> str:
 def _parse(argv: Sequence[str]):
     parser = argparse.ArgumentParser(
         prog=f"python3 -m {_PROG}",
-        description="profview summary over many trace files on a Dask cluster (map: summary "
-                    "--partial per group of files on the workers; reduce: combine). Other flags "
-                    "(--raw, --by, --pid, --tid, --nvtx, --from, --to) go to profview summary.")
-    parser.add_argument("command", choices=["summary"])
+        description="profview summary or findings over many trace files on a Dask cluster "
+                    "(map: summary/findings --partial per group of files on the workers; "
+                    "reduce: combine). Other flags (--raw, --by, --pid, --tid, --nvtx, --from, "
+                    "--to; findings' thresholds) go to profview summary or findings.")
+    parser.add_argument("command", choices=["summary", "findings"])
     parser.add_argument("traces", nargs="+", help="trace files, directories or glob patterns "
                                                   "(quote them: the pattern is expanded here)")
     parser.add_argument("--scheduler", help="address of a Dask scheduler (tcp://host:8786); "
@@ -203,7 +208,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             try:
                 out, found_warnings, missing = run_summary(
                     files, client, summary_args, args.format, args.files_per_task, args.retries,
-                    args.profview, args.fan_in)
+                    args.profview, args.fan_in, args.command)
             except ProfviewError as e:  # the reduce step: options that cannot be combined
                 print(f"{_PROG}: {e}", file=sys.stderr)
                 return 1

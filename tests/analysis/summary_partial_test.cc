@@ -250,7 +250,7 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
   }
   CombineCommandOptions c;
   c.files = {dir_.Path("absent.json")};
-  EXPECT_EQ(RunCombine(c, &w).error(), dir_.Path("absent.json") + ": cannot open the partial summary");
+  EXPECT_EQ(RunCombine(c, &w).error(), dir_.Path("absent.json") + ": cannot open the partial");
   // Partials made with different options would add up different things.
   SummaryCommandOptions raw = o;
   raw.raw = true;

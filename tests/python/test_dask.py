@@ -1,6 +1,6 @@
 """libprof.dask on a LocalCluster of 2 workers over synthetic traces: its result is what
-`profview summary` prints over the same files (tables and JSON, one or several files per task,
-one reduce step or a tree of them);
+`profview summary` (or `findings`) prints over the same files (tables and JSON, one or several
+files per task, one reduce step or a tree of them);
 a worker killed while running a task is replaced and the task retried; a trace that fails on
 every try (unreadable, or killing its worker each time) is named as missing while the rest of
 the summary is still printed."""
@@ -59,6 +59,19 @@ def test_result_equals_profview_summary(traces, client, output_format, per_task,
     assert out == expected
     if output_format == "table":
         assert "Per process, slowest first" in out
+
+
+@pytest.mark.parametrize("output_format,per_task,fan_in", [("table", 2, 16), ("json", 1, 2)])
+def test_findings_result_equals_profview_findings(traces, client, output_format, per_task,
+                                                  fan_in):
+    out, warnings, missing = libprof_dask.run_summary(
+        traces, client, ("--min-wait", "10us"), output_format, per_task, fan_in=fan_in,
+        command="findings")
+    assert missing == []
+    expected = libprof.run_profview(
+        ["findings", "--min-wait", "10us", "--format", output_format, *sorted(traces)])
+    assert out == expected
+    assert "blocked-on-prior-work" in out or "sync-api" in out  # the synthetic loop waits
 
 
 def test_filters_go_to_every_partial(traces, client):
