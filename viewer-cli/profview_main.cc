@@ -80,6 +80,14 @@ void AddCommon(CLI::App* sub, CommandOptions* options, CommonFlags* flags) {
 }
 
 // Turns the text flags into options; false with a message on a bad value.
+// `--partial` (described by `help`) and the `-o FILE` it writes to.
+void AddPartialFlags(CLI::App* sub, bool* partial, std::string* output, const std::string& help) {
+  sub->add_flag("--partial", *partial, help);
+  sub->add_option("-o,--output", *output,
+                  "with --partial: the file to write (- for stdout); replaced if it exists")
+      ->type_name("FILE");
+}
+
 bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* error) {
   options->format = flags.format == "csv"    ? OutputFormat::kCsv
                     : flags.format == "json" ? OutputFormat::kJson
@@ -377,13 +385,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"api", "caller"}))
       ->type_name("api|caller");
   bool summary_partial = false;
-  summary_cmd->add_flag("--partial", summary_partial,
-                        "write a partial summary (-o FILE) for `profview combine` instead of "
-                        "the tables: the map step of a many-rank analysis");
-  summary_cmd
-      ->add_option("-o,--output", summary.partial_output,
-                   "with --partial: the file to write (- for stdout); replaced if it exists")
-      ->type_name("FILE");
+  AddPartialFlags(summary_cmd, &summary_partial, &summary.partial_output,
+                  "write a partial summary (-o FILE) for `profview combine` instead of the "
+                  "tables: the map step of a many-rank analysis");
 
   CombineCommandOptions combine;
   std::string combine_format = "table";
@@ -395,13 +399,9 @@ int main(int argc, char** argv) {
   combine_cmd->add_option("--format", combine_format, "output format: table (default), csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   bool combine_partial = false;
-  combine_cmd->add_flag("--partial", combine_partial,
-                        "write the combination as one partial summary (-o FILE) instead of the "
-                        "tables: a step of a tree of reduces");
-  combine_cmd
-      ->add_option("-o,--output", combine.partial_output,
-                   "with --partial: the file to write (- for stdout); replaced if it exists")
-      ->type_name("FILE");
+  AddPartialFlags(combine_cmd, &combine_partial, &combine.partial_output,
+                  "write the combination as one partial (-o FILE) instead of the tables: a "
+                  "step of a tree of reduces");
 
   FindingsCommandOptions findings;
   CommonFlags findings_flags;
@@ -413,13 +413,9 @@ int main(int argc, char** argv) {
   AddCommon(findings_cmd, &findings, &findings_flags);
   findings_cmd->add_flag("--all", findings.all, "one row per finding instead of grouped rows");
   bool findings_partial = false;
-  findings_cmd->add_flag("--partial", findings_partial,
-                         "write partial findings (-o FILE) for `profview combine` instead of the "
-                         "tables: the map step of a many-rank analysis");
-  findings_cmd
-      ->add_option("-o,--output", findings.partial_output,
-                   "with --partial: the file to write (- for stdout); replaced if it exists")
-      ->type_name("FILE");
+  AddPartialFlags(findings_cmd, &findings_partial, &findings.partial_output,
+                  "write partial findings (-o FILE) for `profview combine` instead of the "
+                  "tables: the map step of a many-rank analysis");
   findings_cmd
       ->add_option("--min-wait", min_wait,
                    "report waits and synchronous costs of at least this long (default "

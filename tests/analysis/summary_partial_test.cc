@@ -16,6 +16,7 @@
 #include "analysis/metrics/summary_partial.h"
 #include "analysis/model/log_histogram.h"
 #include "analysis/reports/summary_report.h"
+#include "tests/analysis/combine_partials.h"
 #include "tests/analysis/scenarios.h"
 
 namespace libprof::analysis::testing {
@@ -99,45 +100,19 @@ class CombineTest : public ::testing::Test {
     o.files = files;
     std::vector<std::string> warnings;
     auto out = RunSummary(o, &warnings);
-    return (out ? *out : "error: " + out.error()) + Join(warnings);
+    return (out ? *out : "error: " + out.error()) + JoinWarnings(warnings);
   }
   // `tree`: the partials are first combined in pairs (combine --partial), then all together.
   std::string Combine(const std::vector<std::vector<std::string>>& groups,
                       const SummaryCommandOptions& base, bool tree = false) {
-    CombineCommandOptions combine;
-    combine.format = base.format;
-    combine.terminal_width = base.terminal_width;
-    for (size_t g = 0; g < groups.size(); ++g) {
+    auto write = [&](const std::vector<std::string>& files, const std::string& output) {
       SummaryCommandOptions o = base;
-      o.files = groups[g];
-      o.partial_output = dir_.Path("part" + std::to_string(g) + ".json");
+      o.files = files;
+      o.partial_output = output;
       std::vector<std::string> ignored;
-      auto written = RunSummary(o, &ignored);
-      if (!written) return "error: " + written.error();
-      combine.files.push_back(o.partial_output);
-    }
-    if (tree) {
-      std::vector<std::string> level;
-      for (size_t i = 0; i < combine.files.size(); i += 2) {
-        CombineCommandOptions pair;
-        pair.files = {combine.files.begin() + static_cast<long>(i),
-                      combine.files.begin() + static_cast<long>(std::min(i + 2, combine.files.size()))};
-        pair.partial_output = dir_.Path("level" + std::to_string(i) + ".json");
-        std::vector<std::string> ignored;
-        auto written = RunCombine(pair, &ignored);
-        if (!written) return "error: " + written.error();
-        level.push_back(pair.partial_output);
-      }
-      combine.files = level;
-    }
-    std::vector<std::string> warnings;
-    auto out = RunCombine(combine, &warnings);
-    return (out ? *out : "error: " + out.error()) + Join(warnings);
-  }
-  static std::string Join(const std::vector<std::string>& lines) {
-    std::string s;
-    for (const std::string& l : lines) s += "\nwarning: " + l;
-    return s;
+      return RunSummary(o, &ignored);
+    };
+    return CombineGroups(dir_, groups, write, base.format, base.terminal_width, tree);
   }
   TempDir dir_;
 };
