@@ -1,11 +1,14 @@
 // The test side of `profview combine`: partials of groups of traces written, then combined,
-// directly or through a tree of `combine --partial`; shared by the summary and findings
-// partial tests.
+// directly or through a tree of `combine --partial`, against the command over all the traces;
+// shared by the summary and findings partial tests.
 #pragma once
 
 #include <algorithm>
 #include <expected>
+#include <fstream>
 #include <functional>
+#include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -56,6 +59,54 @@ inline std::string CombineGroups(const TempDir& dir,
   std::vector<std::string> warnings;
   auto out = RunCombine(combine, &warnings);
   return (out ? *out : "error: " + out.error()) + JoinWarnings(warnings);
+}
+
+// RunSummary or RunFindings: the command whose output partials must reproduce.
+template <class Options>
+using RunCommand = std::expected<std::string, std::string> (*)(const Options&,
+                                                               std::vector<std::string>*);
+
+// `run` over `files` with `base`'s options: its output and warnings, or "error: " and the error.
+template <class Options>
+std::string RunOver(RunCommand<Options> run, const std::vector<std::string>& files,
+                    const Options& base) {
+  Options o = base;
+  o.files = files;
+  std::vector<std::string> warnings;
+  auto out = run(o, &warnings);
+  return (out ? *out : "error: " + out.error()) + JoinWarnings(warnings);
+}
+
+// CombineGroups with each group's partial written by `run` with `base`'s options.
+template <class Options>
+std::string CombineRuns(const TempDir& dir, RunCommand<Options> run,
+                        const std::vector<std::vector<std::string>>& groups, const Options& base,
+                        bool tree) {
+  auto write = [&](const std::vector<std::string>& files, const std::string& output) {
+    Options o = base;
+    o.files = files;
+    o.partial_output = output;
+    std::vector<std::string> ignored;
+    return run(o, &ignored);
+  };
+  return CombineGroups(dir, groups, write, base.format, base.terminal_width, tree);
+}
+
+// `files` in random groups, each group's files in random order, the groups in random order.
+inline std::vector<std::vector<std::string>> RandomSplit(const std::vector<std::string>& files,
+                                                         std::mt19937_64& rng) {
+  const size_t n_groups = 1 + rng() % files.size();
+  std::vector<std::vector<std::string>> groups(n_groups);
+  for (const std::string& f : files) groups[rng() % n_groups].push_back(f);
+  std::erase_if(groups, [](const auto& g) { return g.empty(); });
+  for (auto& g : groups) std::shuffle(g.begin(), g.end(), rng);
+  std::shuffle(groups.begin(), groups.end(), rng);
+  return groups;
+}
+
+inline std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace libprof::analysis::testing

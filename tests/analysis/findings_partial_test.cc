@@ -44,31 +44,15 @@ std::vector<std::string> WriteJob(const TempDir& dir) {
   return paths;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 class FindingsCombineTest : public ::testing::Test {
  protected:
   std::string Findings(const std::vector<std::string>& files, const FindingsCommandOptions& base) {
-    FindingsCommandOptions o = base;
-    o.files = files;
-    std::vector<std::string> warnings;
-    auto out = RunFindings(o, &warnings);
-    return (out ? *out : "error: " + out.error()) + JoinWarnings(warnings);
+    return RunOver<FindingsCommandOptions>(&RunFindings, files, base);
   }
   // `tree`: the partials are first combined in pairs (combine --partial), then all together.
   std::string Combine(const std::vector<std::vector<std::string>>& groups,
                       const FindingsCommandOptions& base, bool tree = false) {
-    auto write = [&](const std::vector<std::string>& files, const std::string& output) {
-      FindingsCommandOptions o = base;
-      o.files = files;
-      o.partial_output = output;
-      std::vector<std::string> ignored;
-      return RunFindings(o, &ignored);
-    };
-    return CombineGroups(dir_, groups, write, base.format, base.terminal_width, tree);
+    return CombineRuns<FindingsCommandOptions>(dir_, &RunFindings, groups, base, tree);
   }
   TempDir dir_;
 };
@@ -93,13 +77,7 @@ TEST_F(FindingsCombineTest, AnySplitPrintsWhatFindingsPrintsOverAllFiles) {
       EXPECT_NE(expected.find("blocked-on-prior-work"), std::string::npos);
     }
     for (int trial = 0; trial < 5; ++trial) {
-      // Random groups, each group's files in random order, groups given in random order.
-      const size_t n_groups = 1 + rng() % files.size();
-      std::vector<std::vector<std::string>> groups(n_groups);
-      for (const std::string& f : files) groups[rng() % n_groups].push_back(f);
-      std::erase_if(groups, [](const auto& g) { return g.empty(); });
-      for (auto& g : groups) std::shuffle(g.begin(), g.end(), rng);
-      std::shuffle(groups.begin(), groups.end(), rng);
+      const std::vector<std::vector<std::string>> groups = RandomSplit(files, rng);
       EXPECT_EQ(Combine(groups, variants[v], trial % 2 == 1), expected)
           << "variant " << v << " trial " << trial << ", " << groups.size() << " groups";
     }

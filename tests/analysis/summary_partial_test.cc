@@ -87,32 +87,16 @@ std::vector<std::string> WriteJob(const TempDir& dir) {
   return paths;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // `summary` over all files against `combine` over partials of a random split of them.
 class CombineTest : public ::testing::Test {
  protected:
   std::string Summary(const std::vector<std::string>& files, const SummaryCommandOptions& base) {
-    SummaryCommandOptions o = base;
-    o.files = files;
-    std::vector<std::string> warnings;
-    auto out = RunSummary(o, &warnings);
-    return (out ? *out : "error: " + out.error()) + JoinWarnings(warnings);
+    return RunOver<SummaryCommandOptions>(&RunSummary, files, base);
   }
   // `tree`: the partials are first combined in pairs (combine --partial), then all together.
   std::string Combine(const std::vector<std::vector<std::string>>& groups,
                       const SummaryCommandOptions& base, bool tree = false) {
-    auto write = [&](const std::vector<std::string>& files, const std::string& output) {
-      SummaryCommandOptions o = base;
-      o.files = files;
-      o.partial_output = output;
-      std::vector<std::string> ignored;
-      return RunSummary(o, &ignored);
-    };
-    return CombineGroups(dir_, groups, write, base.format, base.terminal_width, tree);
+    return CombineRuns<SummaryCommandOptions>(dir_, &RunSummary, groups, base, tree);
   }
   TempDir dir_;
 };
@@ -133,13 +117,7 @@ TEST_F(CombineTest, AnySplitPrintsWhatSummaryPrintsOverAllFiles) {
     const std::string expected = Summary(files, variants[v]);
     ASSERT_EQ(expected.find("error"), std::string::npos) << v << ": " << expected;
     for (int trial = 0; trial < 6; ++trial) {
-      // Random groups, each group's files in random order, groups given in random order.
-      const size_t n_groups = 1 + rng() % files.size();
-      std::vector<std::vector<std::string>> groups(n_groups);
-      for (const std::string& f : files) groups[rng() % n_groups].push_back(f);
-      std::erase_if(groups, [](const auto& g) { return g.empty(); });
-      for (auto& g : groups) std::shuffle(g.begin(), g.end(), rng);
-      std::shuffle(groups.begin(), groups.end(), rng);
+      const std::vector<std::vector<std::string>> groups = RandomSplit(files, rng);
       EXPECT_EQ(Combine(groups, variants[v], trial % 2 == 1), expected)
           << "variant " << v << " trial " << trial;
     }
