@@ -6,6 +6,8 @@
 #include <array>
 #include <optional>
 
+#include "analysis/metrics/partial_header.h"
+
 namespace libprof::analysis {
 namespace {
 
@@ -343,18 +345,10 @@ std::string SummaryPartialJson(const SummaryPartial& p) {
 
 std::expected<SummaryPartial, std::string> ParseSummaryPartial(std::string_view text,
                                                                const std::string& name) {
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return std::unexpected(name + ": not a partial summary (not JSON)");
-  if (!j.is_object() || !j.contains("format") || j["format"] != kSummaryPartialFormat) {
-    return std::unexpected(name + ": not a partial summary (profview summary --partial writes them)");
-  }
-  if (!j.contains("version") || j["version"] != kSummaryPartialVersion) {
-    return std::unexpected(name + ": a partial summary of format version " +
-                           (j.contains("version") ? j["version"].dump() : "(none)") +
-                           "; this profview reads version " +
-                           std::to_string(kSummaryPartialVersion) +
-                           " (make it again with this profview)");
-  }
+  auto parsed = ParsePartialHeader(text, name, kSummaryPartialFormat, kSummaryPartialVersion,
+                                   "a partial summary", "summary");
+  if (!parsed) return std::unexpected(parsed.error());
+  const json& j = *parsed;
   try {
     SummaryPartial p;
     p.options.raw = j.at("options").at("raw").get<bool>();

@@ -48,12 +48,10 @@ void FindingsDigest::Add(Finding f, const Order& order) {
   }
   Group& group = GroupOf(f);
   FindingGroup& g = group.group;
+  const bool worst = BecomesWorst(group, f.blocked_ns, order);
   ++g.count;
   g.total_blocked_ns += f.blocked_ns;
   g.total_host_ns += f.host_duration_ns;
-  // The first of the largest time lost, in the order of everything added.
-  const bool worst = g.count == 1 || f.blocked_ns > g.worst.blocked_ns ||
-                     (f.blocked_ns == g.worst.blocked_ns && order < group.worst);
   if (worst) group.worst = order;
   if (keep_all_) {
     if (worst) g.worst = f;
@@ -61,6 +59,12 @@ void FindingsDigest::Add(Finding f, const Order& order) {
   } else if (worst) {
     g.worst = std::move(f);
   }
+}
+
+bool FindingsDigest::BecomesWorst(const Group& group, uint64_t blocked_ns, const Order& order) {
+  const FindingGroup& g = group.group;
+  return g.count == 0 || blocked_ns > g.worst.blocked_ns ||
+         (blocked_ns == g.worst.blocked_ns && order < group.worst);
 }
 
 FindingsDigest::Group& FindingsDigest::GroupOf(const Finding& f) {
@@ -83,8 +87,7 @@ FindingsDigest::Group& FindingsDigest::GroupOf(const Finding& f) {
 FindingsDigest::State FindingsDigest::TakeState() {
   State s;
   for (auto& [key, g] : groups_) {
-    s.groups.push_back({std::move(g.group), {std::get<0>(g.worst), std::get<1>(g.worst),
-                                             std::get<2>(g.worst), std::get<3>(g.worst)}});
+    s.groups.push_back({std::move(g.group), g.worst});
   }
   for (size_t i = 0; i < start_ups_.size(); ++i) {
     s.start_ups.emplace_back(start_up_process_[i], std::move(start_ups_[i]));
@@ -104,11 +107,11 @@ FindingsDigest::State FindingsDigest::TakeState() {
 
 void FindingsDigest::Merge(State s, const std::function<uint64_t(uint64_t)>& process) {
   for (State::Group& in : s.groups) {
-    const Order order{process(in.worst[0]), in.worst[1], in.worst[2], in.worst[3]};
+    Order order = in.worst;
+    std::get<0>(order) = process(std::get<0>(order));
     Group& group = GroupOf(in.group.worst);
     FindingGroup& g = group.group;
-    const bool worst = g.count == 0 || in.group.worst.blocked_ns > g.worst.blocked_ns ||
-                       (in.group.worst.blocked_ns == g.worst.blocked_ns && order < group.worst);
+    const bool worst = BecomesWorst(group, in.group.worst.blocked_ns, order);
     g.count += in.group.count;
     g.total_blocked_ns += in.group.total_blocked_ns;
     g.total_host_ns += in.group.total_host_ns;

@@ -69,10 +69,14 @@ class FindingsDigest {
 
   // What a findings partial keeps of a digest (findings_partial.h), its processes numbered
   // 1..processes in the order they were added (BeginProcess). Not of a keep_all digest.
+  // Where a finding stands in the order of everything added: the process, then (streamed
+  // adds) its time, correlation id and seq, or (list adds) its place in the list.
+  using Order = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;
+
   struct State {
     struct Group {
       FindingGroup group;
-      std::array<uint64_t, 4> worst{};  // the worst finding's place: process, time, id, seq
+      Order worst{};  // the worst finding's place
     };
     std::vector<Group> groups;
     std::vector<std::pair<uint64_t, Finding>> start_ups;  // (process, finding)
@@ -103,13 +107,13 @@ class FindingsDigest {
   using Key = std::tuple<bool, std::string_view, std::string, std::string, std::string,
                          std::string>;
 
-  // Where a finding stands in the order of everything added: the process, then (streamed
-  // adds) its time, correlation id and seq, or (list adds) its place in the list.
-  using Order = std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>;
   struct Group {
     FindingGroup group;
     Order worst;
   };
+  // Whether a finding losing `blocked_ns`, at `order`, is the group's worst from now on: the
+  // first of the largest time lost, in the order of everything added.
+  static bool BecomesWorst(const Group& group, uint64_t blocked_ns, const Order& order);
   void Add(Finding finding, const Order& order);
   // The group of `finding` (created empty if new).
   Group& GroupOf(const Finding& finding);

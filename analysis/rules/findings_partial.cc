@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/metrics/partial_header.h"
 #include "analysis/metrics/rank_skew.h"
 #include "analysis/model/trace_index.h"
 #include "analysis/model/trace_loader.h"
@@ -223,7 +224,7 @@ FindingsDigest::State ParseDigest(const json& j) {
     group.group.count = g.at("count").get<uint64_t>();
     group.group.total_blocked_ns = g.at("total_blocked_ns").get<uint64_t>();
     group.group.total_host_ns = g.at("total_host_ns").get<uint64_t>();
-    group.worst = g.at("order").get<std::array<uint64_t, 4>>();
+    group.worst = g.at("order").get<FindingsDigest::Order>();
     s.groups.push_back(std::move(group));
   }
   for (const json& u : j.at("start_ups")) {
@@ -290,19 +291,10 @@ bool IsFindingsPartial(std::string_view text) {
 
 std::expected<FindingsPartial, std::string> ParseFindingsPartial(std::string_view text,
                                                                  const std::string& name) {
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return std::unexpected(name + ": not a findings partial (not JSON)");
-  if (!j.is_object() || !j.contains("format") || j["format"] != kFindingsPartialFormat) {
-    return std::unexpected(name +
-                           ": not a findings partial (profview findings --partial writes them)");
-  }
-  if (!j.contains("version") || j["version"] != kFindingsPartialVersion) {
-    return std::unexpected(name + ": a findings partial of format version " +
-                           (j.contains("version") ? j["version"].dump() : "(none)") +
-                           "; this profview reads version " +
-                           std::to_string(kFindingsPartialVersion) +
-                           " (make it again with this profview)");
-  }
+  auto parsed = ParsePartialHeader(text, name, kFindingsPartialFormat, kFindingsPartialVersion,
+                                   "a findings partial", "findings");
+  if (!parsed) return std::unexpected(parsed.error());
+  const json& j = *parsed;
   try {
     FindingsPartial p;
     p.thresholds = ParseThresholds(j.at("thresholds"));
@@ -339,7 +331,8 @@ std::expected<FindingsPartial, std::string> ParseFindingsPartial(std::string_vie
       p.warnings.push_back({w.at("file").get<std::string>(), w.at("text").get<std::string>()});
     }
     for (const auto& group : p.digest.groups) {
-      if (group.worst[0] == 0 || group.worst[0] > p.processes.size()) {
+      const uint64_t process = std::get<0>(group.worst);
+      if (process == 0 || process > p.processes.size()) {
         throw BadPartial{"a finding of a process it does not list"};
       }
     }
@@ -412,7 +405,7 @@ std::expected<void, std::string> FindingsPartialsCombiner::Add(FindingsPartial p
   return {};
 }
 
-FindingsPartial FindingsPartialsCombiner::Merged() {
+FindingsPartial FindingsPartialsCombiner::MergeInto(FindingsDigest* digest) {
   FindingsPartial out;
   if (partials_.empty()) return out;
   out.thresholds = partials_.front().thresholds;
@@ -434,12 +427,11 @@ FindingsPartial FindingsPartialsCombiner::Merged() {
     number[{partial, own}] = n + 1;
     out.processes.push_back({file, index});
   }
-  FindingsDigest digest;
   std::vector<std::pair<uint64_t, ProcessCollectives>> collectives;
   std::set<uint32_t> pids, tids;
   for (size_t k = 0; k < partials_.size(); ++k) {
     FindingsPartial& p = partials_[k];
-    digest.Merge(std::move(p.digest), [&](uint64_t own) { return number.at({k, own}); });
+    digest->Merge(std::move(p.digest), [&](uint64_t own) { return number.at({k, own}); });
     for (auto& [own, c] : p.collectives) collectives.emplace_back(number.at({k, own}), std::move(c));
     out.files.insert(out.files.end(), p.files.begin(), p.files.end());
     out.trace_ns += p.trace_ns;
@@ -448,8 +440,7 @@ FindingsPartial FindingsPartialsCombiner::Merged() {
     out.matches.nvtx = out.matches.nvtx || p.matches.nvtx;
     out.warnings.insert(out.warnings.end(), p.warnings.begin(), p.warnings.end());
   }
-  digest.SetProcesses(places.size());
-  out.digest = digest.TakeState();
+  digest->SetProcesses(places.size());
   std::sort(collectives.begin(), collectives.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   out.collectives = std::move(collectives);
@@ -464,21 +455,23 @@ FindingsPartial FindingsPartialsCombiner::Merged() {
   return out;
 }
 
-FindingsPartial FindingsPartialsCombiner::TakePartial() { return Merged(); }
+FindingsPartial FindingsPartialsCombiner::TakePartial() {
+  FindingsDigest digest;
+  FindingsPartial out = MergeInto(&digest);
+  out.digest = digest.TakeState();
+  return out;
+}
 
 std::expected<FindingsPartialsCombiner::Result, std::string> FindingsPartialsCombiner::Finish(
     std::vector<std::string>* warnings) {
-  FindingsPartial all = Merged();
+  Result result;
+  FindingsPartial all = MergeInto(&result.digest);
   for (const FindingsPartial::Warning& w : all.warnings) warnings->push_back(w.text);
   if (auto matched = CheckFilterMatches(all.filters, all.matches); !matched) {
     return std::unexpected(matched.error());
   }
-  Result result;
   result.thresholds = all.thresholds;
   result.trace_ns = all.trace_ns;
-  const uint64_t processes = all.digest.processes;
-  result.digest.Merge(std::move(all.digest), [](uint64_t own) { return own; });
-  result.digest.SetProcesses(processes);
   // The cross-rank rules, once every rank is in, after every process's findings (RunFindings).
   if (all.collectives.size() > 1) {
     std::vector<ProcessCollectives> ranks;

@@ -94,8 +94,9 @@ class FindingsPartialsCombiner {
   std::expected<Result, std::string> Finish(std::vector<std::string>* warnings);
 
  private:
-  // The processes of every partial in trace path order, as one partial's numbering.
-  FindingsPartial Merged();
+  // Every partial merged: their findings into *digest, their processes numbered in trace path
+  // order; the rest returned as one partial (without its digest state).
+  FindingsPartial MergeInto(FindingsDigest* digest);
 
   std::vector<FindingsPartial> partials_;
   std::string first_name_;
