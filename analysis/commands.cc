@@ -131,24 +131,39 @@ std::expected<std::string, std::string> ReadPartial(const std::string& path) {
   return text;
 }
 
+// Reads the partials one after another, parses each with `parse` and adds it to *combiner,
+// freeing its text first: memory holds one partial's text and the combination.
+template <class Parse, class Combiner>
+std::expected<void, std::string> AddPartials(const std::vector<std::string>& files, Parse parse,
+                                             Combiner* combiner) {
+  for (const std::string& path : files) {
+    auto text = ReadPartial(path);
+    if (!text) return std::unexpected(text.error());
+    auto partial = parse(*text, path);
+    if (!partial) return std::unexpected(partial.error());
+    std::string().swap(*text);
+    if (auto added = combiner->Add(std::move(*partial), path); !added) {
+      return std::unexpected(added.error());
+    }
+  }
+  return {};
+}
+
 // `combine` over partial findings: what `findings` prints over their traces.
 std::expected<std::string, std::string> CombineFindings(const CombineCommandOptions& options,
                                                         std::vector<std::string>* warnings) {
+  auto parse = [&](const std::string& text,
+                   const std::string& path) -> std::expected<FindingsPartial, std::string> {
+    auto partial = ParseFindingsPartial(text, path);
+    if (!partial && !IsFindingsPartial(text)) {
+      return std::unexpected(path + ": not partial findings, as " + options.files.front() +
+                             " is (one kind of partial at a time)");
+    }
+    return partial;
+  };
   FindingsPartialsCombiner combiner;
-  for (const std::string& path : options.files) {
-    auto text = ReadPartial(path);
-    if (!text) return std::unexpected(text.error());
-    auto partial = ParseFindingsPartial(*text, path);
-    if (!partial) {
-      if (!IsFindingsPartial(*text)) {
-        return std::unexpected(path + ": not partial findings, as " + options.files.front() +
-                               " is (one kind of partial at a time)");
-      }
-      return std::unexpected(partial.error());
-    }
-    if (auto added = combiner.Add(std::move(*partial), path); !added) {
-      return std::unexpected(added.error());
-    }
+  if (auto added = AddPartials(options.files, parse, &combiner); !added) {
+    return std::unexpected(added.error());
   }
   if (!options.partial_output.empty()) {
     return WritePartial(combiner.TakePartial(), options.partial_output);
@@ -208,15 +223,8 @@ std::expected<std::string, std::string> RunCombine(const CombineCommandOptions& 
   if (IsFindingsPartial(*first)) return CombineFindings(options, warnings);
   std::string().swap(*first);
   PartialsCombiner combiner;
-  for (const std::string& path : options.files) {
-    auto text = ReadPartial(path);
-    if (!text) return std::unexpected(text.error());
-    auto partial = ParseSummaryPartial(*text, path);
-    if (!partial) return std::unexpected(partial.error());
-    std::string().swap(*text);
-    if (auto added = combiner.Add(std::move(*partial), path); !added) {
-      return std::unexpected(added.error());
-    }
+  if (auto added = AddPartials(options.files, &ParseSummaryPartial, &combiner); !added) {
+    return std::unexpected(added.error());
   }
   if (!options.partial_output.empty()) {
     return WritePartial(combiner.TakePartial(), options.partial_output);
