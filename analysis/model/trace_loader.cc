@@ -102,17 +102,12 @@ std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
     processes[i].path = path;
     processes[i].header = reader.headers()[i];
   }
-  TraceRecords chunk;
-  while (reader.Next(&chunk)) {
-    if (chunk.process_index >= processes.size()) {
-      return std::unexpected(path + ": a chunk names process " +
-                             std::to_string(chunk.process_index) + " but the file has " +
-                             std::to_string(processes.size()) + " header(s)");
-    }
-    ProcessTrace& p = processes[chunk.process_index];
-    AppendRecords(chunk, &p.records);
-    ++p.chunks;
-  }
+  // Each chunk is decoded straight into its process's lists (not decoded, then appended: that
+  // copy and its page faults were a third of the load at 10M records).
+  std::vector<TraceRecords*> into;
+  for (ProcessTrace& p : processes) into.push_back(&p.records);
+  uint32_t index = 0;
+  while (reader.AppendNext(into, &index)) ++processes[index].chunks;
   if (!reader.error().empty()) return std::unexpected(reader.error());
   for (size_t i = 0; i < processes.size(); ++i) {
     processes[i].strings = reader.strings(static_cast<uint32_t>(i));
