@@ -1,12 +1,14 @@
 #include "analysis/model/trace_index.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
 
 #include "proto/api_nesting.h"
 #include "proto/correlation_join.h"
 #include "analysis/model/kernel_names.h"
+#include "analysis/model/nearly_sorted.h"
 
 namespace libprof::analysis {
 namespace {
@@ -50,6 +52,24 @@ class OpNamer {
   std::map<std::pair<uint32_t, uint32_t>, const std::string*> kernel_names_;
 };
 
+bool ByStart(const DeviceOp& a, const DeviceOp& b) { return a.start_ns < b.start_ns; }
+
+// Merges the sorted stretches [0, ends[0]), [ends[0], ends[1]), ... of *ops into one sorted list,
+// an earlier stretch's op first among equal starts (as a stable sort of the whole).
+void MergeStretches(const std::vector<size_t>& ends, std::vector<DeviceOp>* ops) {
+  if (ends.size() < 2) return;
+  std::vector<DeviceOp> merged;
+  merged.reserve(ops->size());
+  for (size_t k = 1; k < ends.size(); ++k) {
+    const auto begin = ops->begin();
+    merged.clear();
+    std::merge(std::make_move_iterator(begin), std::make_move_iterator(begin + ends[k - 1]),
+               std::make_move_iterator(begin + ends[k - 1]),
+               std::make_move_iterator(begin + ends[k]), std::back_inserter(merged), ByStart);
+    std::move(merged.begin(), merged.end(), begin);
+  }
+}
+
 }  // namespace
 
 std::string TraceIndex::CopyName(MemoryKind src, MemoryKind dst, CopyKind kind) {
@@ -76,27 +96,39 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
       }
     }
   }
-  std::vector<std::pair<DeviceOp, const std::string*>> ops;
-  ops.reserve(DeviceOpCount(r));
+  // The ops kind by kind (ForEachDeviceOp's order), each kind's stretch sorted by start where
+  // it lies, then the stretches merged: what a stable sort of the whole by start gives, without
+  // its n log n (a kind's records arrive nearly in time order) or pairs of op and name to move.
+  ops_.reserve(DeviceOpCount(r));
   OpNamer namer(trace, &names_);
-  ForEachDeviceOp(
-      r, [&](const DeviceOp& op, const auto& record) { ops.emplace_back(op, namer(record)); });
-  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
-    return a.first.start_ns < b.first.start_ns;
+  std::vector<size_t> stretch_ends;
+  ForEachList(r, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kIsDeviceOp<T>) {
+      constexpr size_t kind = static_cast<size_t>(OpKindOf(T{}));
+      std::vector<const std::string*>& names = kind_names_[kind];
+      names.reserve(list.size());
+      const size_t begin = ops_.size();
+      for (uint32_t i = 0; i < list.size(); ++i) {
+        ops_.push_back(MakeDeviceOp(list[i], i));
+        names.push_back(namer(list[i]));
+      }
+      StableSortNearlySorted(ops_.begin() + begin, ops_.end(), ByStart);
+      stretch_ends.push_back(ops_.size());
+    }
   });
-  ops_.reserve(ops.size());
-  op_names_.reserve(ops.size());
-  for (auto& [op, name] : ops) {
-    ops_.push_back(op);
-    op_names_.push_back(name);
+  MergeStretches(stretch_ends, &ops_);
+
+  // OpsOf: op indices by correlation id, in start order among equal ids.
+  std::vector<std::pair<uint64_t, uint32_t>> by_corr(ops_.size());
+  for (uint32_t i = 0; i < ops_.size(); ++i) by_corr[i] = {ops_[i].correlation_id, i};
+  StableSortNearlySorted(by_corr.begin(), by_corr.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+  ops_by_corr_.reserve(by_corr.size());
+  ops_corr_.reserve(by_corr.size());
+  for (const auto& [corr, i] : by_corr) {
+    ops_corr_.push_back(corr);
+    ops_by_corr_.push_back(i);
   }
-  ops_by_corr_.resize(ops_.size());
-  for (uint32_t i = 0; i < ops_.size(); ++i) ops_by_corr_[i] = i;
-  std::stable_sort(ops_by_corr_.begin(), ops_by_corr_.end(), [this](uint32_t a, uint32_t b) {
-    return ops_[a].correlation_id < ops_[b].correlation_id;
-  });
-  ops_corr_.reserve(ops_.size());
-  for (uint32_t i : ops_by_corr_) ops_corr_.push_back(ops_[i].correlation_id);
 
   // Nesting per thread (proto/api_nesting.h): each thread's calls sorted, then judged in order.
   nested_.assign(r.api_calls.size(), false);
@@ -105,7 +137,9 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   for (uint32_t i = 0; i < r.api_calls.size(); ++i)
     by_thread[r.api_calls[i].thread_id].push_back(i);
   for (auto& [tid, calls] : by_thread) {
-    std::sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
+    // NestingBefore is a total order: any sort gives this one. A thread's calls come nearly in
+    // it (a nested driver call just before its runtime call).
+    StableSortNearlySorted(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
       return NestingBefore(r.api_calls[a], a, r.api_calls[b], b);
     });
     ThreadNesting nesting(NestingRule::kAnyCall);
@@ -142,7 +176,7 @@ int64_t TraceIndex::LaunchingCall(uint64_t corr) const {
 }
 
 const std::string& TraceIndex::OpName(const DeviceOp& op) const {
-  return *op_names_[&op - ops_.data()];
+  return *kind_names_[static_cast<size_t>(op.kind)][op.record];
 }
 
 const std::string& TraceIndex::NvtxDomainName(uint32_t domain_id) const {

@@ -5,6 +5,7 @@
 // into it, so the ProcessTrace must outlive the index and stay unmodified.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -72,7 +73,8 @@ class TraceIndex {
   // arrays, 12 bytes per op, rather than a vector per id).
   std::vector<uint32_t> ops_by_corr_;
   std::vector<uint64_t> ops_corr_;
-  std::vector<const std::string*> op_names_;  // per op, into names_
+  // OpName's answers: per kind (DeviceOpKind), per record of that kind, into names_.
+  std::array<std::vector<const std::string*>, kDeviceOpKinds> kind_names_;
   std::unordered_map<std::string, std::unique_ptr<std::string>> names_;
   std::unordered_map<uint32_t, uint32_t> domain_names_;  // domain id -> string id
   std::vector<ApiTraits> traits_;  // by name id: every API call's name
