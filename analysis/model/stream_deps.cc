@@ -16,6 +16,26 @@ constexpr int kMaxDepth = 3;
 // events in every iteration (older waits were satisfied long before).
 constexpr size_t kMaxWaitsPerQuery = 64;
 
+// `found` with only the first (most direct) link per unit, in its order. Without a hash set for
+// the usual few links: these run for every synchronising call and blocking copy.
+std::vector<Dependency> FirstPerUnit(std::vector<Dependency> found) {
+  constexpr size_t kScanUpTo = 64;  // a scan of the kept links beats hashing below this
+  std::vector<Dependency> out;
+  out.reserve(found.size());
+  if (found.size() <= kScanUpTo) {
+    for (const Dependency& d : found) {
+      if (std::none_of(out.begin(), out.end(), [&](const Dependency& o) { return o.unit == d.unit; }))
+        out.push_back(d);
+    }
+    return out;
+  }
+  std::unordered_set<uint32_t> seen;
+  for (const Dependency& d : found) {
+    if (seen.insert(d.unit).second) out.push_back(d);
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* ToString(StreamClass c) {
@@ -273,13 +293,7 @@ std::vector<Dependency> StreamModel::PendingOnStream(uint32_t stream, uint64_t i
                                                      uint64_t corr, uint64_t after_ns) const {
   std::vector<Dependency> found;
   Visit(stream, issue_ns, corr, after_ns, Via::kSameStream, 0, &found);
-  // Keep the first (most direct) link per unit.
-  std::vector<Dependency> out;
-  std::unordered_set<uint32_t> seen;
-  for (const Dependency& d : found) {
-    if (seen.insert(d.unit).second) out.push_back(d);
-  }
-  return out;
+  return FirstPerUnit(std::move(found));
 }
 
 std::vector<Dependency> StreamModel::PendingOnDevice(uint64_t issue_ns, uint64_t corr,
@@ -287,12 +301,7 @@ std::vector<Dependency> StreamModel::PendingOnDevice(uint64_t issue_ns, uint64_t
   std::vector<Dependency> found;
   for (const auto& [id, state] : streams_)
     Scan(state, issue_ns, corr, after_ns, Via::kDevice, &found);
-  std::vector<Dependency> out;
-  std::unordered_set<uint32_t> seen;
-  for (const Dependency& d : found) {
-    if (seen.insert(d.unit).second) out.push_back(d);
-  }
-  return out;
+  return FirstPerUnit(std::move(found));
 }
 
 }  // namespace libprof::analysis
