@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <unordered_map>
 
 #include "analysis/model/api_names.h"
@@ -15,13 +16,15 @@ enum class CallClass : uint8_t { kLaunch, kSync, kOther };
 // A call that held the host until the device had done something: it synchronises (explicitly,
 // implicitly or through a SYNCHRONIZATION record), or it issued a copy or memset that blocks the
 // host (synchronous, or with pageable or managed host memory: the rule of findings.h).
-bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_record) {
+// `issued`: the call's operations (TraceIndex::OpsOf).
+bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_record,
+                std::span<const uint32_t> issued) {
   const ApiTraits& traits = index.Traits(call);
   if (has_sync_record || traits.explicit_sync != SyncScope::kNone || traits.implicit_sync) {
     return true;
   }
   const TraceRecords& r = index.records();
-  for (uint32_t o : index.OpsOf(call.correlation_id)) {
+  for (uint32_t o : issued) {
     const DeviceOp& op = index.device_ops()[o];
     if (op.kind == DeviceOpKind::kMemcpy) {
       const Memcpy& m = r.memcpys[op.record];
@@ -36,11 +39,6 @@ bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_reco
   return false;
 }
 
-struct ThreadCalls {
-  std::vector<uint32_t> calls;    // top-level calls, by start
-  std::vector<uint64_t> max_end;  // running maximum of their end times
-};
-
 class Classifier {
  public:
   explicit Classifier(const TraceIndex& index) : index_(index) {
@@ -53,21 +51,11 @@ class Classifier {
     for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
       if (index.Outermost(i) != i) continue;
       const ApiCall& c = r.api_calls[i];
-      if (BlocksHost(index, c, synced.contains(c.correlation_id))) {
+      const std::span<const uint32_t> issued = index.OpsOf(c.correlation_id);
+      if (BlocksHost(index, c, synced.contains(c.correlation_id), issued)) {
         classes_[i] = CallClass::kSync;
-      } else if (!index.OpsOf(c.correlation_id).empty()) {
+      } else if (!issued.empty()) {
         classes_[i] = CallClass::kLaunch;
-      }
-      threads_[c.thread_id].calls.push_back(i);
-    }
-    for (auto& [tid, t] : threads_) {
-      std::stable_sort(t.calls.begin(), t.calls.end(), [&](uint32_t a, uint32_t b) {
-        return r.api_calls[a].start_ns < r.api_calls[b].start_ns;
-      });
-      uint64_t running = 0;
-      for (uint32_t i : t.calls) {
-        running = std::max(running, r.api_calls[i].end_ns);
-        t.max_end.push_back(running);
       }
     }
   }
@@ -96,9 +84,8 @@ class Classifier {
   void Walk(uint32_t tid, uint64_t from, uint64_t to, std::vector<IdlePiece>* out) const {
     if (to <= from) return;
     uint64_t cursor = from;
-    auto it = threads_.find(tid);
-    if (it != threads_.end()) {
-      const ThreadCalls& t = it->second;
+    if (const TraceIndex::ThreadCalls* thread = index_.TopLevelCalls(tid)) {
+      const TraceIndex::ThreadCalls& t = *thread;
       const auto& calls = index_.records().api_calls;
       size_t k = std::upper_bound(t.max_end.begin(), t.max_end.end(), from) - t.max_end.begin();
       for (; k < t.calls.size() && calls[t.calls[k]].start_ns < to; ++k) {
@@ -119,7 +106,6 @@ class Classifier {
 
   const TraceIndex& index_;
   std::vector<CallClass> classes_;  // per API call; top-level calls only are classified
-  std::unordered_map<uint32_t, ThreadCalls> threads_;
 };
 
 }  // namespace
@@ -142,20 +128,28 @@ std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index) {
   for (uint32_t o = 0; o < ops.size(); ++o) by_device[ops[o].device_id].push_back(o);
   const Classifier classifier(index);
   std::vector<DeviceIdle> out;
-  for (const auto& [device, list] : by_device) {
+  for (auto& [device, list] : by_device) {
     DeviceIdle d;
     d.device_id = device;
-    d.ops = list;
-    for (uint32_t o : list) d.busy.push_back({ops[o].start_ns, ops[o].end_ns});
-    d.busy = MergeIntervals(std::move(d.busy));
+    // The ops are by start: merged as they come (MergeIntervals' result, without a list of all).
+    for (uint32_t o : list) {
+      const DeviceOp& op = ops[o];
+      if (op.end_ns <= op.start_ns) continue;
+      if (!d.busy.empty() && op.start_ns <= d.busy.back().end_ns) {
+        d.busy.back().end_ns = std::max(d.busy.back().end_ns, op.end_ns);
+      } else {
+        d.busy.push_back({op.start_ns, op.end_ns});
+      }
+    }
     if (d.busy.empty()) continue;
+    d.ops = std::move(list);
     d.active = {d.busy.front().start_ns, d.busy.back().end_ns};
     d.gaps = Gaps(d.busy);
     size_t cursor = 0;
     for (const Interval& g : d.gaps) {
       // The busy period after the gap starts with an operation that starts at its end.
-      while (cursor < list.size() && ops[list[cursor]].start_ns < g.end_ns) ++cursor;
-      const uint32_t next = cursor < list.size() ? list[cursor] : list.back();
+      while (cursor < d.ops.size() && ops[d.ops[cursor]].start_ns < g.end_ns) ++cursor;
+      const uint32_t next = cursor < d.ops.size() ? d.ops[cursor] : d.ops.back();
       d.next_op.push_back(next);
       classifier.Classify(g, ops[next], &d.pieces);
     }
@@ -164,7 +158,7 @@ std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index) {
   return out;
 }
 
-IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint64_t to_ns) {
+IdleTotals SumIdle(std::span<const IdlePiece> pieces, uint64_t from_ns, uint64_t to_ns) {
   IdleTotals totals;
   auto it = std::upper_bound(pieces.begin(), pieces.end(), from_ns,
                              [](uint64_t t, const IdlePiece& p) { return t < p.span.end_ns; });

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "analysis/model/intervals.h"
@@ -67,6 +68,6 @@ DeviceIdle From(DeviceIdle d, const std::vector<DeviceOp>& ops, uint64_t from_ns
 DeviceIdle WithoutIdleIn(DeviceIdle d, const std::vector<Interval>& holes);
 
 // The pieces' time inside [from, to), by cause.
-IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint64_t to_ns);
+IdleTotals SumIdle(std::span<const IdlePiece> pieces, uint64_t from_ns, uint64_t to_ns);
 
 }  // namespace libprof::analysis

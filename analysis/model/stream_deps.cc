@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "analysis/model/api_names.h"
+#include "analysis/model/nearly_sorted.h"
 
 namespace libprof::analysis {
 namespace {
@@ -120,9 +121,12 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
     }
   }
   for (auto& [id, state] : streams_) {
-    std::sort(state.units.begin(), state.units.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(units_[a].issue_ns, units_[a].correlation_id) <
-             std::tie(units_[b].issue_ns, units_[b].correlation_id);
+    // Units come nearly in issue order (a stream runs its work in that order). The unit index
+    // settles ties (units without a correlation id issued at one time), which std::sort left
+    // in no particular order.
+    StableSortNearlySorted(state.units.begin(), state.units.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(units_[a].issue_ns, units_[a].correlation_id, a) <
+             std::tie(units_[b].issue_ns, units_[b].correlation_id, b);
     });
     uint64_t running = 0;
     for (uint32_t u : state.units) {

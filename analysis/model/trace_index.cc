@@ -4,6 +4,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "proto/api_nesting.h"
 #include "proto/correlation_join.h"
@@ -143,10 +144,22 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
       return NestingBefore(r.api_calls[a], a, r.api_calls[b], b);
     });
     ThreadNesting nesting(NestingRule::kAnyCall);
+    ThreadCalls& top = top_level_[tid];
     for (uint32_t i : calls) {
       const NestingDecision d = nesting.Next(r.api_calls[i], i);
       nested_[i] = d.nested;
       outermost_[i] = static_cast<uint32_t>(d.outermost);
+      if (outermost_[i] == i) top.calls.push_back(i);
+    }
+    // By start, then file order (NestingBefore differs only on ties of start).
+    StableSortNearlySorted(top.calls.begin(), top.calls.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(r.api_calls[a].start_ns, a) < std::tie(r.api_calls[b].start_ns, b);
+    });
+    top.max_end.reserve(top.calls.size());
+    uint64_t running = 0;
+    for (uint32_t i : top.calls) {
+      running = std::max(running, r.api_calls[i].end_ns);
+      top.max_end.push_back(running);
     }
   }
 
@@ -169,6 +182,11 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
     }
   }
   for (const NvtxDomain& d : r.nvtx_domains) domain_names_[d.id] = d.name_id;
+}
+
+const TraceIndex::ThreadCalls* TraceIndex::TopLevelCalls(uint32_t thread_id) const {
+  auto it = top_level_.find(thread_id);
+  return it == top_level_.end() ? nullptr : &it->second;
 }
 
 int64_t TraceIndex::LaunchingCall(uint64_t corr) const {

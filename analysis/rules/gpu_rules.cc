@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <unordered_set>
 
 #include "analysis/metrics/idle_breakdown.h"
@@ -129,9 +130,16 @@ class GpuRules {
 
   void IdleGaps(const DeviceIdle& d) {
     const auto& ops = index_.device_ops();
+    // The pieces cover exactly the gaps, in order: each gap's are the next ones (a cursor, not a
+    // search per gap over millions of pieces).
+    size_t piece = 0;
     for (size_t k = 0; k < d.gaps.size(); ++k) {
       const Interval g = d.gaps[k];
-      const IdleTotals causes = SumIdle(d.pieces, g.start_ns, g.end_ns);
+      while (piece < d.pieces.size() && d.pieces[piece].span.end_ns <= g.start_ns) ++piece;
+      size_t end = piece;
+      while (end < d.pieces.size() && d.pieces[end].span.start_ns < g.end_ns) ++end;
+      const IdleTotals causes = SumIdle(std::span(d.pieces).subspan(piece, end - piece),
+                                        g.start_ns, g.end_ns);
       if (causes.total() < options_.gap_threshold_ns) continue;
       const DeviceOp& next = ops[d.next_op[k]];
       // The operation that ended the busy period before the gap.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/model/api_names.h"
 #include "analysis/model/intervals.h"
@@ -91,20 +92,11 @@ class OverlapRules {
   void Pageable() {
     const auto& ops = index_.device_ops();
     const TraceRecords& r = index_.records();
-    // Top-level calls per thread, by start.
-    std::unordered_map<uint32_t, std::vector<uint32_t>> by_thread;
-    for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
-      if (index_.Outermost(i) == i) by_thread[r.api_calls[i].thread_id].push_back(i);
-    }
-    // Each call's place in its thread's list: found by lookup, not by a scan per copy (a
-    // scan made the pass quadratic: 1.9 s of 9 at 10M records).
-    std::vector<uint32_t> place(r.api_calls.size(), 0);
-    for (auto& [tid, calls] : by_thread) {
-      std::stable_sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
-        return r.api_calls[a].start_ns < r.api_calls[b].start_ns;
-      });
-      for (uint32_t k = 0; k < calls.size(); ++k) place[calls[k]] = k;
-    }
+    // Each top-level call's place in its thread's list (TraceIndex::TopLevelCalls, by start),
+    // filled for the threads of pageable copies: found by lookup, not by a scan per copy (a scan
+    // made the pass quadratic: 1.9 s of 9 at 10M records).
+    std::vector<uint32_t> place;
+    std::unordered_set<uint32_t> placed_threads;
     std::map<uint32_t, Serialised> by_device;
     for (const DeviceOp& copy : ops) {
       if (copy.kind != DeviceOpKind::kMemcpy || !IsPageableCopy(r.memcpys[copy.record])) continue;
@@ -113,7 +105,11 @@ class OverlapRules {
       const uint32_t l = index_.Outermost(static_cast<size_t>(found));
       const ApiCall& call = r.api_calls[l];
       if (call.end_ns + kSkewNs < copy.end_ns) continue;  // returned before the copy was done
-      const std::vector<uint32_t>& calls = by_thread[call.thread_id];
+      const std::vector<uint32_t>& calls = index_.TopLevelCalls(call.thread_id)->calls;
+      if (placed_threads.insert(call.thread_id).second) {
+        place.resize(r.api_calls.size());
+        for (uint32_t k = 0; k < calls.size(); ++k) place[calls[k]] = k;
+      }
       auto pos = calls.begin() + place[l];
       const DeviceOp* kernel = NextKernel(pos, calls.end(), copy);
       if (kernel == nullptr) continue;
