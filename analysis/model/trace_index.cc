@@ -130,6 +130,21 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
     ops_corr_.push_back(corr);
     ops_by_corr_.push_back(i);
   }
+  // Where each id's run starts, for a lookup per OpsOf instead of a binary search (the idle
+  // classifier and the rules ask for every call).
+  uint64_t lo_corr = UINT64_MAX, hi_corr = 0;
+  size_t ids = 0;
+  for (size_t p = 0; p < ops_corr_.size(); ++p) {
+    if (ops_corr_[p] == 0 || (p > 0 && ops_corr_[p] == ops_corr_[p - 1])) continue;
+    lo_corr = std::min(lo_corr, ops_corr_[p]);
+    hi_corr = std::max(hi_corr, ops_corr_[p]);
+    ++ids;
+  }
+  run_by_corr_.Reset(lo_corr, hi_corr, ids);
+  for (size_t p = 0; p < ops_corr_.size(); ++p) {
+    if (ops_corr_[p] == 0 || (p > 0 && ops_corr_[p] == ops_corr_[p - 1])) continue;
+    run_by_corr_.Set(ops_corr_[p], static_cast<uint32_t>(p));
+  }
 
   // Nesting per thread (proto/api_nesting.h): each thread's calls sorted, then judged in order.
   nested_.assign(r.api_calls.size(), false);
@@ -211,8 +226,15 @@ std::string TraceIndex::NvtxName(const NvtxEvent& event) const {
 }
 
 std::span<const uint32_t> TraceIndex::OpsOf(uint64_t corr) const {
-  auto [first, last] = std::equal_range(ops_corr_.begin(), ops_corr_.end(), corr);
-  return {ops_by_corr_.data() + (first - ops_corr_.begin()), static_cast<size_t>(last - first)};
+  if (corr == 0) {  // ops without an id: not in run_by_corr_
+    auto [first, last] = std::equal_range(ops_corr_.begin(), ops_corr_.end(), corr);
+    return {ops_by_corr_.data() + (first - ops_corr_.begin()), static_cast<size_t>(last - first)};
+  }
+  const int64_t first = run_by_corr_.Find(corr);
+  if (first < 0) return {};
+  size_t last = static_cast<size_t>(first) + 1;
+  while (last < ops_corr_.size() && ops_corr_[last] == corr) ++last;
+  return {ops_by_corr_.data() + first, last - static_cast<size_t>(first)};
 }
 
 }  // namespace libprof::analysis

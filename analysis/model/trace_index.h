@@ -83,6 +83,7 @@ class TraceIndex {
   // arrays, 12 bytes per op, rather than a vector per id).
   std::vector<uint32_t> ops_by_corr_;
   std::vector<uint64_t> ops_corr_;
+  IdTable run_by_corr_;  // id -> position of its first op in ops_by_corr_
   // OpName's answers: per kind (DeviceOpKind), per record of that kind, into names_.
   std::array<std::vector<const std::string*>, kDeviceOpKinds> kind_names_;
   std::unordered_map<std::string, std::unique_ptr<std::string>> names_;
