@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "analysis/process_loop.h"
+#include "analysis/process_findings.h"
 #include "analysis/model/trace_windows.h"
 #include "analysis/reports/collectives_report.h"
 #include "analysis/reports/findings_report.h"
@@ -192,6 +193,11 @@ std::expected<std::string, std::string> WriteSummaryPartial(const SummaryCommand
                                                             std::vector<std::string>* warnings) {
   auto partial = SummarizeFilesPartial(options.files, options.filters, summary);
   if (!partial) return std::unexpected(partial.error());
+  if (summary.findings) {
+    auto found = AddProcessFindings(options.files, options.filters,
+                                    {.call_sites = options.call_sites}, &partial->state.parts);
+    if (!found) return std::unexpected(found.error());
+  }
   // Printed now and kept in the partial, for combine to print again.
   for (const SummaryPartial::Warning& w : partial->warnings) warnings->push_back(w.text);
   return WritePartial(std::move(*partial), options.partial_output);
@@ -202,12 +208,20 @@ std::expected<std::string, std::string> WriteSummaryPartial(const SummaryCommand
 std::expected<std::string, std::string> RunSummary(const SummaryCommandOptions& options,
                                                    std::vector<std::string>* warnings) {
   if (options.files.empty()) return std::unexpected("no trace file given");
-  const SummaryOptions summary{
-      .raw = options.raw, .by_caller = options.by_caller, .call_sites = options.call_sites};
+  const SummaryOptions summary{.raw = options.raw,
+                               .by_caller = options.by_caller,
+                               .call_sites = options.call_sites,
+                               .findings = options.findings};
   if (!options.partial_output.empty()) return WriteSummaryPartial(options, summary, warnings);
   // Streams the files rather than loading them (summary.h).
   auto report = SummarizeFiles(options.files, options.filters, summary, warnings);
   if (!report) return std::unexpected(report.error());
+  if (summary.findings) {
+    auto found = AddProcessFindings(options.files, options.filters,
+                                    {.call_sites = options.call_sites}, &report->parts);
+    if (!found) return std::unexpected(found.error());
+    if (report->parts.size() == 1) report->total.findings = report->parts.front().findings;
+  }
   auto text = FormatSummary(*report, options);
   if (!text || options.format != OutputFormat::kTable) return text;
   auto collectives = CollectivesAppendix(*report, options);

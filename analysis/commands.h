@@ -33,6 +33,9 @@ struct SummaryCommandOptions : CommandOptions {
   // `summary --partial -o FILE`: write a partial summary (metrics/summary_partial.h) to this file
   // ("-": returned as the output) instead of the tables.
   std::string partial_output;
+  // `summary --findings`: each process's host time lost and top finding in the per-process
+  // table (process_findings.h; a second read of the traces).
+  bool findings = false;
 };
 
 struct FindingsCommandOptions : CommandOptions {

@@ -3,6 +3,7 @@
 // or an allocation larger than the chunk that asked for it.
 #include "proto/chunk_decoder.h"
 
+#include <algorithm>
 #include <protozero/pbf_reader.hpp>
 #include <type_traits>
 
@@ -64,7 +65,10 @@ bool AddDefinitions(const trace::Chunk& chunk, ProcessTables* state, std::string
 template <typename Wire, typename Model>
 bool DecodeList(const google::protobuf::RepeatedPtrField<Wire>& in, ListContext ctx,
                 std::vector<Model>* out) {
-  out->reserve(out->size() + in.size());
+  // Geometric growth: AppendChunk decodes a whole trace into one list chunk by chunk, and an
+  // exact reserve there would copy the list at every chunk.
+  const size_t needed = out->size() + static_cast<size_t>(in.size());
+  if (needed > out->capacity()) out->reserve(std::max(needed, 2 * out->capacity()));
   for (const Wire& record : in) {
     Model& model = out->emplace_back();
     if constexpr (std::is_same_v<decltype(Decode(record, ctx, &model)), bool>) {
@@ -120,6 +124,11 @@ bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* 
                  std::string* problem) {
   out->process_index = chunk.process_index();
   out->sequence = chunk.sequence();
+  return AppendChunk(chunk, state, out, problem);
+}
+
+bool AppendChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
+                 std::string* problem) {
   if (!AddDefinitions(chunk, state, problem)) return false;
   Threads threads(state->thread_ids);
   // Every list of proto/record_kinds.h; a list's name there is also its name in Chunk.

@@ -35,6 +35,13 @@ TraceHeader DecodeHeader(const trace::Header& header);
 bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
                  std::string* problem);
 
+// DecodeChunk that appends the chunk's records to the lists of *out (which may hold earlier
+// chunks' records) and leaves its process_index and sequence alone; run_end and the runtime
+// version replace *out's when the chunk has them (as AppendRecords does). The lists grow
+// geometrically. On false, *out may hold part of the chunk's records.
+bool AppendChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
+                 std::string* problem);
+
 // Decodes only the NVTX events and domains of a serialized chunk (and the strings and thread ids
 // they refer to), skipping every other list unparsed: a cheap first look at a trace's NVTX
 // ranges. Sets out->process_index. API names and kernel shapes are not read, so `state` serves

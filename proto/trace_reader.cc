@@ -200,12 +200,17 @@ bool TraceReader::Fail(const std::string& problem) {
   return false;
 }
 
-bool TraceReader::Next(TraceRecords* out) { return NextChunk(out, /*nvtx_only=*/false); }
+bool TraceReader::Next(TraceRecords* out) { return NextChunk(Mode::kRecords, out, {}, nullptr); }
 
-bool TraceReader::NextNvtx(TraceRecords* out) { return NextChunk(out, /*nvtx_only=*/true); }
+bool TraceReader::NextNvtx(TraceRecords* out) { return NextChunk(Mode::kNvtx, out, {}, nullptr); }
 
-bool TraceReader::NextChunk(TraceRecords* out, bool nvtx_only) {
-  *out = TraceRecords{};
+bool TraceReader::AppendNext(std::span<TraceRecords* const> into, uint32_t* process_index) {
+  return NextChunk(Mode::kAppend, nullptr, into, process_index);
+}
+
+bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords* const> into,
+                            uint32_t* process_index) {
+  if (out != nullptr) *out = TraceRecords{};
   if (!error_.empty() || truncated_ || ended_) return false;
   try {
     Field field;
@@ -236,7 +241,7 @@ bool TraceReader::NextChunk(TraceRecords* out, bool nvtx_only) {
         continue;
       }
       std::string problem;
-      if (nvtx_only) {
+      if (mode == Mode::kNvtx) {
         const uint32_t index = PeekProcessIndex(field.bytes);
         if (index >= processes_.size()) {
           return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
@@ -256,10 +261,20 @@ bool TraceReader::NextChunk(TraceRecords* out, bool nvtx_only) {
                       std::to_string(chunk_->process_index()) + " but the file has " +
                       std::to_string(headers_.size()) + " header(s)");
         }
-        if (!DecodeChunk(*chunk_, processes_[chunk_->process_index()].get(), out, &problem)) {
-          *out = TraceRecords{};
+        const uint32_t index = chunk_->process_index();
+        if (mode == Mode::kAppend && index >= into.size()) {
+          return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
+                      " but only " + std::to_string(into.size()) + " were asked for");
+        }
+        const bool decoded =
+            mode == Mode::kAppend
+                ? AppendChunk(*chunk_, processes_[index].get(), into[index], &problem)
+                : DecodeChunk(*chunk_, processes_[index].get(), out, &problem);
+        if (!decoded) {
+          if (out != nullptr) *out = TraceRecords{};
           return Fail("chunk at byte " + at + " " + problem);
         }
+        if (process_index != nullptr) *process_index = index;
         const auto& unknown = chunk_->GetReflection()->GetUnknownFields(*chunk_);
         for (int i = 0; i < unknown.field_count(); ++i) {
           ++unknown_chunk_fields_[static_cast<uint32_t>(unknown.field(i).number())];
@@ -270,7 +285,7 @@ bool TraceReader::NextChunk(TraceRecords* out, bool nvtx_only) {
       return true;
     }
   } catch (const std::exception& e) {
-    *out = TraceRecords{};
+    if (out != nullptr) *out = TraceRecords{};
     return Fail("chunk after byte " + std::to_string(bytes_read_) + " cannot be decoded (" +
                 e.what() + ")");
   }

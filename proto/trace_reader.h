@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ class TraceReader {
   // string table is read too. Use a reader for either Next or NextNvtx, not both (NextNvtx
   // leaves out the API-name and kernel-shape tables that Next needs).
   bool NextNvtx(TraceRecords* out);
+  // Like Next, but appends the chunk's records to *into[p] (AppendChunk), p being the chunk's
+  // process (set in *process_index; `into` has one entry per header), instead of handing over a
+  // fresh TraceRecords: a whole trace is built without copying each chunk once more. On a
+  // corrupt chunk *into[p] may hold part of it.
+  bool AppendNext(std::span<TraceRecords* const> into, uint32_t* process_index);
 
   // The string table of a process, as far as the chunks read so far define it.
   const std::vector<std::string>& strings(uint32_t process_index = 0) const;
@@ -75,7 +81,11 @@ class TraceReader {
   Read ReadBytes(uint64_t size, std::string* out);
   Read ReadField(Field* field);
   bool Fail(const std::string& problem);  // sets error_ to "path: problem"; returns false
-  bool NextChunk(TraceRecords* out, bool nvtx_only);
+  // What NextChunk does with a chunk: Next, NextNvtx or AppendNext.
+  enum class Mode { kRecords, kNvtx, kAppend };
+  // `out` for kRecords and kNvtx; `into` and `process_index` for kAppend.
+  bool NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords* const> into,
+                 uint32_t* process_index);
 
   std::ifstream file_;
   uint64_t offset_ = 0;  // of the next byte file_ gives

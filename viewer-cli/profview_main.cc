@@ -384,6 +384,10 @@ int main(int argc, char** argv) {
                    "through, from the call stacks libprof recorded (LIBPROF_BACKTRACE)")
       ->check(CLI::IsMember({"api", "caller"}))
       ->type_name("api|caller");
+  summary_cmd->add_flag("--findings", summary.findings,
+                        "also find each process's findings (as profview findings with its "
+                        "default thresholds: a second, slower read of the traces) and put its "
+                        "host time lost and top finding in the per-process table");
   bool summary_partial = false;
   AddPartialFlags(summary_cmd, &summary_partial, &summary.partial_output,
                   "write a partial summary (-o FILE) for `profview combine` instead of the "

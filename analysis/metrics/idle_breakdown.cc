@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <span>
 #include <unordered_map>
 
 #include "analysis/model/api_names.h"
@@ -12,13 +14,15 @@ namespace {
 // A call that held the host until the device had done something: it synchronises (explicitly,
 // implicitly or through a SYNCHRONIZATION record), or it issued a copy or memset that blocks the
 // host (synchronous, or with pageable or managed host memory: the rule of findings.h).
-bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_record) {
+// `issued`: the call's operations (TraceIndex::OpsOf).
+bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_record,
+                std::span<const uint32_t> issued) {
   const ApiTraits& traits = index.Traits(call);
   if (has_sync_record || traits.explicit_sync != SyncScope::kNone || traits.implicit_sync) {
     return true;
   }
   const TraceRecords& r = index.records();
-  for (uint32_t o : index.OpsOf(call.correlation_id)) {
+  for (uint32_t o : issued) {
     const DeviceOp& op = index.device_ops()[o];
     if (op.kind == DeviceOpKind::kMemcpy) {
       const Memcpy& m = r.memcpys[op.record];
@@ -38,18 +42,20 @@ bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_reco
 struct KeptThreadCalls {  // of earlier windows and this one, for a gap that began earlier
   std::vector<HostCall> calls;
   std::vector<uint64_t> max_end;
+  const std::vector<uint64_t>& max_end_list() const { return max_end; }
   size_t size() const { return calls.size(); }
   HostCall at(size_t k) const { return calls[k]; }
 };
-struct WindowThreadCalls {  // of this window: indices into api_calls
+struct WindowThreadCalls {  // of this window (TraceIndex::TopLevelCalls)
   const TraceRecords* records = nullptr;
   const std::vector<CallClass>* classes = nullptr;
-  std::vector<uint32_t> calls;
-  std::vector<uint64_t> max_end;
-  size_t size() const { return calls.size(); }
+  const TraceIndex::ThreadCalls* thread = nullptr;
+  const std::vector<uint64_t>& max_end_list() const { return thread->max_end; }
+  size_t size() const { return thread->calls.size(); }
   HostCall at(size_t k) const {
-    const ApiCall& c = records->api_calls[calls[k]];
-    return {c.start_ns, c.end_ns, c.thread_id, c.name_id, (*classes)[calls[k]]};
+    const uint32_t i = thread->calls[k];
+    const ApiCall& c = records->api_calls[i];
+    return {c.start_ns, c.end_ns, c.thread_id, c.name_id, (*classes)[i]};
   }
 };
 
@@ -79,7 +85,8 @@ void Walk(const Calls* t, uint64_t from, uint64_t to, std::vector<IdlePiece>* ou
   if (to <= from) return;
   uint64_t cursor = from;
   if (t != nullptr) {
-    size_t k = std::upper_bound(t->max_end.begin(), t->max_end.end(), from) - t->max_end.begin();
+    const std::vector<uint64_t>& max_end = t->max_end_list();
+    size_t k = std::upper_bound(max_end.begin(), max_end.end(), from) - max_end.begin();
     for (; k < t->size(); ++k) {
       const HostCall c = t->at(k);
       if (c.start_ns >= to) break;
@@ -105,9 +112,10 @@ std::vector<CallClass> ClassifyCalls(const TraceIndex& index) {
   for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
     if (index.Outermost(i) != i) continue;
     const ApiCall& c = r.api_calls[i];
-    if (BlocksHost(index, c, synced.contains(c.correlation_id))) {
+    const std::span<const uint32_t> issued = index.OpsOf(c.correlation_id);
+    if (BlocksHost(index, c, synced.contains(c.correlation_id), issued)) {
       classes[i] = CallClass::kSync;
-    } else if (!index.OpsOf(c.correlation_id).empty()) {
+    } else if (!issued.empty()) {
       classes[i] = CallClass::kLaunch;
     }
   }
@@ -129,17 +137,11 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
   const auto& ops = index.device_ops();
   const TraceRecords& r = index.records();
   const std::vector<CallClass> classes = ClassifyCalls(index);
-  std::unordered_map<uint32_t, WindowThreadCalls> threads;
-  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
-    if (index.Outermost(i) != i) continue;
-    WindowThreadCalls& t = threads[r.api_calls[i].thread_id];
-    t.records = &r;
-    t.classes = &classes;
-    t.calls.push_back(i);
-  }
-  for (auto& [tid, t] : threads) {
-    SortByStart(&t, [&](uint32_t i) { return r.api_calls[i].start_ns; });
-  }
+  auto in_window = [&](uint32_t tid) -> std::optional<WindowThreadCalls> {
+    const TraceIndex::ThreadCalls* t = index.TopLevelCalls(tid);
+    if (t == nullptr) return std::nullopt;
+    return WindowThreadCalls{&r, &classes, t};
+  };
   auto host_call = [&](uint32_t i) {
     const ApiCall& c = r.api_calls[i];
     return HostCall{c.start_ns, c.end_ns, c.thread_id, c.name_id, classes[i]};
@@ -150,8 +152,8 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
     for (const HostCall& c : kept_) {
       if (c.thread_id == tid) t.calls.push_back(c);
     }
-    if (auto it = threads.find(tid); it != threads.end()) {
-      for (size_t k = 0; k < it->second.size(); ++k) t.calls.push_back(it->second.at(k));
+    if (const auto own = in_window(tid)) {
+      for (size_t k = 0; k < own->size(); ++k) t.calls.push_back(own->at(k));
     }
     SortByStart(&t, [](const HostCall& c) { return c.start_ns; });
     return t;
@@ -171,8 +173,8 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
       const KeptThreadCalls t = spanning(l.thread_id);
       Walk(&t, gap.start_ns, cut, out);
     } else {
-      auto it = threads.find(l.thread_id);
-      Walk(it == threads.end() ? nullptr : &it->second, gap.start_ns, cut, out);
+      const auto own = in_window(l.thread_id);
+      Walk(own ? &*own : nullptr, gap.start_ns, cut, out);
     }
     if (cut < gap.end_ns) {
       const IdleCause cause = l.klass == CallClass::kSync ? IdleCause::kSync : IdleCause::kLaunch;
@@ -187,8 +189,16 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
     DeviceIdle d;
     d.device_id = device;
     d.ops = list;
-    for (uint32_t o : list) d.busy.push_back({ops[o].start_ns, ops[o].end_ns});
-    d.busy = MergeIntervals(std::move(d.busy));
+    // The ops are by start: merged as they come (MergeIntervals' result, without a list of all).
+    for (uint32_t o : list) {
+      const DeviceOp& op = ops[o];
+      if (op.end_ns <= op.start_ns) continue;
+      if (!d.busy.empty() && op.start_ns <= d.busy.back().end_ns) {
+        d.busy.back().end_ns = std::max(d.busy.back().end_ns, op.end_ns);
+      } else {
+        d.busy.push_back({op.start_ns, op.end_ns});
+      }
+    }
     if (d.busy.empty()) {
       out.push_back(std::move(d));
       continue;
@@ -245,7 +255,7 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
   return out;
 }
 
-IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint64_t to_ns) {
+IdleTotals SumIdle(std::span<const IdlePiece> pieces, uint64_t from_ns, uint64_t to_ns) {
   IdleTotals totals;
   auto it = std::upper_bound(pieces.begin(), pieces.end(), from_ns,
                              [](uint64_t t, const IdlePiece& p) { return t < p.span.end_ns; });

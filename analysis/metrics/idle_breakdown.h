@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,6 @@ void CutBefore(DeviceIdle* d, const std::vector<DeviceOp>& ops, uint64_t from_ns
 DeviceIdle WithoutIdleIn(DeviceIdle d, const std::vector<Interval>& holes);
 
 // The pieces' time inside [from, to), by cause.
-IdleTotals SumIdle(const std::vector<IdlePiece>& pieces, uint64_t from_ns, uint64_t to_ns);
+IdleTotals SumIdle(std::span<const IdlePiece> pieces, uint64_t from_ns, uint64_t to_ns);
 
 }  // namespace libprof::analysis

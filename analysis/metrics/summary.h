@@ -51,6 +51,22 @@ struct CopyRow {
   uint64_t total_ns = 0;
 };
 
+// `summary --findings`: what `profview findings` says of one process alone, for the
+// per-process table (the straggler question of a many-rank job). Filled by
+// analysis/process_findings.h; plain values here so that partial summaries carry it.
+struct ProcessFindings {
+  uint64_t host_lost_ns = 0;  // the findings' "Host:" headline: host-wait plus host-cost time
+  uint64_t findings = 0;      // every finding of the process
+  // Its top group: the first of the host table, else the first of any table ("" rule: none).
+  std::string top_rule;
+  bool top_in_start_up = false;  // a group of start-up's waits (listed last by findings)
+  std::string top_api;
+  std::string top_waiting_for;  // the table's "Waiting for" (or "Where") cell
+  std::string top_time_kind;    // "host", "gpu-idle", ... (rule_registry.h TimeKind)
+  uint64_t top_time_lost_ns = 0;
+  uint64_t top_count = 0;
+};
+
 struct Summary {
   // Where it comes from: one process, or "" / pid 0 for the total over several.
   std::string path;
@@ -73,6 +89,7 @@ struct Summary {
   uint64_t hidden_calls = 0;
   uint64_t hidden_ns = 0;
   uint64_t hidden_nested_calls = 0;
+  std::optional<ProcessFindings> findings;  // summary --findings, per process only
 
   // For totals over processes: sorted, merged intervals (on the common timebase once a
   // SummaryTotal has them). The interval lists are kept only when a total is wanted.
@@ -88,6 +105,8 @@ struct SummaryOptions {
   // calls without a recorded stack keep the plain API name.
   bool by_caller = false;
   CallSiteRule call_sites;  // which Python frames are framework code (call_sites.h)
+  // `--findings`: each process's findings (ProcessFindings) in the per-process table.
+  bool findings = false;
 };
 
 // Rows sorted by total time (longest first), then name and domain: the order of every table.

@@ -138,6 +138,19 @@ json ListsJson(const std::optional<TotalIntervals>& lists) {
               {"device", IntervalsJson(lists->device)}};
 }
 
+json FindingsJson(const std::optional<ProcessFindings>& f) {
+  if (!f) return nullptr;
+  return json{{"host_lost_ns", f->host_lost_ns},
+              {"findings", f->findings},
+              {"top_rule", f->top_rule},
+              {"top_in_start_up", f->top_in_start_up},
+              {"top_api", f->top_api},
+              {"top_waiting_for", f->top_waiting_for},
+              {"top_time_kind", f->top_time_kind},
+              {"top_time_lost_ns", f->top_time_lost_ns},
+              {"top_count", f->top_count}};
+}
+
 json ProcessJson(const Summary& s) {
   json copies = json::array();
   for (const CopyRow& c : s.copies) {
@@ -163,7 +176,8 @@ json ProcessJson(const Summary& s) {
               {"host", RowsJson(s.host)},
               {"device", RowsJson(s.device)},
               {"copies", copies},
-              {"nvtx", RowsJson(s.nvtx)}};
+              {"nvtx", RowsJson(s.nvtx)},
+              {"findings", FindingsJson(s.findings)}};
 }
 
 // Thrown inside the parser only, for a value that has the right JSON type but cannot be.
@@ -257,6 +271,21 @@ std::optional<TotalIntervals> ParseLists(const json& j) {
                         ParseIntervals(j.at("device"))};
 }
 
+std::optional<ProcessFindings> ParseFindings(const json& j) {
+  if (j.is_null()) return std::nullopt;
+  ProcessFindings f;
+  f.host_lost_ns = j.at("host_lost_ns").get<uint64_t>();
+  f.findings = j.at("findings").get<uint64_t>();
+  f.top_rule = j.at("top_rule").get<std::string>();
+  f.top_in_start_up = j.at("top_in_start_up").get<bool>();
+  f.top_api = j.at("top_api").get<std::string>();
+  f.top_waiting_for = j.at("top_waiting_for").get<std::string>();
+  f.top_time_kind = j.at("top_time_kind").get<std::string>();
+  f.top_time_lost_ns = j.at("top_time_lost_ns").get<uint64_t>();
+  f.top_count = j.at("top_count").get<uint64_t>();
+  return f;
+}
+
 void ParseProcess(const json& j, Summary* s) {
   s->path = j.at("path").get<std::string>();
   s->pid = j.at("pid").get<uint32_t>();
@@ -273,6 +302,7 @@ void ParseProcess(const json& j, Summary* s) {
   s->host = ParseRows(j.at("host"));
   s->device = ParseRows(j.at("device"));
   s->nvtx = ParseRows(j.at("nvtx"));
+  s->findings = ParseFindings(j.at("findings"));
   for (const json& c : j.at("copies")) {
     s->copies.push_back(CopyRow{.copy_kind = ParseEnum<CopyKind>(c.at("copy_kind"), 10),
                                 .src_kind = ParseEnum<MemoryKind>(c.at("src_kind"), 7),
@@ -326,7 +356,10 @@ std::string SummaryPartialJson(const SummaryPartial& p) {
                {"to_ns", f.to_ns ? json(*f.to_ns) : json(nullptr)}};
   json out{{"format", kSummaryPartialFormat},
            {"version", kSummaryPartialVersion},
-           {"options", {{"raw", p.options.raw}, {"by_caller", p.options.by_caller}}},
+           {"options",
+            {{"raw", p.options.raw},
+             {"by_caller", p.options.by_caller},
+             {"findings", p.options.findings}}},
            {"filters", filters},
            {"files", p.files},
            {"pids_seen", p.pids_seen},
@@ -353,6 +386,7 @@ std::expected<SummaryPartial, std::string> ParseSummaryPartial(std::string_view 
     SummaryPartial p;
     p.options.raw = j.at("options").at("raw").get<bool>();
     p.options.by_caller = j.at("options").at("by_caller").get<bool>();
+    p.options.findings = j.at("options").at("findings").get<bool>();
     const json& f = j.at("filters");
     p.filters.pids = f.at("pids").get<std::vector<uint32_t>>();
     p.filters.tids = f.at("tids").get<std::vector<uint32_t>>();
@@ -380,11 +414,12 @@ std::expected<void, std::string> PartialsCombiner::Add(SummaryPartial p, const s
     meta_.filters = p.filters;
   } else if (p.options.raw != meta_.options.raw ||
              p.options.by_caller != meta_.options.by_caller ||
+             p.options.findings != meta_.options.findings ||
              p.filters.pids != meta_.filters.pids || p.filters.tids != meta_.filters.tids ||
              p.filters.nvtx != meta_.filters.nvtx || p.filters.from_ns != meta_.filters.from_ns ||
              p.filters.to_ns != meta_.filters.to_ns) {
-    return std::unexpected(name + ": made with other options or filters (--raw, --by, --pid, " +
-                           "--tid, --nvtx, --from, --to) than " + first_name_);
+    return std::unexpected(name + ": made with other options or filters (--raw, --by, --findings, " +
+                           "--pid, --tid, --nvtx, --from, --to) than " + first_name_);
   }
   for (const std::string& f : p.files) {
     if (auto it = source_of_.find(f); it != source_of_.end()) {

@@ -10,9 +10,10 @@
 // --tid threads its files had, and its warnings. Combining partials gives a partial again
 // (`combine --partial`), so a reduce can be a tree; the unions of many ranks overlap, so a
 // combination is smaller than its inputs.
-// Format: one JSON object, {"format": "libprof-summary-partial", "version": 3, ...}, the union
+// Format: one JSON object, {"format": "libprof-summary-partial", "version": 4, ...}, the union
 // pieces as base64 varints; a reader refuses any other format or version rather than guess
-// (version 1 kept each process's unions, version 2 wrote the pieces as JSON numbers).
+// (version 1 kept each process's unions, version 2 wrote the pieces as JSON numbers, version 3
+// had no --findings).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,7 @@
 namespace libprof::analysis {
 
 inline constexpr std::string_view kSummaryPartialFormat = "libprof-summary-partial";
-inline constexpr uint32_t kSummaryPartialVersion = 3;
+inline constexpr uint32_t kSummaryPartialVersion = 4;
 
 struct SummaryPartial {
   SummaryOptions options;

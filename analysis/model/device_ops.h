@@ -18,6 +18,7 @@
 namespace libprof::analysis {
 
 enum class DeviceOpKind : uint8_t { kKernel, kMemcpy, kMemset, kGraph };
+inline constexpr size_t kDeviceOpKinds = 4;  // DeviceOpKind's values, 0 to 3
 const char* ToString(DeviceOpKind kind);  // "kernel", "memcpy", "memset", "graph"
 
 // A copy between host and device of more than 64 KiB: smaller ones take a few µs, mostly

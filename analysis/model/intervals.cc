@@ -6,8 +6,12 @@ namespace libprof::analysis {
 
 std::vector<Interval> MergeIntervals(std::vector<Interval> intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.end_ns <= i.start_ns; });
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  // Often already by start (a device's ops, a call's pieces): then no sort. The merge does not
+  // depend on the order of equal starts.
+  auto by_start = [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; };
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_start)) {
+    std::sort(intervals.begin(), intervals.end(), by_start);
+  }
   std::vector<Interval> merged;
   for (const Interval& i : intervals) {
     if (!merged.empty() && i.start_ns <= merged.back().end_ns) {

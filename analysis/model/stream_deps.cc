@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "analysis/model/api_names.h"
+#include "analysis/model/nearly_sorted.h"
 
 namespace libprof::analysis {
 namespace {
@@ -15,6 +16,26 @@ constexpr int kMaxDepth = 3;
 // Earlier event waits examined per stream and query: bounds the cost on traces that wait on
 // events in every iteration (older waits were satisfied long before).
 constexpr size_t kMaxWaitsPerQuery = 64;
+
+// `found` with only the first (most direct) link per unit, in its order. Without a hash set for
+// the usual few links: these run for every synchronising call and blocking copy.
+std::vector<Dependency> FirstPerUnit(std::vector<Dependency> found) {
+  constexpr size_t kScanUpTo = 64;  // a scan of the kept links beats hashing below this
+  std::vector<Dependency> out;
+  out.reserve(found.size());
+  if (found.size() <= kScanUpTo) {
+    for (const Dependency& d : found) {
+      if (std::none_of(out.begin(), out.end(), [&](const Dependency& o) { return o.unit == d.unit; }))
+        out.push_back(d);
+    }
+    return out;
+  }
+  std::unordered_set<uint32_t> seen;
+  for (const Dependency& d : found) {
+    if (seen.insert(d.unit).second) out.push_back(d);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -102,9 +123,12 @@ StreamModel::StreamModel(const TraceIndex& index, const Elsewhere& elsewhere)
     }
   }
   for (auto& [id, state] : streams_) {
-    std::sort(state.units.begin(), state.units.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(units_[a].issue_ns, units_[a].correlation_id) <
-             std::tie(units_[b].issue_ns, units_[b].correlation_id);
+    // Units come nearly in issue order (a stream runs its work in that order). The unit index
+    // settles ties (units without a correlation id issued at one time), which std::sort left
+    // in no particular order.
+    StableSortNearlySorted(state.units.begin(), state.units.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(units_[a].issue_ns, units_[a].correlation_id, a) <
+             std::tie(units_[b].issue_ns, units_[b].correlation_id, b);
     });
     uint64_t running = 0;
     for (uint32_t u : state.units) {
@@ -279,13 +303,7 @@ std::vector<Dependency> StreamModel::PendingOnStream(uint32_t stream, uint64_t i
                                                      uint64_t corr, uint64_t after_ns) const {
   std::vector<Dependency> found;
   Visit(stream, issue_ns, corr, after_ns, Via::kSameStream, 0, &found);
-  // Keep the first (most direct) link per unit.
-  std::vector<Dependency> out;
-  std::unordered_set<uint32_t> seen;
-  for (const Dependency& d : found) {
-    if (seen.insert(d.unit).second) out.push_back(d);
-  }
-  return out;
+  return FirstPerUnit(std::move(found));
 }
 
 std::vector<Dependency> StreamModel::PendingOnDevice(uint64_t issue_ns, uint64_t corr,
@@ -293,12 +311,7 @@ std::vector<Dependency> StreamModel::PendingOnDevice(uint64_t issue_ns, uint64_t
   std::vector<Dependency> found;
   for (const auto& [id, state] : streams_)
     Scan(state, issue_ns, corr, after_ns, Via::kDevice, &found);
-  std::vector<Dependency> out;
-  std::unordered_set<uint32_t> seen;
-  for (const Dependency& d : found) {
-    if (seen.insert(d.unit).second) out.push_back(d);
-  }
-  return out;
+  return FirstPerUnit(std::move(found));
 }
 
 }  // namespace libprof::analysis

@@ -1,12 +1,15 @@
 #include "analysis/model/trace_index.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "proto/api_nesting.h"
 #include "proto/correlation_join.h"
 #include "analysis/model/kernel_names.h"
+#include "analysis/model/nearly_sorted.h"
 
 namespace libprof::analysis {
 namespace {
@@ -50,6 +53,24 @@ class OpNamer {
   std::map<std::pair<uint32_t, uint32_t>, const std::string*> kernel_names_;
 };
 
+bool ByStart(const DeviceOp& a, const DeviceOp& b) { return a.start_ns < b.start_ns; }
+
+// Merges the sorted stretches [0, ends[0]), [ends[0], ends[1]), ... of *ops into one sorted list,
+// an earlier stretch's op first among equal starts (as a stable sort of the whole).
+void MergeStretches(const std::vector<size_t>& ends, std::vector<DeviceOp>* ops) {
+  if (ends.size() < 2) return;
+  std::vector<DeviceOp> merged;
+  merged.reserve(ops->size());
+  for (size_t k = 1; k < ends.size(); ++k) {
+    const auto begin = ops->begin();
+    merged.clear();
+    std::merge(std::make_move_iterator(begin), std::make_move_iterator(begin + ends[k - 1]),
+               std::make_move_iterator(begin + ends[k - 1]),
+               std::make_move_iterator(begin + ends[k]), std::back_inserter(merged), ByStart);
+    std::move(merged.begin(), merged.end(), begin);
+  }
+}
+
 }  // namespace
 
 std::string TraceIndex::CopyName(MemoryKind src, MemoryKind dst, CopyKind kind) {
@@ -76,27 +97,54 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
       }
     }
   }
-  std::vector<std::pair<DeviceOp, const std::string*>> ops;
-  ops.reserve(DeviceOpCount(r));
+  // The ops kind by kind (ForEachDeviceOp's order), each kind's stretch sorted by start where
+  // it lies, then the stretches merged: what a stable sort of the whole by start gives, without
+  // its n log n (a kind's records arrive nearly in time order) or pairs of op and name to move.
+  ops_.reserve(DeviceOpCount(r));
   OpNamer namer(trace, &names_);
-  ForEachDeviceOp(
-      r, [&](const DeviceOp& op, const auto& record) { ops.emplace_back(op, namer(record)); });
-  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
-    return a.first.start_ns < b.first.start_ns;
+  std::vector<size_t> stretch_ends;
+  ForEachList(r, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kIsDeviceOp<T>) {
+      constexpr size_t kind = static_cast<size_t>(OpKindOf(T{}));
+      std::vector<const std::string*>& names = kind_names_[kind];
+      names.reserve(list.size());
+      const size_t begin = ops_.size();
+      for (uint32_t i = 0; i < list.size(); ++i) {
+        ops_.push_back(MakeDeviceOp(list[i], i));
+        names.push_back(namer(list[i]));
+      }
+      StableSortNearlySorted(ops_.begin() + begin, ops_.end(), ByStart);
+      stretch_ends.push_back(ops_.size());
+    }
   });
-  ops_.reserve(ops.size());
-  op_names_.reserve(ops.size());
-  for (auto& [op, name] : ops) {
-    ops_.push_back(op);
-    op_names_.push_back(name);
+  MergeStretches(stretch_ends, &ops_);
+
+  // OpsOf: op indices by correlation id, in start order among equal ids.
+  std::vector<std::pair<uint64_t, uint32_t>> by_corr(ops_.size());
+  for (uint32_t i = 0; i < ops_.size(); ++i) by_corr[i] = {ops_[i].correlation_id, i};
+  StableSortNearlySorted(by_corr.begin(), by_corr.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+  ops_by_corr_.reserve(by_corr.size());
+  ops_corr_.reserve(by_corr.size());
+  for (const auto& [corr, i] : by_corr) {
+    ops_corr_.push_back(corr);
+    ops_by_corr_.push_back(i);
   }
-  ops_by_corr_.resize(ops_.size());
-  for (uint32_t i = 0; i < ops_.size(); ++i) ops_by_corr_[i] = i;
-  std::stable_sort(ops_by_corr_.begin(), ops_by_corr_.end(), [this](uint32_t a, uint32_t b) {
-    return ops_[a].correlation_id < ops_[b].correlation_id;
-  });
-  ops_corr_.reserve(ops_.size());
-  for (uint32_t i : ops_by_corr_) ops_corr_.push_back(ops_[i].correlation_id);
+  // Where each id's run starts, for a lookup per OpsOf instead of a binary search (the idle
+  // classifier and the rules ask for every call).
+  uint64_t lo_corr = UINT64_MAX, hi_corr = 0;
+  size_t ids = 0;
+  for (size_t p = 0; p < ops_corr_.size(); ++p) {
+    if (ops_corr_[p] == 0 || (p > 0 && ops_corr_[p] == ops_corr_[p - 1])) continue;
+    lo_corr = std::min(lo_corr, ops_corr_[p]);
+    hi_corr = std::max(hi_corr, ops_corr_[p]);
+    ++ids;
+  }
+  run_by_corr_.Reset(lo_corr, hi_corr, ids);
+  for (size_t p = 0; p < ops_corr_.size(); ++p) {
+    if (ops_corr_[p] == 0 || (p > 0 && ops_corr_[p] == ops_corr_[p - 1])) continue;
+    run_by_corr_.Set(ops_corr_[p], static_cast<uint32_t>(p));
+  }
 
   // Nesting per thread (proto/api_nesting.h): each thread's calls sorted, then judged in order.
   nested_.assign(r.api_calls.size(), false);
@@ -105,14 +153,28 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   for (uint32_t i = 0; i < r.api_calls.size(); ++i)
     by_thread[r.api_calls[i].thread_id].push_back(i);
   for (auto& [tid, calls] : by_thread) {
-    std::sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
+    // NestingBefore is a total order: any sort gives this one. A thread's calls come nearly in
+    // it (a nested driver call just before its runtime call).
+    StableSortNearlySorted(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
       return NestingBefore(r.api_calls[a], a, r.api_calls[b], b);
     });
     ThreadNesting nesting(NestingRule::kAnyCall);
+    ThreadCalls& top = top_level_[tid];
     for (uint32_t i : calls) {
       const NestingDecision d = nesting.Next(r.api_calls[i], i);
       nested_[i] = d.nested;
       outermost_[i] = static_cast<uint32_t>(d.outermost);
+      if (outermost_[i] == i) top.calls.push_back(i);
+    }
+    // By start, then file order (NestingBefore differs only on ties of start).
+    StableSortNearlySorted(top.calls.begin(), top.calls.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(r.api_calls[a].start_ns, a) < std::tie(r.api_calls[b].start_ns, b);
+    });
+    top.max_end.reserve(top.calls.size());
+    uint64_t running = 0;
+    for (uint32_t i : top.calls) {
+      running = std::max(running, r.api_calls[i].end_ns);
+      top.max_end.push_back(running);
     }
   }
 
@@ -137,12 +199,17 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   for (const NvtxDomain& d : r.nvtx_domains) domain_names_[d.id] = d.name_id;
 }
 
+const TraceIndex::ThreadCalls* TraceIndex::TopLevelCalls(uint32_t thread_id) const {
+  auto it = top_level_.find(thread_id);
+  return it == top_level_.end() ? nullptr : &it->second;
+}
+
 int64_t TraceIndex::LaunchingCall(uint64_t corr) const {
   return corr == 0 ? -1 : call_by_corr_.Find(corr);
 }
 
 const std::string& TraceIndex::OpName(const DeviceOp& op) const {
-  return *op_names_[&op - ops_.data()];
+  return *kind_names_[static_cast<size_t>(op.kind)][op.record];
 }
 
 const std::string& TraceIndex::NvtxDomainName(uint32_t domain_id) const {
@@ -159,8 +226,15 @@ std::string TraceIndex::NvtxName(const NvtxEvent& event) const {
 }
 
 std::span<const uint32_t> TraceIndex::OpsOf(uint64_t corr) const {
-  auto [first, last] = std::equal_range(ops_corr_.begin(), ops_corr_.end(), corr);
-  return {ops_by_corr_.data() + (first - ops_corr_.begin()), static_cast<size_t>(last - first)};
+  if (corr == 0) {  // ops without an id: not in run_by_corr_
+    auto [first, last] = std::equal_range(ops_corr_.begin(), ops_corr_.end(), corr);
+    return {ops_by_corr_.data() + (first - ops_corr_.begin()), static_cast<size_t>(last - first)};
+  }
+  const int64_t first = run_by_corr_.Find(corr);
+  if (first < 0) return {};
+  size_t last = static_cast<size_t>(first) + 1;
+  while (last < ops_corr_.size() && ops_corr_[last] == corr) ++last;
+  return {ops_by_corr_.data() + first, last - static_cast<size_t>(first)};
 }
 
 }  // namespace libprof::analysis

@@ -5,6 +5,7 @@
 // into it, so the ProcessTrace must outlive the index and stay unmodified.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -37,6 +38,15 @@ class TraceIndex {
   // The outermost call enclosing API call `i` on its thread (`i` itself when it is top-level).
   uint32_t Outermost(size_t api_index) const { return outermost_[api_index]; }
 
+  // A thread's top-level calls (Outermost(i) == i) by start, file order among equal starts, and
+  // the running maximum of their end times along that list (to find the calls open at a time).
+  // Sorted once here for the analyses that walk a thread's calls (idle causes, overlap rules).
+  struct ThreadCalls {
+    std::vector<uint32_t> calls;
+    std::vector<uint64_t> max_end;
+  };
+  const ThreadCalls* TopLevelCalls(uint32_t thread_id) const;  // nullptr: no call on it
+
   // The API call that issued correlation id `corr` (LaunchesRather: the first unnested one, so
   // the runtime call when a runtime call and its nested driver call share it). -1 when the
   // trace has no such call.
@@ -65,6 +75,7 @@ class TraceIndex {
   std::vector<DeviceOp> ops_;
   std::vector<bool> nested_;
   std::vector<uint32_t> outermost_;
+  std::unordered_map<uint32_t, ThreadCalls> top_level_;  // by thread id
   // LaunchingCall's answers (a hash map here was a heap node per call: at 10M records, hundreds
   // of MB and seconds of findings' time).
   IdTable call_by_corr_;
@@ -72,7 +83,9 @@ class TraceIndex {
   // arrays, 12 bytes per op, rather than a vector per id).
   std::vector<uint32_t> ops_by_corr_;
   std::vector<uint64_t> ops_corr_;
-  std::vector<const std::string*> op_names_;  // per op, into names_
+  IdTable run_by_corr_;  // id -> position of its first op in ops_by_corr_
+  // OpName's answers: per kind (DeviceOpKind), per record of that kind, into names_.
+  std::array<std::vector<const std::string*>, kDeviceOpKinds> kind_names_;
   std::unordered_map<std::string, std::unique_ptr<std::string>> names_;
   std::unordered_map<uint32_t, uint32_t> domain_names_;  // domain id -> string id
   std::vector<ApiTraits> traits_;  // by name id: every API call's name

@@ -30,12 +30,6 @@ std::string FindingWaitingFor(const Finding& f) {
   return text;
 }
 
-namespace {
-
-std::string WaitingFor(const Finding& f) { return FindingWaitingFor(f); }
-
-// A "Waiting for" cell cut to `width`: the name abbreviated (FitName), a trailing " +N" (the
-// other work waited for) kept whole.
 std::string FitWaitingFor(const std::string& text, size_t width) {
   const size_t plus = text.rfind(" +");
   const bool counted = plus != std::string::npos && plus + 2 < text.size() &&
@@ -44,6 +38,10 @@ std::string FitWaitingFor(const std::string& text, size_t width) {
   if (!counted || suffix + 4 > width) return FitName(text, width);
   return FitName(text.substr(0, plus), width - suffix) + text.substr(plus);
 }
+
+namespace {
+
+std::string WaitingFor(const Finding& f) { return FindingWaitingFor(f); }
 
 // A "Called from" cell cut to `width`: "NormalizeLoop (app)" loses its module first, then the
 // function is abbreviated like every name; a Python call site keeps its line.

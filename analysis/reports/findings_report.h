@@ -55,5 +55,8 @@ std::string FindingsHeadline(const std::vector<Finding>& findings,
                              const FindingsReportContext& context);
 TableCells FindingGroupCells(const std::vector<FindingGroup>& groups);
 std::string FindingWaitingFor(const Finding& finding);
+// A "Waiting for" cell cut to `width`: the name abbreviated (FitName), a trailing " +N" (the
+// other work waited for) kept whole (a TableColumn's CellFit).
+std::string FitWaitingFor(const std::string& text, size_t width);
 
 }  // namespace libprof::analysis

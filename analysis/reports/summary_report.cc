@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/reports/findings_report.h"
 #include "analysis/reports/formats.h"
 #include "analysis/model/kernel_names.h"
 #include "analysis/reports/table_renderer.h"
@@ -150,6 +151,53 @@ std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
   return RenderTable(cells.columns, cells.rows, width);
 }
 
+// A process's top finding group as `profview findings` lists it: its rule ("sync-api",
+// "blocked-on-prior-work (start-up)") and its API and what it waited for ("cudaMemcpyAsync →
+// worker(float*, int)"; a GPU rule: where, "GPU 0").
+std::string TopRuleCell(const ProcessFindings& f) {
+  return f.top_rule + (f.top_in_start_up ? " (start-up)" : "");
+}
+std::string TopWhatCell(const ProcessFindings& f) {
+  if (f.top_api.empty()) return f.top_waiting_for;
+  return f.top_api + (f.top_waiting_for.empty() ? "" : " → " + f.top_waiting_for);
+}
+size_t Chars(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// A TopWhatCell cut to `width`: what was waited for keeps at least two thirds of it, abbreviated
+// as the findings table abbreviates it; the API takes what is left, or goes.
+std::string FitTopWhat(const std::string& text, size_t width) {
+  const std::string arrow = " → ";
+  const size_t at = text.find(arrow);
+  if (at == std::string::npos || Chars(text) <= width) return FitWaitingFor(text, width);
+  const std::string api = text.substr(0, at), work = text.substr(at + arrow.size());
+  const size_t arrow_chars = Chars(arrow);
+  const size_t api_chars = Chars(api) + arrow_chars;
+  const size_t work_room = std::max(width > api_chars ? width - api_chars : 0, width * 2 / 3);
+  const std::string short_work = FitWaitingFor(work, work_room);
+  const size_t used = Chars(short_work) + arrow_chars;
+  if (width < used + 4) return FitWaitingFor(work, width);
+  return FitName(api, width - used) + arrow + short_work;
+}
+
+std::string TopFindingCell(const ProcessFindings& f) {
+  if (f.top_rule.empty()) return "";
+  return FormatDuration(static_cast<double>(f.top_time_lost_ns)) + " " + TopRuleCell(f) + " " +
+         TopWhatCell(f);
+}
+
+// The line a one-process summary --findings ends with.
+std::string FindingsLine(const ProcessFindings& f) {
+  if (f.findings == 0) return "\nFindings: none (profview findings tells why time was lost).\n";
+  return "\nFindings: API calls lost " + FormatDuration(static_cast<double>(f.host_lost_ns)) +
+         " waiting for the GPU or in synchronous work; the top one: " + TopFindingCell(f) + " (" +
+         std::to_string(f.top_count) + " of " + std::to_string(f.findings) +
+         " findings; profview findings tells more).\n";
+}
+
 std::string Section(const Summary& s, size_t width) {
   const double trace = static_cast<double>(s.trace_ns);
   std::string out = "Profiler ran for " + FormatDuration(trace) + ", capturing " +
@@ -251,6 +299,22 @@ void SummaryFields(JsonWriter& j, const Summary& s) {
   j.EndArray();
 }
 
+void ProcessFindingsJson(JsonWriter& j, const ProcessFindings& f) {
+  j.Key("findings").BeginObject().Field("host_lost_ns", f.host_lost_ns).Field("count", f.findings);
+  if (!f.top_rule.empty()) {
+    j.Key("top").BeginObject()
+        .Field("rule", f.top_rule)
+        .Field("in_start_up", f.top_in_start_up)
+        .Field("api", f.top_api)
+        .Field("waiting_for", f.top_waiting_for)
+        .Field("time_kind", f.top_time_kind)
+        .Field("total_blocked_ns", f.top_time_lost_ns)
+        .Field("count", f.top_count)
+        .EndObject();
+  }
+  j.EndObject();
+}
+
 void RowsCsv(std::string* out, const std::string& pid, const std::string& section,
              const std::vector<SummaryRow>& rows) {
   for (const SummaryRow& r : rows) {
@@ -284,6 +348,14 @@ void SummaryCsvRows(std::string* out, const std::string& pid, const Summary& s) 
                      ToString(c.dst_kind)});
   }
   RowsCsv(out, pid, "nvtx", s.nvtx);
+  if (const auto& f = s.findings) {
+    *out += CsvLine({"findings", pid, "host_lost_ns", "", std::to_string(f->findings),
+                     std::to_string(f->host_lost_ns), "", "", "", "", "", "", "", "", ""});
+    if (!f->top_rule.empty()) {
+      *out += CsvLine({"top_finding", pid, TopFindingCell(*f), "", std::to_string(f->top_count),
+                       std::to_string(f->top_time_lost_ns), "", "", "", "", "", "", "", "", ""});
+    }
+  }
 }
 
 }  // namespace
@@ -323,7 +395,10 @@ std::vector<std::string> DistributionCells(const std::vector<const Stats*>& stat
 
 std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total,
                          size_t terminal_width) {
-  if (parts.size() == 1) return Section(parts.front(), terminal_width);
+  if (parts.size() == 1) {
+    const Summary& s = parts.front();
+    return Section(s, terminal_width) + (s.findings ? FindingsLine(*s.findings) : "");
+  }
   std::string out;
   for (const Summary& p : parts) {
     out += ProcessTitle(p) + "\n" + Section(p, terminal_width) + "\n";
@@ -343,35 +418,66 @@ uint64_t SyncCallNs(const Summary& s) {
 }
 
 std::string RankTable(const std::vector<Summary>& parts, size_t terminal_width) {
+  // With summary --findings every process has its findings: their host time lost and top
+  // finding replace the time in sync calls and the top API, which only hint at them.
+  bool findings = true;
+  for (const Summary& p : parts) findings &= p.findings.has_value();
   std::vector<const Summary*> order;
   for (const Summary& p : parts) order.push_back(&p);
-  std::vector<uint64_t> sync(parts.size());
-  for (size_t i = 0; i < parts.size(); ++i) sync[i] = SyncCallNs(parts[i]);
-  auto sync_of = [&](const Summary* s) { return sync[static_cast<size_t>(s - parts.data())]; };
+  // What a rank lost waiting: its host time lost, else its time in sync calls.
+  std::vector<uint64_t> waited(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    waited[i] = findings ? parts[i].findings->host_lost_ns : SyncCallNs(parts[i]);
+  }
+  auto waited_of = [&](const Summary* s) { return waited[static_cast<size_t>(s - parts.data())]; };
   std::stable_sort(order.begin(), order.end(), [&](const Summary* a, const Summary* b) {
     if (a->gpu_busy_ns != b->gpu_busy_ns) return a->gpu_busy_ns > b->gpu_busy_ns;
-    return sync_of(a) < sync_of(b);
+    return waited_of(a) < waited_of(b);
   });
-  const std::vector<TableColumn> columns = {{"Rank", Align::kRight},
-                                            {"PID", Align::kRight},
-                                            {"Host", Align::kLeft, true, 8},
-                                            {"GPU busy", Align::kRight},
-                                            {"Busy (%)", Align::kRight},
-                                            {"In CUDA APIs", Align::kRight},
-                                            {"In sync calls", Align::kRight},
-                                            {"Top API (host time)", Align::kLeft, true, 16}};
+  std::vector<TableColumn> columns = {{"Rank", Align::kRight},
+                                      {"PID", Align::kRight},
+                                      {"Host", Align::kLeft, true, 8},
+                                      {"GPU busy", Align::kRight}};
+  if (!findings) columns.push_back({"Busy (%)", Align::kRight});
+  if (findings) {
+    // The host time lost says more than the time in CUDA APIs, and the top finding's names
+    // need the width (the busy share goes into the busy time's cell).
+    columns.push_back({"Host time lost", Align::kRight});
+    columns.push_back({"Top finding", Align::kLeft});
+    columns.push_back({"API → waiting for", Align::kLeft, true, 16, FitTopWhat});
+  } else {
+    columns.push_back({"In CUDA APIs", Align::kRight});
+    columns.push_back({"In sync calls", Align::kRight});
+    columns.push_back({"Top API (host time)", Align::kLeft, true, 16});
+  }
   std::vector<std::vector<std::string>> rows;
   for (const Summary* s : order) {
     const double trace = static_cast<double>(s->trace_ns);
-    rows.push_back({s->rank ? std::to_string(*s->rank) : "-", std::to_string(s->pid), s->hostname,
-                    FormatDuration(static_cast<double>(s->gpu_busy_ns)),
-                    FormatPercent(static_cast<double>(s->gpu_busy_ns), trace),
-                    FormatDuration(static_cast<double>(s->host_api_ns)),
-                    FormatDuration(static_cast<double>(sync_of(s))),
-                    s->host.empty() ? "" : s->host.front().name});
+    const std::string busy = FormatDuration(static_cast<double>(s->gpu_busy_ns));
+    const std::string share = FormatPercent(static_cast<double>(s->gpu_busy_ns), trace);
+    std::vector<std::string> row = {s->rank ? std::to_string(*s->rank) : "-",
+                                    std::to_string(s->pid), s->hostname};
+    if (findings) {
+      row.push_back(busy + " (" + share + ")");
+    } else {
+      row.push_back(busy);
+      row.push_back(share);
+    }
+    if (findings) {
+      row.push_back(FormatDuration(static_cast<double>(waited_of(s))));
+      row.push_back(TopRuleCell(*s->findings));
+      row.push_back(TopWhatCell(*s->findings));
+    } else {
+      row.push_back(FormatDuration(static_cast<double>(s->host_api_ns)));
+      row.push_back(FormatDuration(static_cast<double>(waited_of(s))));
+      row.push_back(s->host.empty() ? "" : s->host.front().name);
+    }
+    rows.push_back(std::move(row));
   }
-  return "Per process, slowest first (longest GPU busy time; a rank that computes longest holds "
-         "the others back in their sync calls)\n" +
+  return std::string("Per process, slowest first (longest GPU busy time; a rank that computes "
+                     "longest holds the others back in their ") +
+         (findings ? "waits; host time lost and top finding as profview findings counts them)\n"
+                   : "sync calls)\n") +
          RenderTable(columns, rows, terminal_width);
 }
 
@@ -385,6 +491,7 @@ std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total)
     if (p.rank) j.Field("rank", *p.rank);
     j.Field("hostname", p.hostname).Field("file", p.path);
     SummaryFields(j, p);
+    if (p.findings) ProcessFindingsJson(j, *p.findings);
     j.EndObject();
   }
   j.EndArray();

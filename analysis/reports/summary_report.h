@@ -41,7 +41,9 @@ TableCells CopyRowCells(const std::vector<CopyRow>& copies);
 
 // The per-process table of a summary over several processes (the straggler question of a
 // multi-rank job): rank, pid, host, GPU busy time and share, host time in CUDA APIs and in
-// *Synchronize* calls, the API with most host time; longest GPU busy time first.
+// *Synchronize* calls, the API with most host time; longest GPU busy time first, then least
+// time waited. With summary --findings (every part's `findings` set) the host time lost and
+// the top finding group take the place of the sync-call time and the top API.
 std::string RankTable(const std::vector<Summary>& parts, size_t terminal_width);
 
 // Time spent in host rows whose API name contains "Synchronize" (device, stream, event, context).

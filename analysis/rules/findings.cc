@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <unordered_map>
@@ -136,11 +137,33 @@ class Analyzer {
     return wait;
   }
 
-  Blamed MakeBlamed(uint32_t u, const std::string& via, uint64_t from, uint64_t to,
-                    uint64_t call_start) const {
+  // How long unit `u`'s operations ran inside [from, to): the union of their pieces there.
+  uint64_t OverlapOf(uint32_t u, uint64_t from, uint64_t to) const {
     const WorkUnit& unit = model_.units()[u];
     const auto& ops = index_.device_ops();
-    const DeviceOp& first = ops[unit.ops.front()];
+    if (unit.ops.size() == 1) {  // almost every unit: no list to merge
+      const DeviceOp& op = ops[unit.ops.front()];
+      return Duration(std::max(op.start_ns, from), std::min(op.end_ns, to));
+    }
+    std::vector<Interval> pieces;
+    for (uint32_t o : unit.ops) {
+      pieces.push_back({std::max(ops[o].start_ns, from), std::min(ops[o].end_ns, to)});
+    }
+    return UnionLength(std::move(pieces));
+  }
+
+  Blamed MakeBlamed(uint32_t u, const std::string& via, uint64_t from, uint64_t to,
+                    uint64_t call_start) const {
+    Blamed b = NameBlamed(u, via, call_start);
+    b.overlap_ns = OverlapOf(u, from, to);
+    return b;
+  }
+
+  // A Blamed for unit `u` without its overlap_ns: what it is, its stream and how long before
+  // `call_start` it was issued.
+  Blamed NameBlamed(uint32_t u, const std::string& via, uint64_t call_start) const {
+    const WorkUnit& unit = model_.units()[u];
+    const DeviceOp& first = index_.device_ops()[unit.ops.front()];
     Blamed b;
     if (unit.ops.size() > 1 || (first.graph_id != 0 && first.kind == DeviceOpKind::kKernel)) {
       b.kind = "graph";
@@ -152,31 +175,47 @@ class Analyzer {
     }
     b.correlation_id = unit.correlation_id;
     b.stream_id = first.stream_id;
-    std::vector<Interval> pieces;
-    for (uint32_t o : unit.ops) {
-      pieces.push_back({std::max(ops[o].start_ns, from), std::min(ops[o].end_ns, to)});
-    }
-    b.overlap_ns = UnionLength(std::move(pieces));
     b.launched_before_ns = Duration(unit.issue_ns, call_start);
     b.via = via;
     return b;
   }
 
   void SetBlamed(Finding* f, const Wait& wait, const ApiCall& call) const {
-    std::vector<Blamed> blamed;
+    // Ranked by their sort keys alone, then named: a wait on many units keeps kMaxBlamed of
+    // them, and naming the rest (strings each) was most of the host rules' time. std::sort sees
+    // the same keys in the same order as when it sorted whole Blamed values: the same result.
+    struct Ranked {
+      uint64_t overlap_ns;
+      uint64_t correlation_id;
+      uint32_t stream_id;
+      uint32_t unit;
+      Via via;
+    };
+    const auto& units = model_.units();
+    std::vector<Ranked> ranked;
+    ranked.reserve(wait.deps.size());
     for (const Dependency& d : wait.deps) {
-      Blamed b = MakeBlamed(d.unit, ToString(d.via), call.start_ns, wait.end_ns, call.start_ns);
-      if (b.overlap_ns > 0) blamed.push_back(std::move(b));
+      const uint64_t overlap = OverlapOf(d.unit, call.start_ns, wait.end_ns);
+      if (overlap == 0) continue;
+      const WorkUnit& unit = units[d.unit];
+      ranked.push_back({overlap, unit.correlation_id,
+                        index_.device_ops()[unit.ops.front()].stream_id, d.unit, d.via});
     }
-    std::sort(blamed.begin(), blamed.end(), [](const Blamed& a, const Blamed& b) {
+    std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
       return std::tie(b.overlap_ns, a.correlation_id, a.stream_id) <
              std::tie(a.overlap_ns, b.correlation_id, b.stream_id);
     });
-    if (blamed.size() > kMaxBlamed) {
-      f->blamed_omitted = blamed.size() - kMaxBlamed;
-      blamed.resize(kMaxBlamed);
+    if (ranked.size() > kMaxBlamed) {
+      f->blamed_omitted = ranked.size() - kMaxBlamed;
+      ranked.resize(kMaxBlamed);
     }
-    f->blamed = std::move(blamed);
+    f->blamed.clear();
+    f->blamed.reserve(ranked.size());
+    for (const Ranked& r : ranked) {
+      Blamed b = NameBlamed(r.unit, ToString(r.via), call.start_ns);
+      b.overlap_ns = r.overlap_ns;
+      f->blamed.push_back(std::move(b));
+    }
   }
 
   static std::string BlameText(const Finding& f) {
@@ -247,7 +286,9 @@ class Analyzer {
         }
       }
     }
-    own_device_ns = UnionLength(own_pieces);
+    own_device_ns = own_pieces.size() == 1
+                        ? Duration(own_pieces.front().start_ns, own_pieces.front().end_ns)
+                        : UnionLength(std::move(own_pieces));
     const Memcpy* m = copy ? &records_.memcpys[copy->record] : nullptr;
     const Memset* s = set ? &records_.memsets[set->record] : nullptr;
 
@@ -287,12 +328,22 @@ class Analyzer {
       f->details = std::move(d);
     };
     Wait wait;
-    std::string details;  // shown in parentheses after the API name
-    if (m != nullptr) {
-      details = FormatBytes(own_bytes) + " " + ToString(m->src_kind) + "→" + ToString(m->dst_kind);
-    } else if (s != nullptr) {
-      details = FormatBytes(own_bytes) + " " + ToString(s->memory_kind) + " memory";
-    }
+    // Shown in parentheses after the API name: the copy or memset, or what a synchronisation
+    // waited on. Formatted when a finding first needs it (most calls have none).
+    std::optional<std::string> details;
+    auto Details = [&]() -> const std::string& {
+      if (!details) {
+        if (m != nullptr) {
+          details = FormatBytes(own_bytes) + " " + ToString(m->src_kind) + "→" +
+                    ToString(m->dst_kind);
+        } else if (s != nullptr) {
+          details = FormatBytes(own_bytes) + " " + ToString(s->memory_kind) + " memory";
+        } else {
+          details.emplace();
+        }
+      }
+      return *details;
+    };
 
     if (scope != SyncScope::kNone) {
       std::optional<uint32_t> stream;
@@ -324,7 +375,7 @@ class Analyzer {
         f.stream_id = stream;
         f.blocked_ns = wait.blocked_ns;
         SetBlamed(&f, wait, call);
-        f.explanation = name + (details.empty() ? "" : " (" + details + ")") + " took " +
+        f.explanation = name + (Details().empty() ? "" : " (" + Details() + ")") + " took " +
                         Dur(f.host_duration_ns) + " on the host: " + Dur(f.blocked_ns) +
                         " waiting for " + BlameText(f);
         out_(std::move(f));
@@ -364,7 +415,7 @@ class Analyzer {
         fill_copy(&f);
         f.blocked_ns = wait.blocked_ns;
         SetBlamed(&f, wait, call);
-        f.explanation = name + (details.empty() ? "" : " (" + details + ")") + " took " +
+        f.explanation = name + (Details().empty() ? "" : " (" + Details() + ")") + " took " +
                         Dur(f.host_duration_ns) + " on the host: " + Dur(f.blocked_ns) +
                         " waiting for " + BlameText(f) + " + " + Dur(own_device_ns) +
                         (copy ? " copying" : " setting memory");
@@ -396,7 +447,7 @@ class Analyzer {
           m->src_kind == MemoryKind::kPageable || m->dst_kind == MemoryKind::kPageable;
       if (async && pageable) {
         Finding f = own_finding(RuleId::kPageableAsyncMemcpy);
-        f.explanation = name + " (" + details +
+        f.explanation = name + " (" + Details() +
                         ") is synchronous because the host memory is "
                         "pageable: " +
                         Dur(own_cost) + " of its " + Dur(f.host_duration_ns) +
@@ -408,7 +459,7 @@ class Analyzer {
                  !(m->copy_kind == CopyKind::kHtoD &&
                    own_bytes <= options_.sync_memcpy_min_h2d_bytes)) {
         Finding f = own_finding(RuleId::kSyncMemcpy);
-        f.explanation = name + " (" + details + ") is a synchronous copy: it held the host for " +
+        f.explanation = name + " (" + Details() + ") is a synchronous copy: it held the host for " +
                         Dur(own_cost) + after_wait +
                         "; cudaMemcpyAsync on a stream (with pinned host memory) lets the host "
                         "continue";
@@ -416,7 +467,7 @@ class Analyzer {
       }
     } else if (s != nullptr && !s->async && !traits.async && own_cost >= options_.min_wait_ns) {
       Finding f = own_finding(RuleId::kSyncMemset);
-      f.explanation = name + " (" + details + ") is a synchronous memset: it held the host for " +
+      f.explanation = name + " (" + Details() + ") is a synchronous memset: it held the host for " +
                       Dur(own_cost) + after_wait + "; cudaMemsetAsync would not";
       out_(std::move(f));
     }

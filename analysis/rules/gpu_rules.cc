@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <span>
 #include <unordered_set>
 
 #include "analysis/model/intervals.h"
@@ -32,7 +33,7 @@ Finding Base(const ProcessTrace& trace, RuleId rule, uint32_t device_id, uint64_
 }
 
 // The pieces' idle time of `cause` inside [from, to) by the API of the call they were in.
-void AddByApi(const std::vector<IdlePiece>& pieces, IdleCause cause, uint64_t from, uint64_t to,
+void AddByApi(std::span<const IdlePiece> pieces, IdleCause cause, uint64_t from, uint64_t to,
               IdleByApi* out) {
   for (const IdlePiece& p : pieces) {
     if (p.cause != cause || p.api_name < 0 || p.span.end_ns <= from || p.span.start_ns >= to) {
@@ -170,10 +171,16 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   d = WithoutIdleIn(std::move(d), bounds_.later_loading);
   start_up_idle_ += steady_idle - SumIdle(d.pieces, s0, s1).total();
 
-  // gpu-idle-gaps.
+  // gpu-idle-gaps. The pieces cover exactly the gaps, in order: each gap's are the next ones
+  // (a cursor, not a search per gap over millions of pieces).
+  size_t piece = 0;
   for (size_t k = 0; k < d.gaps.size(); ++k) {
     const Interval g = d.gaps[k];
-    const IdleTotals causes = SumIdle(d.pieces, g.start_ns, g.end_ns);
+    while (piece < d.pieces.size() && d.pieces[piece].span.end_ns <= g.start_ns) ++piece;
+    size_t end = piece;
+    while (end < d.pieces.size() && d.pieces[end].span.start_ns < g.end_ns) ++end;
+    const std::span<const IdlePiece> in_gap = std::span(d.pieces).subspan(piece, end - piece);
+    const IdleTotals causes = SumIdle(in_gap, g.start_ns, g.end_ns);
     if (causes.total() < options_.gap_threshold_ns) continue;
     const DeviceOp& next = ops[d.next_op[k]];
     // The operation that ended the busy period before the gap, maybe in an earlier window.
@@ -194,8 +201,8 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     details.host_activity = HostActivity(window, timeline.earlier_calls(), g);
     details.idle = causes;
     IdleByApi sync, other;
-    AddByApi(d.pieces, IdleCause::kSync, g.start_ns, g.end_ns, &sync);
-    AddByApi(d.pieces, IdleCause::kOther, g.start_ns, g.end_ns, &other);
+    AddByApi(in_gap, IdleCause::kSync, g.start_ns, g.end_ns, &sync);
+    AddByApi(in_gap, IdleCause::kOther, g.start_ns, g.end_ns, &other);
     f.explanation = "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) +
                     " from " + Dur(f.host_start_ns) + " (after " +
                     prev.value_or("earlier work") + "; before " +

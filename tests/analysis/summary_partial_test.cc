@@ -11,6 +11,8 @@
 #include <fstream>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "analysis/commands.h"
 #include "analysis/metrics/summary.h"
 #include "analysis/metrics/summary_partial.h"
@@ -104,7 +106,7 @@ class CombineTest : public ::testing::Test {
 TEST_F(CombineTest, AnySplitPrintsWhatSummaryPrintsOverAllFiles) {
   const std::vector<std::string> files = WriteJob(dir_);
   std::mt19937_64 rng(13);
-  std::vector<SummaryCommandOptions> variants(8);
+  std::vector<SummaryCommandOptions> variants(12);
   variants[1].format = OutputFormat::kJson;
   variants[2].format = OutputFormat::kCsv;
   variants[3].raw = true;
@@ -113,6 +115,11 @@ TEST_F(CombineTest, AnySplitPrintsWhatSummaryPrintsOverAllFiles) {
   variants[5].filters.pids = {5001, 5004};
   variants[6].filters.nvtx = {"step"};  // only the Threads ranks have it
   variants[7].filters.tids = {101};
+  // --findings: each process's findings travel in its partial.
+  for (size_t v = 8; v < 12; ++v) variants[v].findings = true;
+  variants[9].format = OutputFormat::kJson;
+  variants[10].format = OutputFormat::kCsv;
+  variants[11].filters.pids = {5000, 5002, 5004};
   for (size_t v = 0; v < variants.size(); ++v) {
     const std::string expected = Summary(files, variants[v]);
     ASSERT_EQ(expected.find("error"), std::string::npos) << v << ": " << expected;
@@ -174,7 +181,7 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
     return dir_.Path(name);
   };
   std::string other_version = good;
-  other_version.replace(other_version.find("\"version\":3"), 11, "\"version\":2");
+  other_version.replace(other_version.find("\"version\":4"), 11, "\"version\":2");
   // A call count that its histogram does not add up to (keys are written in name order, so a
   // Stats' count follows its buckets).
   std::string bad_stats = good;
@@ -188,9 +195,9 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
       {write("pieces.json", bad_pieces), "an interval list that is not base64"},
       {write("cut.json", good.substr(0, good.size() / 2)), "not a partial summary (not JSON)"},
       {write("trace.json", "{\"traceEvents\": []}"), "not a partial summary"},
-      {write("v2.json", other_version), "format version 2; this profview reads version 3"},
+      {write("v2.json", other_version), "format version 2; this profview reads version 4"},
       {write("stats.json", bad_stats), "damaged partial summary"},
-      {write("missing.json", "{\"format\":\"libprof-summary-partial\",\"version\":3}"),
+      {write("missing.json", "{\"format\":\"libprof-summary-partial\",\"version\":4}"),
        "damaged partial summary"},
   };
   for (const auto& [path, message] : cases) {
@@ -212,8 +219,17 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
   ASSERT_TRUE(RunSummary(raw, &w));
   c.files = {o.partial_output, raw.partial_output};
   EXPECT_EQ(RunCombine(c, &w).error(),
-            raw.partial_output + ": made with other options or filters (--raw, --by, --pid, " +
-                "--tid, --nvtx, --from, --to) than " + o.partial_output);
+            raw.partial_output + ": made with other options or filters (--raw, --by, " +
+                "--findings, --pid, --tid, --nvtx, --from, --to) than " + o.partial_output);
+  // A partial with each process's findings and one without cannot make one rank table.
+  SummaryCommandOptions found = raw;
+  found.raw = false;
+  found.findings = true;
+  found.partial_output = dir_.Path("found.json");
+  ASSERT_TRUE(RunSummary(found, &w));
+  c.files = {o.partial_output, found.partial_output};
+  EXPECT_NE(RunCombine(c, &w).error().find(found.partial_output + ": made with other options"),
+            std::string::npos);
   c.files = {o.partial_output, o.partial_output};
   EXPECT_EQ(RunCombine(c, &w).error(), files[0] + " is in two partial summaries: " +
                                            o.partial_output + " and " + o.partial_output);
@@ -239,6 +255,84 @@ TEST(RankTableTest, TheRankThatComputedLongestComesFirst) {
   EXPECT_LT(r2, r0);
   EXPECT_NE(table.find("400.0 µs"), std::string::npos) << table;
   EXPECT_EQ(SyncCallNs(parts[0]), 400'000u);
+}
+
+// summary --findings puts in each process's row what `profview findings` over that process's
+// file alone says: its host headline and its first host group.
+TEST_F(CombineTest, SummaryFindingsAreWhatFindingsSaysOfEachProcess) {
+  const std::vector<std::string> files = WriteJob(dir_);
+  SummaryCommandOptions o;
+  o.files = files;
+  o.findings = true;
+  o.format = OutputFormat::kJson;
+  std::vector<std::string> w;
+  auto summary = RunSummary(o, &w);
+  ASSERT_TRUE(summary) << summary.error();
+  const nlohmann::json processes = nlohmann::json::parse(*summary).at("processes");
+  ASSERT_EQ(processes.size(), files.size());
+  size_t with_top = 0;
+  for (const nlohmann::json& p : processes) {
+    FindingsCommandOptions f;
+    f.files = {p.at("file").get<std::string>()};
+    f.format = OutputFormat::kJson;
+    auto findings = RunFindings(f, &w);
+    ASSERT_TRUE(findings) << findings.error();
+    const nlohmann::json expected = nlohmann::json::parse(*findings);
+    const nlohmann::json& brief = p.at("findings");
+    EXPECT_EQ(brief.at("host_lost_ns"), expected.at("totals").at("host_ns")) << f.files[0];
+    uint64_t count = 0;
+    const nlohmann::json* top = nullptr;
+    for (const nlohmann::json& g : expected.at("findings")) {
+      count += g.at("count").get<uint64_t>();
+      if (top == nullptr && g.at("time_kind") == "host") top = &g;
+    }
+    EXPECT_EQ(brief.at("count").get<uint64_t>(), count) << f.files[0];
+    if (top == nullptr) continue;
+    ++with_top;
+    EXPECT_EQ(brief.at("top").at("rule"), top->at("rule")) << f.files[0];
+    EXPECT_EQ(brief.at("top").at("api"), top->at("api")) << f.files[0];
+    EXPECT_EQ(brief.at("top").at("total_blocked_ns"), top->at("total_blocked_ns")) << f.files[0];
+    EXPECT_EQ(brief.at("top").at("count"), top->at("count")) << f.files[0];
+  }
+  EXPECT_GE(with_top, 4u);  // the Nrm2 and Threads ranks wait on the GPU
+  // The table: the findings' columns instead of the sync-call time and top API.
+  o.format = OutputFormat::kTable;
+  o.terminal_width = 200;
+  auto table = RunSummary(o, &w);
+  ASSERT_TRUE(table) << table.error();
+  EXPECT_NE(table->find("Host time lost"), std::string::npos) << *table;
+  EXPECT_NE(table->find("│ blocked-on-prior-work │ cudaMemcpyAsync → worker(float*, int) "),
+            std::string::npos)
+      << *table;
+  EXPECT_EQ(table->find("In sync calls"), std::string::npos) << *table;
+}
+
+TEST(RankTableTest, WithFindingsTheRankThatLostLeastComesFirstAmongEquals) {
+  std::vector<Summary> parts(3);
+  for (uint32_t i = 0; i < 3; ++i) {
+    parts[i].rank = i;
+    parts[i].pid = 100 + i;
+    parts[i].trace_ns = 1'000'000;
+    parts[i].gpu_busy_ns = 500'000;
+    parts[i].findings = ProcessFindings{.host_lost_ns = 300'000 - 100'000 * i};
+  }
+  parts[1].findings->top_rule = "sync-api";
+  parts[1].findings->top_api = "cudaDeviceSynchronize";
+  parts[1].findings->top_waiting_for = "step_kernel";
+  parts[1].findings->top_time_lost_ns = 200'000;
+  const std::string table = RankTable(parts, 160);
+  const size_t r2 = table.find("│ 102 "), r1 = table.find("│ 101 "), r0 = table.find("│ 100 ");
+  ASSERT_NE(r0, std::string::npos) << table;
+  EXPECT_LT(r2, r1);
+  EXPECT_LT(r1, r0);
+  const size_t row1 = table.find("│ 101 ");
+  const std::string line1 = table.substr(row1, table.find('\n', row1) - row1);
+  EXPECT_NE(line1.find("│ sync-api "), std::string::npos) << table;
+  EXPECT_NE(line1.find("│ cudaDeviceSynchronize → step_kernel "), std::string::npos) << table;
+  EXPECT_NE(line1.find("│ 500.0 µs (50.00%) │"), std::string::npos) << table;
+  // One process without findings (an old partial, say): the table falls back to sync calls.
+  parts[2].findings.reset();
+  EXPECT_NE(RankTable(parts, 160).find("In sync calls"), std::string::npos);
 }
 
 }  // namespace

@@ -141,6 +141,36 @@ TEST(TraceReaderTest, TruncationAtEveryOffsetOfTheLastChunk) {
   }
 }
 
+// Proves AppendNext builds the same whole trace as Next with AppendRecords (every list, the run
+// end, the strings), in small and large chunks, and stops at a cut chunk as Next does.
+TEST(TraceReaderTest, AppendNextGivesWhatNextAndAppendRecordsGive) {
+  ScratchDir dir;
+  const std::string path = dir.Path("trace.pb");
+  for (size_t chunk_bytes : {size_t{100}, size_t{300}, size_t{1} << 20}) {
+    const std::string trace = SampleTrace(chunk_bytes);
+    for (size_t size : {trace.size(), trace.size() - 3}) {  // whole, then cut inside a chunk
+      WriteFile(path, trace.substr(0, size));
+      const auto expected = ReadAll(path);
+      auto reader = TraceReader::Open(path);
+      ASSERT_TRUE(reader.has_value()) << reader.error();
+      TraceRecords whole;
+      TraceRecords* into[] = {&whole};
+      uint32_t process = 7;
+      uint64_t chunks = 0;
+      while ((*reader)->AppendNext(into, &process)) {
+        EXPECT_EQ(process, 0u);
+        ++chunks;
+      }
+      EXPECT_EQ(chunks, expected.chunks.size()) << chunk_bytes << " " << size;
+      EXPECT_EQ(whole, expected.merged) << chunk_bytes << " " << size;
+      EXPECT_TRUE(whole.run_end.has_value() || size < trace.size());
+      EXPECT_EQ((*reader)->truncated(), size < trace.size());
+      EXPECT_EQ((*reader)->error(), "");
+      EXPECT_EQ((*reader)->strings(), expected.reader->strings());
+    }
+  }
+}
+
 // Proves bytes that do not parse inside a chunk stop reading with an error naming the file and
 // the chunk's byte offset, after the earlier chunks were delivered.
 TEST(TraceReaderTest, CorruptChunk) {

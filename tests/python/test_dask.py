@@ -74,6 +74,17 @@ def test_findings_result_equals_profview_findings(traces, client, output_format,
     assert "blocked-on-prior-work" in out or "sync-api" in out  # the synthetic loop waits
 
 
+@pytest.mark.parametrize("output_format", ["table", "json"])
+def test_summary_with_findings_equals_profview_summary_findings(traces, client, output_format):
+    # Each rank's host time lost and top finding travel in its partial to the per-process table.
+    out, _, missing = libprof_dask.run_summary(traces, client, ["--findings"], output_format, 2,
+                                               fan_in=2)
+    assert missing == []
+    assert out == libprof.run_profview(["summary", "--findings", "--format", output_format,
+                                        *traces])
+    assert "Host time lost" in out or '"host_lost_ns"' in out
+
+
 def test_filters_go_to_every_partial(traces, client):
     out, _, missing = libprof_dask.run_summary(traces, client, ["--from", "1ms", "--raw"])
     assert missing == []
