@@ -1,7 +1,6 @@
 #include "analysis/model/trace_index.h"
 
 #include <algorithm>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -22,6 +21,21 @@ class OpNamer {
 
   // Kernel names are demangled once per distinct (mangled, demangled) pair.
   const std::string* operator()(const Kernel& k) {
+    // By name id first (string ids are dense): the map only for a name seen with several
+    // demangled names. Millions of kernels, a few dozen names.
+    const uint32_t id = k.shape.name_id;
+    if (id < by_name_id_.size() && by_name_id_[id].second != nullptr &&
+        by_name_id_[id].first == k.shape.demangled_name_id) {
+      return by_name_id_[id].second;
+    }
+    const std::string* name = Named(k);
+    if (id < kMaxNameIds) {
+      if (id >= by_name_id_.size()) by_name_id_.resize(id + 1, {0, nullptr});
+      if (by_name_id_[id].second == nullptr) by_name_id_[id] = {k.shape.demangled_name_id, name};
+    }
+    return name;
+  }
+  const std::string* Named(const Kernel& k) {
     const auto key = std::make_pair(k.shape.name_id, k.shape.demangled_name_id);
     auto it = kernel_names_.find(key);
     if (it == kernel_names_.end()) {
@@ -48,26 +62,45 @@ class OpNamer {
     if (inserted) it->second = std::make_unique<std::string>(std::move(name));
     return it->second.get();
   }
+  static constexpr uint32_t kMaxNameIds = 1u << 24;  // bounds by_name_id_ on a hostile file
   const ProcessTrace& trace_;
   Names& names_;
   std::map<std::pair<uint32_t, uint32_t>, const std::string*> kernel_names_;
+  // name id -> (demangled name id, name) of the first kernel seen with that name id.
+  std::vector<std::pair<uint32_t, const std::string*>> by_name_id_;
 };
 
 bool ByStart(const DeviceOp& a, const DeviceOp& b) { return a.start_ns < b.start_ns; }
 
 // Merges the sorted stretches [0, ends[0]), [ends[0], ends[1]), ... of *ops into one sorted list,
-// an earlier stretch's op first among equal starts (as a stable sort of the whole).
+// an earlier stretch's op first among equal starts (as a stable sort of the whole). The first
+// stretch (the kernels: most of the ops) stays where it is: the others are merged aside, then
+// into place from the back, so only they are copied.
 void MergeStretches(const std::vector<size_t>& ends, std::vector<DeviceOp>* ops) {
-  if (ends.size() < 2) return;
-  std::vector<DeviceOp> merged;
-  merged.reserve(ops->size());
+  if (ends.empty() || ends.front() == ops->size()) return;
+  std::vector<std::pair<size_t, size_t>> heads;  // [next, end) of each later stretch with ops
   for (size_t k = 1; k < ends.size(); ++k) {
-    const auto begin = ops->begin();
-    merged.clear();
-    std::merge(std::make_move_iterator(begin), std::make_move_iterator(begin + ends[k - 1]),
-               std::make_move_iterator(begin + ends[k - 1]),
-               std::make_move_iterator(begin + ends[k]), std::back_inserter(merged), ByStart);
-    std::move(merged.begin(), merged.end(), begin);
+    if (ends[k] > ends[k - 1]) heads.push_back({ends[k - 1], ends[k]});
+  }
+  std::vector<DeviceOp> rest;  // the later stretches, merged
+  rest.reserve(ops->size() - ends.front());
+  while (!heads.empty()) {
+    size_t best = 0;
+    for (size_t k = 1; k < heads.size(); ++k) {
+      if (ByStart((*ops)[heads[k].first], (*ops)[heads[best].first])) best = k;
+    }
+    rest.push_back((*ops)[heads[best].first]);
+    if (++heads[best].first == heads[best].second) heads.erase(heads.begin() + best);
+  }
+  // From the back: of equal starts the first stretch's op goes first, so `rest`'s is placed
+  // later, that is, taken first here.
+  size_t first = ends.front(), later = rest.size(), to = ops->size();
+  while (later > 0) {
+    if (first > 0 && ByStart(rest[later - 1], (*ops)[first - 1])) {
+      (*ops)[--to] = (*ops)[--first];
+    } else {
+      (*ops)[--to] = rest[--later];
+    }
   }
 }
 
@@ -150,8 +183,19 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   nested_.assign(r.api_calls.size(), false);
   outermost_.resize(r.api_calls.size());
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_thread;
-  for (uint32_t i = 0; i < r.api_calls.size(); ++i)
-    by_thread[r.api_calls[i].thread_id].push_back(i);
+  {
+    // A thread's calls come in runs: its list is looked up once per run, not per call.
+    uint32_t last_tid = 0;
+    std::vector<uint32_t>* last = nullptr;
+    for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+      const uint32_t tid = r.api_calls[i].thread_id;
+      if (last == nullptr || tid != last_tid) {
+        last = &by_thread[tid];
+        last_tid = tid;
+      }
+      last->push_back(i);
+    }
+  }
   for (auto& [tid, calls] : by_thread) {
     // NestingBefore is a total order: any sort gives this one. A thread's calls come nearly in
     // it (a nested driver call just before its runtime call).

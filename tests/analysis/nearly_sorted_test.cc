@@ -1,6 +1,8 @@
 // Proves StableSortNearlySorted gives exactly std::stable_sort's order (equal keys in their
 // original order) for lists nearly in order, in reverse, random, with many equal keys, and at
-// the edges (empty, one element), so TraceIndex's orders do not depend on which path it takes.
+// the edges (empty, one element), so TraceIndex's orders do not depend on which path it takes;
+// and that TraceIndex's device ops are those of a stable sort by start of the kinds' lists in
+// record-kind order (kernels before copies before memsets at equal starts).
 #include "analysis/model/nearly_sorted.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,9 @@
 #include <random>
 #include <utility>
 #include <vector>
+
+#include "analysis/model/trace_index.h"
+#include "tests/analysis/trace_builder.h"
 
 namespace libprof::analysis::testing {
 namespace {
@@ -54,6 +59,44 @@ TEST(NearlySortedTest, GivesStableSortsOrder) {
     ExpectStableSortOrder(keys, "three keys");
     for (uint32_t i = 0; i < n; ++i) keys[i] = i / 4 + (random() % 2);  // runs of equal keys
     ExpectStableSortOrder(keys, "equal keys nearly in order");
+  }
+}
+
+TEST(NearlySortedTest, DeviceOpsAreAStableSortByStartOfTheKindsInOrder) {
+  TraceBuilder b;
+  std::mt19937 random(16);
+  uint64_t corr = 1;
+  // Starts on a coarse grid so that kinds often tie; lists not quite in order.
+  auto start = [&] { return static_cast<double>(random() % 40); };
+  for (int i = 0; i < 60; ++i) {
+    const double s = start();
+    b.AddKernel("_Z1kv", s, s + 1, corr++, 7);
+  }
+  for (int i = 0; i < 25; ++i) {
+    const double s = start();
+    b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, 8, s, s + 1, corr++, 7,
+                true);
+  }
+  for (int i = 0; i < 10; ++i) {
+    const double s = start();
+    b.AddMemset(MemoryKind::kDevice, 8, s, s + 1, corr++, 7, true);
+  }
+  b.SetEnd(100);
+  const ProcessTrace t = b.Build();
+  std::vector<DeviceOp> expected;
+  ForEachDeviceOp(t.records, [&](const DeviceOp& op, const auto&) { expected.push_back(op); });
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](const DeviceOp& a, const DeviceOp& c) { return a.start_ns < c.start_ns; });
+  const TraceIndex index(t);
+  ASSERT_EQ(index.device_ops().size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(index.device_ops()[i].kind, expected[i].kind) << i;
+    EXPECT_EQ(index.device_ops()[i].record, expected[i].record) << i;
+    EXPECT_EQ(index.OpName(index.device_ops()[i]),
+              index.OpName(expected[i]));  // names follow their op
+    const auto ops = index.OpsOf(expected[i].correlation_id);
+    ASSERT_EQ(ops.size(), 1u);
+    EXPECT_EQ(index.device_ops()[ops[0]].correlation_id, expected[i].correlation_id);
   }
 }
 
