@@ -10,6 +10,7 @@
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
+#include "analysis/metrics/memory_in_windows.h"
 #include "analysis/metrics/memory_pools.h"
 #include "analysis/metrics/memory_timeline.h"
 #include "analysis/metrics/unified_memory.h"
@@ -435,7 +436,7 @@ std::expected<std::string, std::string> RunMemory(const MemoryCommandOptions& op
   std::vector<UnifiedMemoryReport> unified;
   std::vector<MemoryTimeline> timelines;
   std::vector<MemoryPoolReport> pools;
-  auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
+  auto whole = [&](const ProcessTrace& t) {
     const TraceIndex index(t);
     timelines.push_back(BuildMemoryTimeline(t, index));
     if (options.timeline) return;
@@ -446,8 +447,33 @@ std::expected<std::string, std::string> RunMemory(const MemoryCommandOptions& op
     if (std::string w = UnknownUvmWarning(unified.back()); !w.empty()) {
       warnings->push_back(t.path + ": " + w);
     }
-  });
-  if (!done) return std::unexpected(done.error());
+  };
+  if (options.filters.active()) {
+    auto done = ForEachProcess(options.files, options.filters, warnings, whole);
+    if (!done) return std::unexpected(done.error());
+  } else {
+    // Each file in windows (bounded memory, memory_in_windows.h), else whole: the same
+    // report either way.
+    if (options.files.empty()) return std::unexpected("no trace file given");
+    auto files = ExpandTraceInputs(options.files);
+    if (!files) return std::unexpected(files.error());
+    for (const std::string& path : *files) {
+      auto windowed = AnalyzeMemoryInWindows(path, options.timeline);
+      if (!windowed) return std::unexpected(windowed.error());
+      if (!windowed->has_value()) {
+        auto done = ForEachProcess({path}, options.filters, warnings, whole);
+        if (!done) return std::unexpected(done.error());
+        continue;
+      }
+      MemoryResults& m = **windowed;
+      warnings->insert(warnings->end(), m.warnings.begin(), m.warnings.end());
+      timelines.push_back(std::move(m.timeline));
+      if (options.timeline) continue;
+      reports.push_back(std::move(m.report));
+      pools.push_back(std::move(m.pools));
+      unified.push_back(std::move(m.unified));
+    }
+  }
   if (options.timeline) {
     switch (options.format) {
       case OutputFormat::kCsv:

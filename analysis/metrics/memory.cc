@@ -63,8 +63,7 @@ MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
 }
 
 void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
-  const ProcessTrace& trace = index.trace();
-  const std::vector<MemoryOp>& ops = trace.records.memory_ops;
+  const std::vector<MemoryOp>& ops = index.records().memory_ops;
 
   std::vector<size_t> order(ops.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -97,7 +96,12 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
       ++s.releases;
       s.released_bytes += op.bytes;
     }
-    if (corrs[{c.api, op.memory_kind}].insert(op.correlation_id).second) {
+    // Distinct calls: a call and its records are in one window, but records without a
+    // correlation id (0) are one "call" over all windows.
+    const bool new_call = op.correlation_id == 0
+                              ? uncorrelated_.insert({c.api, op.memory_kind}).second
+                              : corrs[{c.api, op.memory_kind}].insert(op.correlation_id).second;
+    if (new_call) {
       ++s.calls;
       s.host_ns += c.host_ns;
       if (c.sync_wait_ns > 0) {
@@ -116,7 +120,7 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
       used += op.bytes;
       if (used > d.peak_bytes) {
         d.peak_bytes = used;
-        d.peak_time_ns = op.time_ns > trace.origin_ns ? op.time_ns - trace.origin_ns : 0;
+        peak_at_[op.device_id] = op.time_ns;  // from the trace start at Finish
         d.api = c.api;
         d.correlation_id = op.correlation_id;
         d.thread_id = c.thread_id;
@@ -173,6 +177,9 @@ MemoryReport MemoryAnalysis::Finish(const ProcessTrace& whole) {
   for (auto& [key, s] : by_api_) report.apis.push_back(s);
   for (auto& [id, d] : devices_) {
     d.end_bytes = in_use_[id];
+    if (auto at = peak_at_.find(id); at != peak_at_.end()) {
+      d.peak_time_ns = at->second > whole.origin_ns ? at->second - whole.origin_ns : 0;
+    }
     if (d.peak_bytes == 0) d.nvtx.clear();
     report.devices.push_back(d);
   }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <utility>
 #include <string>
@@ -113,8 +114,10 @@ class MemoryAnalysis {
     CallInfo call;  // the allocating call's
   };
   std::map<std::pair<std::string, MemoryKind>, MemoryApiStats> by_api_;
+  std::set<std::pair<std::string, MemoryKind>> uncorrelated_;  // rows with a record of corr 0
   std::unordered_map<uint64_t, Live> live_;  // address -> allocation
   std::map<uint32_t, DeviceMemoryPeak> devices_;
+  std::map<uint32_t, uint64_t> peak_at_;  // absolute time of each device's peak
   std::map<uint32_t, uint64_t> in_use_;
   std::map<std::pair<std::string, uint64_t>, ChurnGroup> churn_;
 };

@@ -8,14 +8,19 @@
 namespace libprof::analysis {
 
 MemoryPoolReport AnalyzeMemoryPools(const ProcessTrace& trace) {
-  MemoryPoolReport report;
-  report.pid = trace.header.pid;
-  const std::vector<MemoryOp>& ops = trace.records.memory_ops;
+  MemoryPoolAccumulator pools;
+  pools.Add(trace.records);
+  return pools.Finish(trace.header.pid);
+}
+
+void MemoryPoolAccumulator::Add(const TraceRecords& records) {
+  MemoryPoolReport& report = report_;
+  std::map<std::pair<uint32_t, uint64_t>, MemoryPoolStats>& pools = pools_;
+  const std::vector<MemoryOp>& ops = records.memory_ops;
   std::vector<size_t> order(ops.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return ops[a].time_ns < ops[b].time_ns; });
-  std::map<std::pair<uint32_t, uint64_t>, MemoryPoolStats> pools;
   for (size_t i : order) {
     const MemoryOp& op = ops[i];
     const bool allocation = op.operation == MemoryOperation::kAllocation;
@@ -51,7 +56,13 @@ MemoryPoolReport AnalyzeMemoryPools(const ProcessTrace& trace) {
     p.peak_pool_bytes = std::max(p.peak_pool_bytes, op.pool_bytes);
     p.peak_used_bytes = std::max(p.peak_used_bytes, op.pool_used_bytes);
   }
-  for (auto& [key, pool] : pools) report.pools.push_back(pool);
+}
+
+MemoryPoolReport MemoryPoolAccumulator::Finish(uint32_t pid) {
+  MemoryPoolReport report = std::move(report_);
+  report.pid = pid;
+  for (auto& [key, pool] : pools_) report.pools.push_back(pool);
+  pools_.clear();
   return report;
 }
 

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/model/trace_loader.h"
@@ -46,5 +48,16 @@ struct MemoryPoolReport {
 // A pool's operations are those with its (device, pool address); an operation with pool type 0
 // is direct. Records in time order (record order on ties) decide "the last" threshold.
 MemoryPoolReport AnalyzeMemoryPools(const ProcessTrace& trace);
+// The same window by window (trace_windows.h: each window's memory records after the earlier
+// ones'); AnalyzeMemoryPools is one Add.
+class MemoryPoolAccumulator {
+ public:
+  void Add(const TraceRecords& records);
+  MemoryPoolReport Finish(uint32_t pid);
+
+ private:
+  MemoryPoolReport report_;
+  std::map<std::pair<uint32_t, uint64_t>, MemoryPoolStats> pools_;
+};
 
 }  // namespace libprof::analysis

@@ -26,22 +26,21 @@ bool IsAllocatingApi(const std::string& name) {
 }
 
 std::vector<DeviceMemorySeries> DeviceMemoryOverTime(const TraceRecords& records) {
+  MemoryTimelineBuilder builder;
+  builder.Add(records);
+  return builder.Finish(ProcessTrace{}).devices;
+}
+
+void MemoryTimelineBuilder::Add(const TraceRecords& records) {
   const std::vector<MemoryOp>& ops = records.memory_ops;
   std::vector<size_t> order(ops.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return ops[a].time_ns < ops[b].time_ns; });
-  struct Live {
-    uint64_t bytes;
-    uint32_t device_id;
-  };
-  std::unordered_map<uint64_t, Live> live;  // device-kind allocations by address
-  std::map<uint32_t, DeviceMemorySeries> series;
-  std::map<uint32_t, uint64_t> in_use;
   auto step = [&](uint32_t device, uint64_t t) {
-    DeviceMemorySeries& s = series[device];
+    DeviceMemorySeries& s = series_[device];
     s.device_id = device;
-    const uint64_t bytes = in_use[device];
+    const uint64_t bytes = in_use_[device];
     // Changes at the same instant are one step: where the sum settled.
     if (!s.steps.empty() && s.steps.back().time_ns == t) {
       s.steps.back().bytes = bytes;
@@ -54,35 +53,25 @@ std::vector<DeviceMemorySeries> DeviceMemoryOverTime(const TraceRecords& records
     const MemoryOp& op = ops[i];
     if (op.operation == MemoryOperation::kAllocation) {
       if (op.memory_kind != MemoryKind::kDevice) {
-        live.erase(op.address);  // an address reused by another kind is no longer device memory
+        live_.erase(op.address);  // an address reused by another kind is no longer device memory
         continue;
       }
-      live[op.address] = {op.bytes, op.device_id};
-      in_use[op.device_id] += op.bytes;
+      live_[op.address] = {op.bytes, op.device_id};
+      in_use_[op.device_id] += op.bytes;
       step(op.device_id, op.time_ns);
     } else if (op.operation == MemoryOperation::kRelease) {
-      auto it = live.find(op.address);
-      if (it == live.end()) continue;
-      uint64_t& used = in_use[it->second.device_id];
+      auto it = live_.find(op.address);
+      if (it == live_.end()) continue;
+      uint64_t& used = in_use_[it->second.device_id];
       used -= std::min(used, it->second.bytes);
       const uint32_t device = it->second.device_id;
-      live.erase(it);
+      live_.erase(it);
       step(device, op.time_ns);
     }
   }
-  std::vector<DeviceMemorySeries> out;
-  for (auto& [device, s] : series) out.push_back(std::move(s));
-  return out;
 }
 
-MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& index) {
-  MemoryTimeline timeline;
-  timeline.pid = trace.header.pid;
-  timeline.file = trace.path;
-  timeline.origin_ns = trace.origin_ns;
-  timeline.end_ns = trace.end_ns();
-  timeline.devices = DeviceMemoryOverTime(trace.records);
-
+void MemoryTimelineBuilder::AddFailed(const ProcessTrace& trace, const TraceIndex& index) {
   // Failed allocations: outermost calls only (the driver call inside a failing cudaMalloc fails
   // too, and is the same failure).
   std::optional<CallSites> sites;
@@ -102,17 +91,38 @@ MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& 
       if (!sites) sites.emplace(trace);
       f.call_site = sites->Of(c.stack_id).Text();
     }
+    failed_.push_back(std::move(f));
+  }
+}
+
+MemoryTimeline MemoryTimelineBuilder::Finish(const ProcessTrace& whole) {
+  MemoryTimeline timeline;
+  timeline.pid = whole.header.pid;
+  timeline.file = whole.path;
+  timeline.origin_ns = whole.origin_ns;
+  timeline.end_ns = whole.end_ns();
+  for (auto& [device, s] : series_) timeline.devices.push_back(std::move(s));
+  series_.clear();
+  for (FailedAllocation& f : failed_) {
     for (const DeviceMemorySeries& d : timeline.devices) {
       // The last step at or before the call's start.
-      auto after = std::upper_bound(d.steps.begin(), d.steps.end(), c.start_ns,
+      auto after = std::upper_bound(d.steps.begin(), d.steps.end(), f.start_ns,
                                     [](uint64_t t, const MemoryStep& s) { return t < s.time_ns; });
       f.in_use.push_back({d.device_id, after == d.steps.begin() ? 0 : std::prev(after)->bytes});
     }
     timeline.failed.push_back(std::move(f));
   }
+  failed_.clear();
   std::stable_sort(timeline.failed.begin(), timeline.failed.end(),
                    [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
   return timeline;
+}
+
+MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& index) {
+  MemoryTimelineBuilder builder;
+  builder.Add(trace.records);
+  builder.AddFailed(trace, index);
+  return builder.Finish(trace);
 }
 
 }  // namespace libprof::analysis

@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -59,5 +61,26 @@ struct MemoryTimeline {
 bool IsAllocatingApi(const std::string& name);
 
 MemoryTimeline BuildMemoryTimeline(const ProcessTrace& trace, const TraceIndex& index);
+
+// BuildMemoryTimeline window by window, for a one-process trace read in windows
+// (trace_windows.h: each window's memory records after the earlier ones'): the live
+// allocations and running sums carry over; a failed call's memory in use is read from the
+// whole series at Finish. BuildMemoryTimeline is one Add.
+class MemoryTimelineBuilder {
+ public:
+  void Add(const TraceRecords& records);                        // the series
+  void AddFailed(const ProcessTrace& window, const TraceIndex& index);  // failed allocations
+  MemoryTimeline Finish(const ProcessTrace& whole);
+
+ private:
+  struct Live {
+    uint64_t bytes;
+    uint32_t device_id;
+  };
+  std::unordered_map<uint64_t, Live> live_;  // device-kind allocations by address
+  std::map<uint32_t, DeviceMemorySeries> series_;
+  std::map<uint32_t, uint64_t> in_use_;
+  std::vector<FailedAllocation> failed_;
+};
 
 }  // namespace libprof::analysis

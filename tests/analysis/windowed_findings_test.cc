@@ -18,7 +18,10 @@
 #include <random>
 #include <tuple>
 
+#include "analysis/metrics/memory_in_windows.h"
 #include "analysis/reports/findings_report.h"
+#include "analysis/reports/memory_report.h"
+#include "analysis/reports/memory_timeline_report.h"
 #include "analysis/rules/findings_digest.h"
 #include "tests/analysis/trace_builder.h"
 
@@ -409,6 +412,55 @@ TEST(WindowedFindingsTest, AStreamSynchronisedWithoutWorkInItsWindowFollowsItsLe
   ASSERT_FALSE(whole.empty());
   EXPECT_NE(whole.front().find("via the legacy default stream"), std::string::npos) << whole.front();
   EXPECT_TRUE(SameLines(w.lines, whole));
+}
+
+// `profview memory`'s figures in windows (memory_in_windows.h) are the whole trace's: the same
+// loops, whose allocations are freed windows later, with their memory records.
+TEST(WindowedFindingsTest, MemoryInWindowsIsTheWholeTraces) {
+  TempDir dir;
+  size_t several = 0, exact = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE(seed);
+    TraceBuilder b = FindingsLoop(seed, 30);
+    // Allocations that live across steps: freed in reverse order at the end.
+    const uint64_t first = b.records().api_calls.front().start_ns;
+    for (uint64_t i = 0; i < 20; ++i) {
+      b.records().memory_ops.push_back(MemoryOp{.operation = MemoryOperation::kAllocation,
+                                                .memory_kind = MemoryKind::kDevice,
+                                                .address = 0x9000000 + i * 0x1000,
+                                                .bytes = 4096 * (i + 1),
+                                                .time_ns = first + 5'000 + i * 900'000,
+                                                .device_id = static_cast<uint32_t>(i % 2)});
+    }
+    const std::string path = dir.Path("loop.pb");
+    b.WriteFlushed(path, 100, 50);
+    auto windowed = AnalyzeMemoryInWindows(path, false, LimitsFor(100, 50, 24));
+    ASSERT_TRUE(windowed.has_value());
+    if (!windowed->has_value()) continue;
+    ++exact;
+    std::vector<std::string> warnings;
+    const auto loaded = LoadTraceFile(path, &warnings);
+    ASSERT_TRUE(loaded.has_value());
+    const ProcessTrace& t = loaded->front();
+    const TraceIndex index(t);
+    const StreamModel model(index);
+    std::vector<MemoryReport> whole{AnalyzeMemory(t, index, model)};
+    std::vector<UnifiedMemoryReport> whole_unified{AnalyzeUnifiedMemory(t, index)};
+    std::vector<MemoryTimeline> whole_timeline{BuildMemoryTimeline(t, index)};
+    std::vector<MemoryPoolReport> whole_pools{AnalyzeMemoryPools(t)};
+    MemoryResults& w = **windowed;
+    std::vector<MemoryReport> reports{w.report};
+    std::vector<UnifiedMemoryReport> unified{w.unified};
+    std::vector<MemoryTimeline> timelines{w.timeline};
+    std::vector<MemoryPoolReport> pools{w.pools};
+    EXPECT_EQ(MemoryJson(reports, &unified, &timelines, &pools),
+              MemoryJson(whole, &whole_unified, &whole_timeline, &whole_pools));
+    EXPECT_EQ(MemoryTimelineJson(timelines), MemoryTimelineJson(whole_timeline));
+    EXPECT_FALSE(whole.front().churn.empty());
+    several += WindowedFindingsOf(path, FindingsOptions{}, LimitsFor(100, 50, 24)).windows > 2;
+  }
+  EXPECT_GT(exact, 9u);
+  EXPECT_GT(several, 9u);
 }
 
 TEST(WindowedFindingsTest, WhatWindowsCannotAnswerMakesThePlanInexact) {
