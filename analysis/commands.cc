@@ -31,6 +31,7 @@
 #include "analysis/model/units.h"
 #include "analysis/rules/findings_partial.h"
 #include "analysis/rules/rank_rules.h"
+#include "analysis/rules/windowed_findings.h"
 
 namespace libprof::analysis {
 namespace {
@@ -275,7 +276,7 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   std::vector<ProcessCollectives> collectives;
   FindingsOptions thresholds = options.thresholds;
   thresholds.call_sites = options.call_sites;
-  auto done = ForEachProcess(options.files, options.filters, warnings, [&](const ProcessTrace& t) {
+  auto whole = [&](const ProcessTrace& t) {
     if (options.all) {
       findings.Add(FindFindings(t, thresholds));
     } else {
@@ -289,8 +290,39 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
       collectives.push_back(ExtractCollectives(TraceIndex(t)));
       for (const std::string& w : collectives.back().warnings) warnings->push_back(w);
     }
-  });
-  if (!done) return std::unexpected(done.error());
+  };
+  if (options.filters.active()) {
+    auto done = ForEachProcess(options.files, options.filters, warnings, whole);
+    if (!done) return std::unexpected(done.error());
+  } else {
+    // Each file in windows (bounded memory, windowed_findings.h), else whole: the same
+    // findings either way.
+    if (options.files.empty()) return std::unexpected("no trace file given");
+    auto files = ExpandTraceInputs(options.files);
+    if (!files) return std::unexpected(files.error());
+    for (const std::string& path : *files) {
+      auto plan = WindowedFindings::Plan(path, thresholds);
+      if (!plan) return std::unexpected(plan.error());
+      if (!plan->exact()) {
+        auto done = ForEachProcess({path}, options.filters, warnings, whole);
+        if (!done) return std::unexpected(done.error());
+        continue;
+      }
+      warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
+      std::vector<std::pair<uint64_t, Finding>> found;  // --all lists them in order
+      if (!options.all) findings.BeginProcess();
+      auto ran = plan->Run([&](Finding&& f, uint64_t seq) {
+        if (options.all) {
+          found.push_back({seq, std::move(f)});
+        } else {
+          findings.Add(std::move(f), seq);
+        }
+      });
+      if (!ran) return std::unexpected(ran.error());
+      if (options.all) findings.Add(InFindOrder(std::move(found)));
+      context.trace_ns += plan->whole().window_ns();
+    }
+  }
   if (collectives.size() > 1) {
     const RankSkewReport skew = AnalyzeRankSkew(collectives, options.thresholds.min_wait_ns);
     findings.BeginProcess();  // after every process's findings, as listed

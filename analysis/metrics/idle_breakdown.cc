@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <span>
 #include <unordered_map>
 
@@ -9,9 +10,6 @@
 
 namespace libprof::analysis {
 namespace {
-
-// What a top-level call meant for the device while it ran.
-enum class CallClass : uint8_t { kLaunch, kSync, kOther };
 
 // A call that held the host until the device had done something: it synchronises (explicitly,
 // implicitly or through a SYNCHRONIZATION record), or it issued a copy or memset that blocks the
@@ -39,98 +37,158 @@ bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_reco
   return false;
 }
 
-class Classifier {
- public:
-  explicit Classifier(const TraceIndex& index) : index_(index) {
-    const TraceRecords& r = index.records();
-    std::unordered_map<uint64_t, bool> synced;  // correlation ids with a SYNCHRONIZATION record
-    for (const Synchronization& s : r.synchronizations) {
-      if (s.type != SyncType::kStreamWaitEvent) synced[s.correlation_id] = true;
-    }
-    classes_.assign(r.api_calls.size(), CallClass::kOther);
-    for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
-      if (index.Outermost(i) != i) continue;
-      const ApiCall& c = r.api_calls[i];
-      const std::span<const uint32_t> issued = index.OpsOf(c.correlation_id);
-      if (BlocksHost(index, c, synced.contains(c.correlation_id), issued)) {
-        classes_[i] = CallClass::kSync;
-      } else if (!issued.empty()) {
-        classes_[i] = CallClass::kLaunch;
-      }
+// One thread's top-level calls, by start, and the running maximum of their end times: `at(k)`
+// gives the k-th.
+struct KeptThreadCalls {  // of earlier windows and this one, for a gap that began earlier
+  std::vector<HostCall> calls;
+  std::vector<uint64_t> max_end;
+  const std::vector<uint64_t>& max_end_list() const { return max_end; }
+  size_t size() const { return calls.size(); }
+  HostCall at(size_t k) const { return calls[k]; }
+};
+struct WindowThreadCalls {  // of this window (TraceIndex::TopLevelCalls)
+  const TraceRecords* records = nullptr;
+  const std::vector<CallClass>* classes = nullptr;
+  const TraceIndex::ThreadCalls* thread = nullptr;
+  const std::vector<uint64_t>& max_end_list() const { return thread->max_end; }
+  size_t size() const { return thread->calls.size(); }
+  HostCall at(size_t k) const {
+    const uint32_t i = thread->calls[k];
+    const ApiCall& c = records->api_calls[i];
+    return {c.start_ns, c.end_ns, c.thread_id, c.name_id, (*classes)[i]};
+  }
+};
+
+template <typename Calls, typename StartOf>
+void SortByStart(Calls* t, StartOf start_of) {
+  std::stable_sort(t->calls.begin(), t->calls.end(),
+                   [&](const auto& a, const auto& b) { return start_of(a) < start_of(b); });
+  uint64_t running = 0;
+  t->max_end.clear();
+  for (size_t k = 0; k < t->size(); ++k) {
+    running = std::max(running, t->at(k).end_ns);
+    t->max_end.push_back(running);
+  }
+}
+
+IdleCause CauseOf(CallClass c) {
+  return c == CallClass::kSync     ? IdleCause::kSync
+         : c == CallClass::kLaunch ? IdleCause::kLaunch
+                                   : IdleCause::kOther;
+}
+
+// Pieces of [from, to) by what the thread of `t` was doing: the earlier of two overlapping
+// calls wins; time in calls that issue no work is kOther with the call, outside calls kOther
+// alone.
+template <typename Calls>
+void Walk(const Calls* t, uint64_t from, uint64_t to, std::vector<IdlePiece>* out) {
+  if (to <= from) return;
+  uint64_t cursor = from;
+  if (t != nullptr) {
+    const std::vector<uint64_t>& max_end = t->max_end_list();
+    size_t k = std::upper_bound(max_end.begin(), max_end.end(), from) - max_end.begin();
+    for (; k < t->size(); ++k) {
+      const HostCall c = t->at(k);
+      if (c.start_ns >= to) break;
+      const uint64_t s = std::max(cursor, c.start_ns);
+      const uint64_t e = std::min(to, c.end_ns);
+      if (e <= s) continue;
+      if (s > cursor) out->push_back({{cursor, s}, IdleCause::kOther, -1});
+      out->push_back({{s, e}, CauseOf(c.klass), c.name_id});
+      cursor = e;
     }
   }
+  if (cursor < to) out->push_back({{cursor, to}, IdleCause::kOther, -1});
+}
 
-  // Appends the pieces of gap [a, b) that operation `next` ended.
-  void Classify(const Interval& gap, const DeviceOp& next, std::vector<IdlePiece>* out) const {
-    const int64_t found = index_.LaunchingCall(next.correlation_id);
+// The class of each top-level call of the window (others: kOther).
+std::vector<CallClass> ClassifyCalls(const TraceIndex& index) {
+  const TraceRecords& r = index.records();
+  std::unordered_map<uint64_t, bool> synced;  // correlation ids with a SYNCHRONIZATION record
+  for (const Synchronization& s : r.synchronizations) {
+    if (s.type != SyncType::kStreamWaitEvent) synced[s.correlation_id] = true;
+  }
+  std::vector<CallClass> classes(r.api_calls.size(), CallClass::kOther);
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+    if (index.Outermost(i) != i) continue;
+    const ApiCall& c = r.api_calls[i];
+    const std::span<const uint32_t> issued = index.OpsOf(c.correlation_id);
+    if (BlocksHost(index, c, synced.contains(c.correlation_id), issued)) {
+      classes[i] = CallClass::kSync;
+    } else if (!issued.empty()) {
+      classes[i] = CallClass::kLaunch;
+    }
+  }
+  return classes;
+}
+
+}  // namespace
+
+std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index) {
+  IdleTimeline timeline;
+  std::vector<DeviceIdle> out = timeline.Add(index);
+  std::erase_if(out, [](const DeviceIdle& d) { return d.busy.empty(); });
+  return out;
+}
+
+std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
+  kept_.swap(next_kept_);
+  next_kept_.clear();
+  const auto& ops = index.device_ops();
+  const TraceRecords& r = index.records();
+  const std::vector<CallClass> classes = ClassifyCalls(index);
+  auto in_window = [&](uint32_t tid) -> std::optional<WindowThreadCalls> {
+    const TraceIndex::ThreadCalls* t = index.TopLevelCalls(tid);
+    if (t == nullptr) return std::nullopt;
+    return WindowThreadCalls{&r, &classes, t};
+  };
+  auto host_call = [&](uint32_t i) {
+    const ApiCall& c = r.api_calls[i];
+    return HostCall{c.start_ns, c.end_ns, c.thread_id, c.name_id, classes[i]};
+  };
+  // The calls of `tid` in the kept windows and this one, for a gap that began earlier.
+  auto spanning = [&](uint32_t tid) {
+    KeptThreadCalls t;
+    for (const HostCall& c : kept_) {
+      if (c.thread_id == tid) t.calls.push_back(c);
+    }
+    if (const auto own = in_window(tid)) {
+      for (size_t k = 0; k < own->size(); ++k) t.calls.push_back(own->at(k));
+    }
+    SortByStart(&t, [](const HostCall& c) { return c.start_ns; });
+    return t;
+  };
+  // Appends the pieces of `gap` that operation `next` ended; `crosses`: the gap began in an
+  // earlier window.
+  auto classify = [&](const Interval& gap, const DeviceOp& next, bool crosses,
+                      std::vector<IdlePiece>* out) {
+    const int64_t found = index.LaunchingCall(next.correlation_id);
     if (found < 0) {
       out->push_back({gap, IdleCause::kOther, -1});
       return;
     }
-    const uint32_t launcher = index_.Outermost(static_cast<size_t>(found));
-    const ApiCall& l = index_.records().api_calls[launcher];
+    const HostCall l = host_call(index.Outermost(static_cast<size_t>(found)));
     const uint64_t cut = std::clamp(l.start_ns, gap.start_ns, gap.end_ns);
-    Walk(l.thread_id, gap.start_ns, cut, out);
+    if (crosses) {
+      const KeptThreadCalls t = spanning(l.thread_id);
+      Walk(&t, gap.start_ns, cut, out);
+    } else {
+      const auto own = in_window(l.thread_id);
+      Walk(own ? &*own : nullptr, gap.start_ns, cut, out);
+    }
     if (cut < gap.end_ns) {
-      const IdleCause cause =
-          classes_[launcher] == CallClass::kSync ? IdleCause::kSync : IdleCause::kLaunch;
-      out->push_back({{cut, gap.end_ns}, cause, launcher});
+      const IdleCause cause = l.klass == CallClass::kSync ? IdleCause::kSync : IdleCause::kLaunch;
+      out->push_back({{cut, gap.end_ns}, cause, l.name_id});
     }
-  }
+  };
 
- private:
-  // Pieces of [from, to) by what thread `tid` was doing: the earlier of two overlapping calls
-  // wins; time in calls that issue no work is kOther with the call, outside calls kOther alone.
-  void Walk(uint32_t tid, uint64_t from, uint64_t to, std::vector<IdlePiece>* out) const {
-    if (to <= from) return;
-    uint64_t cursor = from;
-    if (const TraceIndex::ThreadCalls* thread = index_.TopLevelCalls(tid)) {
-      const TraceIndex::ThreadCalls& t = *thread;
-      const auto& calls = index_.records().api_calls;
-      size_t k = std::upper_bound(t.max_end.begin(), t.max_end.end(), from) - t.max_end.begin();
-      for (; k < t.calls.size() && calls[t.calls[k]].start_ns < to; ++k) {
-        const uint32_t i = t.calls[k];
-        const uint64_t s = std::max(cursor, calls[i].start_ns);
-        const uint64_t e = std::min(to, calls[i].end_ns);
-        if (e <= s) continue;
-        if (s > cursor) out->push_back({{cursor, s}, IdleCause::kOther, -1});
-        const IdleCause cause = classes_[i] == CallClass::kSync     ? IdleCause::kSync
-                                : classes_[i] == CallClass::kLaunch ? IdleCause::kLaunch
-                                                                    : IdleCause::kOther;
-        out->push_back({{s, e}, cause, i});
-        cursor = e;
-      }
-    }
-    if (cursor < to) out->push_back({{cursor, to}, IdleCause::kOther, -1});
-  }
-
-  const TraceIndex& index_;
-  std::vector<CallClass> classes_;  // per API call; top-level calls only are classified
-};
-
-}  // namespace
-
-const char* ToString(IdleCause cause) {
-  switch (cause) {
-    case IdleCause::kLaunch:
-      return "launch";
-    case IdleCause::kSync:
-      return "sync";
-    case IdleCause::kOther:
-      break;
-  }
-  return "other";
-}
-
-std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index) {
-  const auto& ops = index.device_ops();
   std::map<uint32_t, std::vector<uint32_t>> by_device;  // ops, by start
   for (uint32_t o = 0; o < ops.size(); ++o) by_device[ops[o].device_id].push_back(o);
-  const Classifier classifier(index);
   std::vector<DeviceIdle> out;
-  for (auto& [device, list] : by_device) {
+  for (const auto& [device, list] : by_device) {
     DeviceIdle d;
     d.device_id = device;
+    d.ops = list;
     // The ops are by start: merged as they come (MergeIntervals' result, without a list of all).
     for (uint32_t o : list) {
       const DeviceOp& op = ops[o];
@@ -141,19 +199,58 @@ std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index) {
         d.busy.push_back({op.start_ns, op.end_ns});
       }
     }
-    if (d.busy.empty()) continue;
-    d.ops = std::move(list);
+    if (d.busy.empty()) {
+      out.push_back(std::move(d));
+      continue;
+    }
     d.active = {d.busy.front().start_ns, d.busy.back().end_ns};
-    d.gaps = Gaps(d.busy);
+    auto earlier = devices_.find(device);
+    const bool crosses =
+        earlier != devices_.end() && earlier->second.busy_end_ns < d.busy.front().start_ns;
+    if (crosses) {
+      // The gap from the device's last busy period in an earlier window.
+      d.gaps.push_back({earlier->second.busy_end_ns, d.busy.front().start_ns});
+      d.earlier = earlier->second.last;
+    }
+    const std::vector<Interval> inside = Gaps(d.busy);
+    d.gaps.insert(d.gaps.end(), inside.begin(), inside.end());
     size_t cursor = 0;
-    for (const Interval& g : d.gaps) {
+    for (size_t k = 0; k < d.gaps.size(); ++k) {
+      const Interval& g = d.gaps[k];
       // The busy period after the gap starts with an operation that starts at its end.
-      while (cursor < d.ops.size() && ops[d.ops[cursor]].start_ns < g.end_ns) ++cursor;
-      const uint32_t next = cursor < d.ops.size() ? d.ops[cursor] : d.ops.back();
+      while (cursor < list.size() && ops[list[cursor]].start_ns < g.end_ns) ++cursor;
+      const uint32_t next = cursor < list.size() ? list[cursor] : list.back();
       d.next_op.push_back(next);
-      classifier.Classify(g, ops[next], &d.pieces);
+      classify(g, ops[next], k == 0 && crosses, &d.pieces);
+    }
+    // What a gap after this window needs of it.
+    Device& state = devices_[device];
+    state.busy_end_ns = d.busy.back().end_ns;
+    state.last = {};
+    for (uint32_t o : list) {
+      if (ops[o].end_ns != state.busy_end_ns) continue;
+      state.last = {true, ops[o].start_ns, ops[o].end_ns, ops[o].correlation_id,
+                    index.OpName(ops[o])};
     }
     out.push_back(std::move(d));
+  }
+  if (!windowed_) return out;
+  // Keep the calls that a gap still open may span: those ending after the earliest busy end
+  // of a device with operations to come.
+  uint64_t open_from = UINT64_MAX;
+  for (const auto& [device, state] : devices_) {
+    auto last = last_end_.find(device);
+    if (last != last_end_.end() && last->second <= state.busy_end_ns) continue;
+    open_from = std::min(open_from, state.busy_end_ns);
+  }
+  next_kept_.clear();
+  for (const HostCall& c : kept_) {
+    if (c.end_ns > open_from) next_kept_.push_back(c);
+  }
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+    if (index.Outermost(i) == i && r.api_calls[i].end_ns > open_from) {
+      next_kept_.push_back(host_call(i));
+    }
   }
   return out;
 }
@@ -181,33 +278,37 @@ IdleTotals SumIdle(std::span<const IdlePiece> pieces, uint64_t from_ns, uint64_t
 
 DeviceIdle From(DeviceIdle d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {
   if (from_ns <= d.active.start_ns) return d;
-  // In place: a device's lists are as long as its operations.
   d.active = {std::min(from_ns, d.active.end_ns), d.active.end_ns};
-  std::erase_if(d.ops, [&](uint32_t op) { return ops[op].start_ns < from_ns; });
+  CutBefore(&d, ops, from_ns);
+  return d;
+}
+
+void CutBefore(DeviceIdle* d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {
+  // In place: a device's lists are as long as its operations.
+  std::erase_if(d->ops, [&](uint32_t op) { return ops[op].start_ns < from_ns; });
   size_t kept = 0;
-  for (size_t i = 0; i < d.busy.size(); ++i) {
-    const Interval b = d.busy[i];
-    if (b.end_ns > from_ns) d.busy[kept++] = {std::max(b.start_ns, from_ns), b.end_ns};
+  for (size_t i = 0; i < d->busy.size(); ++i) {
+    const Interval b = d->busy[i];
+    if (b.end_ns > from_ns) d->busy[kept++] = {std::max(b.start_ns, from_ns), b.end_ns};
   }
-  d.busy.resize(kept);
+  d->busy.resize(kept);
   kept = 0;
-  for (size_t k = 0; k < d.gaps.size(); ++k) {
-    const Interval g = d.gaps[k];
+  for (size_t k = 0; k < d->gaps.size(); ++k) {
+    const Interval g = d->gaps[k];
     if (g.end_ns <= from_ns) continue;
-    d.gaps[kept] = {std::max(g.start_ns, from_ns), g.end_ns};
-    d.next_op[kept++] = d.next_op[k];
+    d->gaps[kept] = {std::max(g.start_ns, from_ns), g.end_ns};
+    d->next_op[kept++] = d->next_op[k];
   }
-  d.gaps.resize(kept);
-  d.next_op.resize(kept);
+  d->gaps.resize(kept);
+  d->next_op.resize(kept);
   kept = 0;
-  for (size_t i = 0; i < d.pieces.size(); ++i) {
-    IdlePiece p = d.pieces[i];
+  for (size_t i = 0; i < d->pieces.size(); ++i) {
+    IdlePiece p = d->pieces[i];
     if (p.span.end_ns <= from_ns) continue;
     p.span.start_ns = std::max(p.span.start_ns, from_ns);
-    d.pieces[kept++] = p;
+    d->pieces[kept++] = p;
   }
-  d.pieces.resize(kept);
-  return d;
+  d->pieces.resize(kept);
 }
 
 DeviceIdle WithoutIdleIn(DeviceIdle d, const std::vector<Interval>& holes) {

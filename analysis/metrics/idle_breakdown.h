@@ -11,12 +11,16 @@
 //   other   anything else: the thread was outside CUDA calls (host computation, I/O, Python) or
 //           in calls that issue no work, or the issuing call is not in the trace.
 // The thread considered is the one that issued the operation ending the gap.
+// IdleTimeline classifies a trace read in windows (trace_windows.h) window by window: the gap
+// that runs over a cut is classified with the calls of the windows it spans, kept meanwhile.
 //
 // Layer: analysis/metrics/. Built on TraceIndex; pure interval arithmetic.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "analysis/model/intervals.h"
@@ -27,12 +31,13 @@ namespace libprof::analysis {
 enum class IdleCause : uint8_t { kLaunch, kSync, kOther };
 const char* ToString(IdleCause cause);  // "launch", "sync", "other"
 
-// A stretch of idle time with one cause. `call` is the API call (index into api_calls) the
-// thread was in (for kLaunch and kSync, the one that gives the cause); -1 outside calls.
+// A stretch of idle time with one cause. `api_name` is the string id (ProcessTrace::Str) of
+// the API call the thread was in (for kLaunch and kSync, the one that gives the cause); -1
+// outside calls.
 struct IdlePiece {
   Interval span;
   IdleCause cause = IdleCause::kOther;
-  int64_t call = -1;
+  int64_t api_name = -1;
 };
 
 struct IdleTotals {
@@ -52,16 +57,68 @@ struct DeviceIdle {
   std::vector<Interval> gaps;
   std::vector<uint32_t> next_op;
   std::vector<IdlePiece> pieces;  // sorted, disjoint; they cover exactly the gaps
+  // Read in windows: the device's last operation before this window when the first gap began
+  // there (the last, by start, of those that end where that gap starts).
+  struct EarlierOp {
+    bool known = false;
+    uint64_t start_ns = 0, end_ns = 0, correlation_id = 0;
+    std::string name;
+  };
+  EarlierOp earlier;
 };
 
 // Per device with operations, by device id.
 std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index);
+
+// A top-level API call as the idle classification sees it.
+enum class CallClass : uint8_t { kLaunch, kSync, kOther };
+struct HostCall {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint32_t thread_id = 0;
+  uint32_t name_id = 0;
+  CallClass klass = CallClass::kOther;
+};
+
+// ClassifyIdle over a one-process trace read in windows (trace_windows.h: no call or operation
+// crosses a cut), window after window. Add gives, per device with operations in the window,
+// the window's part of ClassifyIdle's result: its operations (indices into this window's
+// device_ops), busy periods and the gaps that end in it, the first of which may have begun in
+// an earlier window (then classified with the calls of the windows it spans, kept until it
+// ends). A device whose operations in the window are all empty has no busy time there and is
+// listed with its operations only. `last_end_ns` (per device, the end of its last operation in
+// the whole trace) lets the kept calls go once no device can have such a gap any more.
+class IdleTimeline {
+ public:
+  IdleTimeline() = default;  // one window: the whole trace
+  explicit IdleTimeline(std::map<uint32_t, uint64_t> last_end_ns)
+      : windowed_(true), last_end_(std::move(last_end_ns)) {}
+  std::vector<DeviceIdle> Add(const TraceIndex& index);
+  // The top-level calls of earlier windows that the last Add's gaps may span (with that
+  // window's own calls, what a gap's host activity is read from).
+  const std::vector<HostCall>& earlier_calls() const { return kept_; }
+
+ private:
+  struct Device {
+    uint64_t busy_end_ns = 0;
+    DeviceIdle::EarlierOp last;  // last op by start that ends at busy_end_ns
+  };
+  bool windowed_ = false;
+  std::map<uint32_t, uint64_t> last_end_;
+  std::map<uint32_t, Device> devices_;
+  std::vector<HostCall> kept_;       // earlier windows' top-level calls a gap may still need
+  std::vector<HostCall> next_kept_;  // the same after the last window
+};
 
 // `d` (of `ops`, TraceIndex::device_ops()) from `from_ns` on (the steady state after start-up, start_up.h): its active span starts
 // there, busy time, gaps and pieces are cut there, and only operations that start there or later
 // are kept. Unchanged when `from_ns` is before its first operation; an empty active span when it
 // is at or after its last operation's end.
 DeviceIdle From(DeviceIdle d, const std::vector<DeviceOp>& ops, uint64_t from_ns);
+
+// From's cut alone, whatever `d`'s own active span (a window's part of a device, whose first gap
+// may begin before its operations): operations that start before `from_ns` are dropped, busy
+// periods, gaps and pieces are cut there. `active` is left as it was.
+void CutBefore(DeviceIdle* d, const std::vector<DeviceOp>& ops, uint64_t from_ns);
 
 // `d` without its idle time inside `holes` (merged, sorted intervals: module loading after
 // start-up): idle pieces are cut there. Busy time, gaps and operations are unchanged.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -13,13 +14,7 @@
 namespace libprof::analysis {
 namespace {
 
-struct CallInfo {
-  std::string api = "(unknown)";
-  uint64_t host_ns = 0;
-  uint64_t start_ns = 0, end_ns = 0;
-  uint32_t thread_id = 0;
-  uint64_t sync_wait_ns = 0;  // for implicitly synchronising APIs: the wait for earlier work
-};
+using CallInfo = MemoryAnalysis::CallInfo;
 
 CallInfo CallOf(const TraceIndex& index, const StreamModel& model, uint64_t corr) {
   CallInfo info;
@@ -62,9 +57,13 @@ MemoryReport AnalyzeMemory(const ProcessTrace& trace) {
 
 MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
                            const StreamModel& model) {
-  MemoryReport report;
-  report.pid = trace.header.pid;
-  report.file = trace.path;
+  MemoryAnalysis analysis;
+  analysis.Add(index, model);
+  return analysis.Finish(trace);
+}
+
+void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
+  const ProcessTrace& trace = index.trace();
   const std::vector<MemoryOp>& ops = trace.records.memory_ops;
 
   std::vector<size_t> order(ops.size());
@@ -72,28 +71,15 @@ MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return ops[a].time_ns < ops[b].time_ns; });
 
+  // A call and its records are in one window: what is per call stays here.
   std::unordered_map<uint64_t, CallInfo> calls;
   auto call = [&](uint64_t corr) -> const CallInfo& {
     auto it = calls.find(corr);
     if (it == calls.end()) it = calls.emplace(corr, CallOf(index, model, corr)).first;
     return it->second;
   };
-
-  // Per API and kind.
-  std::map<std::pair<std::string, MemoryKind>, MemoryApiStats> by_api;
   std::map<std::pair<std::string, MemoryKind>, std::unordered_set<uint64_t>> corrs;
-  // Device memory in use.
-  struct Live {
-    uint64_t bytes = 0;
-    uint32_t device_id = 0;
-    bool device_kind = false;
-    uint64_t correlation_id = 0;
-  };
-  std::unordered_map<uint64_t, Live> live;  // address -> allocation
-  std::map<uint32_t, DeviceMemoryPeak> devices;
-  std::map<uint32_t, uint64_t> in_use;
-  // Churn.
-  std::map<std::pair<std::string, uint64_t>, ChurnGroup> churn;
+  std::set<uint32_t> new_peaks;  // devices whose peak this window reached
 
   for (size_t i : order) {
     const MemoryOp& op = ops[i];
@@ -101,7 +87,7 @@ MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
     const bool release = op.operation == MemoryOperation::kRelease;
     if (!alloc && !release) continue;
     const CallInfo& c = call(op.correlation_id);
-    MemoryApiStats& s = by_api[{c.api, op.memory_kind}];
+    MemoryApiStats& s = by_api_[{c.api, op.memory_kind}];
     s.api = c.api;
     s.kind = op.memory_kind;
     if (alloc) {
@@ -122,11 +108,11 @@ MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
 
     const bool device_kind = op.memory_kind == MemoryKind::kDevice;
     if (alloc) {
-      live[op.address] = Live{op.bytes, op.device_id, device_kind, op.correlation_id};
+      live_[op.address] = Live{op.bytes, op.device_id, device_kind, op.correlation_id, c};
       if (!device_kind) continue;
-      DeviceMemoryPeak& d = devices[op.device_id];
+      DeviceMemoryPeak& d = devices_[op.device_id];
       d.device_id = op.device_id;
-      uint64_t& used = in_use[op.device_id];
+      uint64_t& used = in_use_[op.device_id];
       used += op.bytes;
       if (used > d.peak_bytes) {
         d.peak_bytes = used;
@@ -134,26 +120,27 @@ MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
         d.api = c.api;
         d.correlation_id = op.correlation_id;
         d.thread_id = c.thread_id;
+        new_peaks.insert(op.device_id);
       }
       continue;
     }
-    auto it = live.find(op.address);
-    if (it == live.end()) {
+    auto it = live_.find(op.address);
+    if (it == live_.end()) {
       if (device_kind) {
-        DeviceMemoryPeak& d = devices[op.device_id];
+        DeviceMemoryPeak& d = devices_[op.device_id];
         d.device_id = op.device_id;
         ++d.unmatched_releases;
       }
       continue;
     }
-    const Live a = it->second;
-    live.erase(it);
+    const Live a = std::move(it->second);
+    live_.erase(it);
     if (a.device_kind) {
-      uint64_t& used = in_use[a.device_id];
+      uint64_t& used = in_use_[a.device_id];
       used -= std::min(used, a.bytes);
     }
-    const CallInfo& ac = call(a.correlation_id);
-    ChurnGroup& g = churn[{ac.api, a.bytes}];
+    const CallInfo& ac = a.call;
+    ChurnGroup& g = churn_[{ac.api, a.bytes}];
     g.api = ac.api;
     g.bytes = a.bytes;
     if (g.pairs == 0) {
@@ -171,14 +158,25 @@ MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
       g.sync_wait_ns += pair_call->sync_wait_ns;
     }
   }
+  // The ranges open where a peak was reached: this window holds them (with those still open
+  // from earlier windows, trace_windows.h callers add).
+  for (uint32_t id : new_peaks) {
+    DeviceMemoryPeak& d = devices_[id];
+    d.nvtx = OpenRanges(index, d.thread_id, call(d.correlation_id).start_ns);
+  }
+}
 
-  for (auto& [key, s] : by_api) report.apis.push_back(s);
-  for (auto& [id, d] : devices) {
-    d.end_bytes = in_use[id];
-    if (d.peak_bytes > 0) d.nvtx = OpenRanges(index, d.thread_id, call(d.correlation_id).start_ns);
+MemoryReport MemoryAnalysis::Finish(const ProcessTrace& whole) {
+  MemoryReport report;
+  report.pid = whole.header.pid;
+  report.file = whole.path;
+  for (auto& [key, s] : by_api_) report.apis.push_back(s);
+  for (auto& [id, d] : devices_) {
+    d.end_bytes = in_use_[id];
+    if (d.peak_bytes == 0) d.nvtx.clear();
     report.devices.push_back(d);
   }
-  for (auto& [key, g] : churn) {
+  for (auto& [key, g] : churn_) {
     if (g.pairs >= 2) report.churn.push_back(g);
   }
   std::stable_sort(report.churn.begin(), report.churn.end(),

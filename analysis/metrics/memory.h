@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -83,5 +86,37 @@ MemoryReport AnalyzeMemory(const ProcessTrace& trace);
 // The same over an index and stream model already built for `trace` (findings reuses them).
 MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
                            const StreamModel& model);
+
+// AnalyzeMemory window by window, for a one-process trace read in windows (trace_windows.h:
+// a call and its records are in one window, each window's memory records after the earlier
+// ones'): allocations still live, the running sums and the groups carry over. AnalyzeMemory
+// is one Add.
+class MemoryAnalysis {
+ public:
+  void Add(const TraceIndex& window, const StreamModel& model);
+  MemoryReport Finish(const ProcessTrace& whole);
+
+  struct CallInfo {
+    std::string api = "(unknown)";
+    uint64_t host_ns = 0;
+    uint64_t start_ns = 0, end_ns = 0;
+    uint32_t thread_id = 0;
+    uint64_t sync_wait_ns = 0;  // for implicitly synchronising APIs: the wait for earlier work
+  };
+
+ private:
+  struct Live {
+    uint64_t bytes = 0;
+    uint32_t device_id = 0;
+    bool device_kind = false;
+    uint64_t correlation_id = 0;
+    CallInfo call;  // the allocating call's
+  };
+  std::map<std::pair<std::string, MemoryKind>, MemoryApiStats> by_api_;
+  std::unordered_map<uint64_t, Live> live_;  // address -> allocation
+  std::map<uint32_t, DeviceMemoryPeak> devices_;
+  std::map<uint32_t, uint64_t> in_use_;
+  std::map<std::pair<std::string, uint64_t>, ChurnGroup> churn_;
+};
 
 }  // namespace libprof::analysis

@@ -10,22 +10,6 @@
 namespace libprof::analysis {
 namespace {
 
-// The start of the first kernel, else of the first operation; false when there is none.
-bool FirstOperation(const TraceIndex& index, uint64_t* start_ns, bool* is_kernel) {
-  const std::vector<DeviceOp>& ops = index.device_ops();
-  if (ops.empty()) return false;
-  *start_ns = ops.front().start_ns;  // sorted by start
-  *is_kernel = false;
-  for (const DeviceOp& op : ops) {
-    if (op.kind == DeviceOpKind::kKernel) {
-      *start_ns = op.start_ns;
-      *is_kernel = true;
-      break;
-    }
-  }
-  return true;
-}
-
 // Where start-up ends: from `first_op_ns`, start-up moves on to the end of a piece of start-up
 // work (merged, sorted intervals) when such work fills kStartUpWorkShare of the time from the
 // current end to the piece's end; else it stays. Measured from the current end, not from the
@@ -47,72 +31,106 @@ uint64_t EndOfStartUp(const std::vector<Interval>& work, uint64_t first_op_ns) {
 }  // namespace
 
 StartUp FindStartUp(const TraceIndex& index) {
-  StartUp s;
-  if (!FirstOperation(index, &s.first_op_ns, &s.first_op_is_kernel)) return s;
-  s.known = true;
-  const ProcessTrace& trace = index.trace();
-  const std::vector<ApiCall>& calls = trace.records.api_calls;
-  s.start_ns = std::min(trace.origin_ns, s.first_op_ns);
+  StartUpScan scan;
+  scan.Add(index);
+  StartUp s = scan.Bounds(index.trace().origin_ns);
+  StartUpTally tally;
+  tally.Add(index, s);
+  tally.Finish(&s);
+  return s;
+}
 
-  std::vector<StartUpWork> kinds(calls.size());
-  std::vector<Interval> defining;  // module loading and context creation
-  for (size_t i = 0; i < calls.size(); ++i) {
-    kinds[i] = index.Traits(calls[i]).start_up;
-    if ((kinds[i] == StartUpWork::kModuleLoad || kinds[i] == StartUpWork::kContext) &&
-        calls[i].end_ns > calls[i].start_ns) {
-      defining.push_back({calls[i].start_ns, calls[i].end_ns});
+void StartUpScan::Add(const TraceIndex& window) {
+  const std::vector<DeviceOp>& ops = window.device_ops();
+  if (!any_op_ && !ops.empty()) {
+    any_op_ = true;
+    first_op_ns_ = ops.front().start_ns;  // sorted by start
+  }
+  if (!any_kernel_) {
+    for (const DeviceOp& op : ops) {
+      if (op.kind == DeviceOpKind::kKernel) {
+        any_kernel_ = true;
+        first_kernel_ns_ = op.start_ns;
+        break;
+      }
+    }
+  }
+  const std::vector<ApiCall>& calls = window.records().api_calls;
+  std::vector<Interval> defining;
+  for (const ApiCall& c : calls) {
+    const StartUpWork kind = window.Traits(c).start_up;
+    if ((kind == StartUpWork::kModuleLoad || kind == StartUpWork::kContext) &&
+        c.end_ns > c.start_ns) {
+      defining.push_back({c.start_ns, c.end_ns});
     }
   }
   defining = MergeIntervals(std::move(defining));
+  defining_.insert(defining_.end(), defining.begin(), defining.end());
+}
+
+StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
+  StartUp s;
+  if (!any_op_) return s;
+  s.known = true;
+  s.first_op_ns = any_kernel_ ? first_kernel_ns_ : first_op_ns_;
+  s.first_op_is_kernel = any_kernel_;
+  s.start_ns = std::min(origin_ns, s.first_op_ns);
+  // Windows' pieces may touch at a cut: merged again, as one list of the whole trace would be.
+  const std::vector<Interval> defining = MergeIntervals(defining_);
   s.end_ns = std::max(EndOfStartUp(defining, s.first_op_ns), s.start_ns);
-  std::map<std::string, uint64_t> later_by_api;
+  for (const Interval& piece : defining) {
+    if (piece.end_ns <= s.end_ns) continue;
+    s.later_loading.push_back({std::max(piece.start_ns, s.end_ns), piece.end_ns});
+    s.later_load.ns += s.later_loading.back().length();
+  }
+  return s;
+}
+
+void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {
+  if (!s.known) return;
+  const std::vector<ApiCall>& calls = window.records().api_calls;
+  std::vector<StartUpWork> kinds(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) kinds[i] = window.Traits(calls[i]).start_up;
   for (size_t i = 0; i < calls.size(); ++i) {
     const ApiCall& c = calls[i];
     if ((kinds[i] != StartUpWork::kModuleLoad && kinds[i] != StartUpWork::kContext) ||
         c.end_ns <= s.end_ns) {
       continue;
     }
-    const size_t outer = index.Outermost(i);
+    const size_t outer = window.Outermost(i);
     if (outer != i && kinds[outer] != StartUpWork::kNone) continue;
-    ++s.later_load.calls;
-    later_by_api[index.ApiName(c)] += c.end_ns - std::max(c.start_ns, s.end_ns);
+    ++later_calls_;
+    later_by_api_[window.ApiName(c)] += c.end_ns - std::max(c.start_ns, s.end_ns);
   }
-  for (const Interval& piece : defining) {
-    if (piece.end_ns <= s.end_ns) continue;
-    s.later_loading.push_back({std::max(piece.start_ns, s.end_ns), piece.end_ns});
-    s.later_load.ns += s.later_loading.back().length();
-  }
-  for (const auto& [api, ns] : later_by_api) {
-    if (ns > s.later_load.top_api_ns) {
-      s.later_load.top_api = api;
-      s.later_load.top_api_ns = ns;
-    }
-  }
-
   // What start-up spent its time on.
-  struct Tally {
-    std::vector<Interval> pieces;
-    std::map<std::string, uint64_t> by_api;
-    uint64_t calls = 0;
-  };
-  std::map<StartUpWork, Tally> tallies;
   for (size_t i = 0; i < calls.size(); ++i) {
     if (kinds[i] == StartUpWork::kNone) continue;
     const ApiCall& c = calls[i];
     if (c.start_ns >= s.end_ns || c.end_ns <= s.start_ns) continue;
     const Interval inside{std::max(c.start_ns, s.start_ns), std::min(c.end_ns, s.end_ns)};
-    Tally& t = tallies[kinds[i]];
+    Tally& t = tallies_[kinds[i]];
     t.pieces.push_back(inside);
-    const size_t outer = index.Outermost(i);
+    const size_t outer = window.Outermost(i);
     if (outer != i && kinds[outer] == kinds[i]) continue;  // counted with the enclosing call
     ++t.calls;
-    t.by_api[index.ApiName(c)] += inside.length();
+    t.by_api[window.ApiName(c)] += inside.length();
   }
-  for (auto& [kind, t] : tallies) {
-    StartUp::Work& w = kind == StartUpWork::kModuleLoad ? s.module_load
-                       : kind == StartUpWork::kContext  ? s.context
-                                                        : s.allocation;
-    w.ns = UnionLength(std::move(t.pieces));
+}
+
+void StartUpTally::Finish(StartUp* s) const {
+  if (!s->known) return;
+  s->later_load.calls = later_calls_;
+  for (const auto& [api, ns] : later_by_api_) {
+    if (ns > s->later_load.top_api_ns) {
+      s->later_load.top_api = api;
+      s->later_load.top_api_ns = ns;
+    }
+  }
+  for (const auto& [kind, t] : tallies_) {
+    StartUp::Work& w = kind == StartUpWork::kModuleLoad ? s->module_load
+                       : kind == StartUpWork::kContext  ? s->context
+                                                        : s->allocation;
+    w.ns = UnionLength(t.pieces);
     w.calls = t.calls;
     for (const auto& [api, ns] : t.by_api) {
       if (ns > w.top_api_ns) {
@@ -121,7 +139,6 @@ StartUp FindStartUp(const TraceIndex& index) {
       }
     }
   }
-  return s;
 }
 
 }  // namespace libprof::analysis

@@ -16,9 +16,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "analysis/model/api_names.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/trace_index.h"
 
@@ -53,5 +55,37 @@ struct StartUp {
 };
 
 StartUp FindStartUp(const TraceIndex& index);
+
+// FindStartUp over a one-process trace read in windows (trace_windows.h), in two steps: where
+// start-up ends needs the whole trace (a late module load may move it), what it spent its time
+// on needs that end. A StartUpScan takes every window, then gives the bounds (known, start,
+// end, first operation, later loading and its time); a StartUpTally takes every window again
+// with those bounds and fills in the rest.
+class StartUpScan {
+ public:
+  void Add(const TraceIndex& window);
+  StartUp Bounds(uint64_t origin_ns) const;
+
+ private:
+  bool any_op_ = false, any_kernel_ = false;
+  uint64_t first_op_ns_ = 0, first_kernel_ns_ = 0;
+  std::vector<Interval> defining_;  // module loading and context creation, merged per window
+};
+
+class StartUpTally {
+ public:
+  void Add(const TraceIndex& window, const StartUp& bounds);
+  void Finish(StartUp* s) const;
+
+ private:
+  struct Tally {
+    std::vector<Interval> pieces;
+    std::map<std::string, uint64_t> by_api;
+    uint64_t calls = 0;
+  };
+  std::map<StartUpWork, Tally> tallies_;
+  std::map<std::string, uint64_t> later_by_api_;
+  uint64_t later_calls_ = 0;
+};
 
 }  // namespace libprof::analysis

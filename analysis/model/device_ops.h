@@ -21,6 +21,21 @@ enum class DeviceOpKind : uint8_t { kKernel, kMemcpy, kMemset, kGraph };
 inline constexpr size_t kDeviceOpKinds = 4;  // DeviceOpKind's values, 0 to 3
 const char* ToString(DeviceOpKind kind);  // "kernel", "memcpy", "memset", "graph"
 
+// A copy between host and device of more than 64 KiB: smaller ones take a few µs, mostly
+// latency (a 4-byte result read back after every kernel); the size sync-memcpy uses for small
+// host-to-device copies (64 KiB, Nsight Systems' rule).
+inline constexpr uint64_t kSmallCopyBytes = 64 * 1024;
+inline bool IsHostCopy(const Memcpy& m) {
+  return (m.copy_kind == CopyKind::kHtoD || m.copy_kind == CopyKind::kDtoH) &&
+         m.bytes > kSmallCopyBytes;
+}
+// Such a copy from or to pageable host memory: the driver stages it, holding the host.
+inline bool IsPageableCopy(const Memcpy& m) {
+  return IsHostCopy(m) &&
+         ((m.copy_kind == CopyKind::kHtoD && m.src_kind == MemoryKind::kPageable) ||
+          (m.copy_kind == CopyKind::kDtoH && m.dst_kind == MemoryKind::kPageable));
+}
+
 // What each record kind of role kDeviceOp is as a device operation.
 constexpr DeviceOpKind OpKindOf(const Kernel&) { return DeviceOpKind::kKernel; }
 constexpr DeviceOpKind OpKindOf(const Memcpy&) { return DeviceOpKind::kMemcpy; }

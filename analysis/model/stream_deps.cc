@@ -67,7 +67,8 @@ const char* ToString(Via via) {
   return "unknown";
 }
 
-StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
+StreamModel::StreamModel(const TraceIndex& index, const Elsewhere& elsewhere)
+    : index_(&index) {
   const TraceRecords& r = index.records();
   const auto& ops = index.device_ops();
   auto issue_of = [&](uint64_t corr, uint64_t fallback) {
@@ -113,6 +114,7 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
     }
   }
 
+  for (const auto& [stream, context] : elsewhere.streams) streams_[stream].context_id = context;
   for (uint32_t u = 0; u < units_.size(); ++u) {
     for (uint32_t s : units_[u].streams) {
       StreamState& state = streams_[s];
@@ -147,6 +149,10 @@ StreamModel::StreamModel(const TraceIndex& index) : index_(&index) {
   }
 
   // Events and event waits.
+  for (const EarlierEvent& e : elsewhere.events) {
+    if (e.sync_id != 0) events_by_sync_[e.sync_id] = e.record;
+    events_by_id_[e.event_id].push_back(e.record);
+  }
   for (const CudaEvent& e : r.cuda_events) {
     const int64_t call = index.LaunchingCall(e.correlation_id);
     if (call < 0) continue;  // without the cudaEventRecord call we do not know when it was issued

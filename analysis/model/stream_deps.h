@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -138,7 +139,17 @@ class StreamClassifier {
 
 class StreamModel {
  public:
-  explicit StreamModel(const TraceIndex& index);
+  struct EarlierEvent;
+  // What a window of a trace read in windows (trace_windows.h) is told of the rest: the events
+  // recorded in earlier windows that it may name (their recording calls are not in its index),
+  // and every stream with work in the whole trace with its context (a synchronisation of a
+  // stream without work in the window still follows the stream's legacy-stream links).
+  struct Elsewhere {
+    std::span<const EarlierEvent> events;
+    std::span<const std::pair<uint32_t, uint32_t>> streams;  // (stream, context)
+  };
+  explicit StreamModel(const TraceIndex& index) : StreamModel(index, Elsewhere{}) {}
+  StreamModel(const TraceIndex& index, const Elsewhere& elsewhere);
 
   const std::vector<WorkUnit>& units() const { return units_; }
   // The unit issued under `corr`, or -1.
@@ -163,6 +174,11 @@ class StreamModel {
   };
   std::optional<EventRecord> FindEvent(uint64_t sync_id, uint32_t event_id,
                                        uint64_t before_ns) const;
+  struct EarlierEvent {
+    uint32_t event_id = 0;
+    uint64_t sync_id = 0;
+    EventRecord record;
+  };
 
  private:
   struct StreamState {

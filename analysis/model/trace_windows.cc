@@ -6,8 +6,11 @@
 #include <optional>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
+#include "analysis/model/api_names.h"
+#include "analysis/model/device_ops.h"
 #include "proto/trace_reader.h"
 
 namespace libprof::analysis {
@@ -29,7 +32,7 @@ bool Untimed(const T& r) {
 class Windower {
  public:
   Windower(const WindowLimits& limits, TraceReader& reader, WindowedRead* out,
-           const std::function<void(const ProcessTrace&)>& window)
+           const std::function<void(ProcessTrace&, const WindowSpan&)>& window)
       : limits_(limits), reader_(reader), out_(*out), window_(window) {}
 
   // Takes one chunk: checks its records against what was handed on, keeps them. False once
@@ -74,7 +77,7 @@ class Windower {
   // The rest, as the last window.
   void Finish() {
     if (!out_.exact) return;
-    if (pending_records_ > 0 || out_.windows == 0) Emit(std::move(pending_));
+    if (pending_records_ > 0 || out_.windows == 0) Emit(std::move(pending_), UINT64_MAX);
   }
 
   uint64_t lo() const { return lo_; }
@@ -102,6 +105,7 @@ class Windower {
         }
       }
     });
+    if (limits_.hold_pageable_pairs) AddPageablePairs(limit, &spans);
     std::sort(spans.begin(), spans.end());
     std::optional<uint64_t> best;
     uint64_t max_end = 0;
@@ -111,6 +115,51 @@ class Windower {
     }
     if (max_end <= limit) best = limit;
     return best;
+  }
+
+  // Spans from each waiting pageable copy's call to the end of the next call of its thread that
+  // issued work or synchronises (to the end of time while that call has not arrived).
+  void AddPageablePairs(uint64_t limit, std::vector<std::pair<uint64_t, uint64_t>>* spans) const {
+    std::unordered_map<uint64_t, const ApiCall*> call_of;
+    bool any = false;
+    for (const Memcpy& m : pending_.memcpys) any = any || IsPageableCopy(m);
+    if (!any) return;
+    std::unordered_set<uint64_t> working;  // correlation ids that issued device work
+    ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
+      if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
+        for (const T& r : list) working.insert(r.correlation_id);
+      }
+    });
+    const std::vector<std::string>& names = reader_.strings(0);
+    std::unordered_map<uint32_t, std::vector<const ApiCall*>> by_thread;
+    for (const ApiCall& c : pending_.api_calls) {
+      call_of[c.correlation_id] = &c;
+      by_thread[c.thread_id].push_back(&c);
+    }
+    for (auto& [tid, calls] : by_thread) {
+      std::stable_sort(calls.begin(), calls.end(), [](const ApiCall* a, const ApiCall* b) {
+        return a->start_ns < b->start_ns;
+      });
+    }
+    auto ends_pair = [&](const ApiCall& c) {
+      if (working.contains(c.correlation_id)) return true;
+      const ApiTraits traits =
+          TraitsOf(c.name_id < names.size() ? std::string_view(names[c.name_id]) : "");
+      return traits.explicit_sync != SyncScope::kNone || traits.implicit_sync;
+    };
+    for (const Memcpy& m : pending_.memcpys) {
+      if (!IsPageableCopy(m)) continue;
+      auto call = call_of.find(m.correlation_id);
+      if (call == call_of.end() || call->second->start_ns >= limit) continue;
+      const ApiCall& copy_call = *call->second;
+      uint64_t end = UINT64_MAX;
+      for (const ApiCall* c : by_thread[copy_call.thread_id]) {
+        if (c->start_ns < copy_call.end_ns || c == &copy_call || !ends_pair(*c)) continue;
+        end = c->end_ns;
+        break;
+      }
+      spans->push_back({copy_call.start_ns, end});
+    }
   }
 
   // A span's start: a device operation's is the start of the call that issued it, when that call
@@ -170,6 +219,7 @@ class Windower {
     pending_ = std::move(after);
     pending_records_ = kept;
     next_try_ = kept + limits_.cut_every_records;
+    const uint64_t from = last_cut_;
     last_cut_ = q;
     ForEachList(before, [&]<typename T>(const std::vector<T>& list) {
       if constexpr (kIsTimed<T> && kHasCorrelation<T>) {
@@ -187,10 +237,12 @@ class Windower {
         }
       }
     });
-    if (out_.exact && before.RecordCount() > 0) Emit(std::move(before));
+    if (out_.exact && before.RecordCount() > 0) Emit(std::move(before), q, from);
   }
 
-  void Emit(TraceRecords records) {
+  // A window of `records`, ending at `to` and starting at the cut before (`from`; for the last
+  // window, the last cut).
+  void Emit(TraceRecords records, uint64_t to, std::optional<uint64_t> from = std::nullopt) {
     ProcessTrace w;
     w.path = out_.whole.path;
     w.header = out_.whole.header;
@@ -199,15 +251,20 @@ class Windower {
     ForEachList(out_.whole.records, [&]<typename T>(const std::vector<T>& list) {
       if constexpr (kIsDefinition<T>) ListOf<T>(w.records) = list;
     });
+    if (limits_.call_stacks) {
+      w.records.stack_modules = out_.whole.records.stack_modules;
+      w.records.stack_frames = out_.whole.records.stack_frames;
+      w.records.call_stacks = out_.whole.records.call_stacks;
+    }
     w.windows = {{0, std::numeric_limits<uint64_t>::max()}};
     ++out_.windows;
-    window_(w);
+    window_(w, WindowSpan{from.value_or(last_cut_), to});
   }
 
   const WindowLimits& limits_;
   TraceReader& reader_;
   WindowedRead& out_;
-  const std::function<void(const ProcessTrace&)>& window_;
+  const std::function<void(ProcessTrace&, const WindowSpan&)>& window_;
   TraceRecords pending_;
   size_t pending_records_ = 0;
   size_t next_try_ = limits_.cut_every_records;
@@ -222,6 +279,13 @@ class Windower {
 std::expected<WindowedRead, std::string> ReadInWindows(
     const std::string& path, const WindowLimits& limits,
     const std::function<void(const ProcessTrace& window)>& window) {
+  return ReadInWindows(path, limits,
+                       [&](ProcessTrace& w, const WindowSpan&) { window(w); });
+}
+
+std::expected<WindowedRead, std::string> ReadInWindows(
+    const std::string& path, const WindowLimits& limits,
+    const std::function<void(ProcessTrace& window, const WindowSpan& span)>& window) {
   auto opened = TraceReader::Open(path);
   if (!opened) return std::unexpected(opened.error());
   TraceReader& reader = **opened;

@@ -45,6 +45,21 @@ struct WindowLimits {
   size_t cut_every_records = size_t{1} << 18;
   // Waiting records beyond which the read gives up (inexact): no quiescent point came.
   size_t max_pending_records = size_t{1} << 23;
+  // Also hand each window the call stacks (with their frames and modules) read so far: untimed,
+  // findings name call sites from them.
+  bool call_stacks = false;
+  // No cut between a pageable host copy's call (device_ops.h IsPageableCopy) and the end of the
+  // next call of its thread that issued device work or synchronises: the findings rule
+  // no-overlap-default-stream pairs the copy with the kernel that call launched.
+  bool hold_pageable_pairs = false;
+};
+
+// Where a window lies: every timed record it holds starts at or after `from_ns` (the cut
+// before it; 0 for the first) and before `to_ns` (the cut after it; UINT64_MAX for the last).
+// Records arriving late may break the first part for NVTX ranges, which do not hold cuts.
+struct WindowSpan {
+  uint64_t from_ns = 0;
+  uint64_t to_ns = UINT64_MAX;
 };
 
 struct WindowedRead {
@@ -64,5 +79,9 @@ struct WindowedRead {
 std::expected<WindowedRead, std::string> ReadInWindows(
     const std::string& path, const WindowLimits& limits,
     const std::function<void(const ProcessTrace& window)>& window);
+// The same, each window handed on changeable (a caller may add to it) with its span.
+std::expected<WindowedRead, std::string> ReadInWindows(
+    const std::string& path, const WindowLimits& limits,
+    const std::function<void(ProcessTrace& window, const WindowSpan& span)>& window);
 
 }  // namespace libprof::analysis

@@ -499,8 +499,6 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
   FindHostCallFindings(input, [&](Finding&& f) { out->push_back(std::move(f)); });
 }
 
-namespace {
-
 // Host-time findings of start-up's own work (module loading, context set-up, allocation:
 // api_names.h StartUpWork) whose call ended within start-up (the start-up finding's window, if
 // start-up was long enough to be one) are marked and say so: paid once, not the steady state's.
@@ -517,9 +515,8 @@ void MarkStartUp(const Finding* start_up, Finding* f) {
   f->explanation += " (during start-up: paid once)";
 }
 
-// A pass's place in the registry, in the high bits of its findings' `seq`.
-constexpr int kPassShift = 40;
-
+namespace {
+constexpr int kPassShift = kFindingsPassShift;
 }  // namespace
 
 void StreamFindings(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model,
@@ -572,6 +569,10 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& i
   std::vector<std::pair<uint64_t, Finding>> found;
   StreamFindings(trace, index, model, options,
                  [&](Finding&& f, uint64_t seq) { found.push_back({seq, std::move(f)}); });
+  return InFindOrder(std::move(found));
+}
+
+std::vector<Finding> InFindOrder(std::vector<std::pair<uint64_t, Finding>> found) {
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     return std::tie(a.second.host_start_ns, a.second.correlation_id, a.first) <
            std::tie(b.second.host_start_ns, b.second.correlation_id, b.first);

@@ -17,6 +17,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/rules/rule_details.h"
@@ -107,6 +108,9 @@ inline constexpr size_t kMaxBlamed = 16;
 // found them: (host_start_ns, correlation_id, seq) orders a process's findings as FindFindings
 // returns them.
 using FindingSink = std::function<void(Finding&& finding, uint64_t seq)>;
+// A pass's place in the registry (RulePasses()), in the high bits of its findings' `seq`; the
+// low bits number the pass's findings in the order it finds them.
+inline constexpr int kFindingsPassShift = 40;
 
 // FindFindings without holding the process's findings: each goes to `sink` as it is found
 // (already marked in_start_up), in no particular order. The host rules, which find the most,
@@ -131,6 +135,12 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& i
 void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out);
 // The same, each finding handed to `out` as it is found.
 void FindHostCallFindings(const RuleInput& input, const std::function<void(Finding&&)>& out);
+
+// A host-time finding of start-up's own work that ended within `start_up` (the start-up
+// finding; none: nothing is marked) is marked in_start_up and says so.
+void MarkStartUp(const Finding* start_up, Finding* f);
+// Findings handed on with their seq (StreamFindings), in FindFindings' order.
+std::vector<Finding> InFindOrder(std::vector<std::pair<uint64_t, Finding>> found);
 
 // Findings with the same rule, API, first blamed name, call site, details' group key
 // (rule_details.h) and start-up or not, worst (largest blocked_ns) first.

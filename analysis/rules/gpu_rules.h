@@ -6,18 +6,87 @@
 // gpu-idle-breakdown (a device idle for a large share of its whole steady state), each with its
 // idle time split by cause (idle_breakdown.h: launching, blocked in synchronising calls, other).
 //
+// The rules add up over time, given where start-up ends and each device's active span, so they
+// are computed by GpuRulesAccumulator window by window (trace_windows.h: a one-process trace
+// read in windows, each cut where no call or operation runs) or over one window, the whole
+// trace: one implementation. Per device it keeps sums per utilization chunk and for the whole
+// steady state, and the gap findings; the gap running over a cut is classified by IdleTimeline.
+//
 // Layer: analysis/rules/, rules; run from the rule registry. Pure computation.
 #pragma once
 
+#include <map>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
-#include "analysis/rules/findings.h"
+#include "analysis/metrics/idle_breakdown.h"
+#include "analysis/metrics/start_up.h"
 #include "analysis/model/trace_index.h"
+#include "analysis/rules/findings.h"
 
 namespace libprof::analysis {
 
 // The pass of the three rules, registered in rule_registry.cc: appends the GPU findings of the
-// trace (per device) to *out.
+// trace (per device) and its start-up finding to *out.
 void FindGpuFindings(const RuleInput& input, std::vector<Finding>* out);
+
+// Idle time of one cause by API name id (what "most in X" says), and how much of it was in
+// calls.
+struct IdleByApi {
+  std::unordered_map<uint32_t, uint64_t> by_name_id;
+  uint64_t in_calls_ns = 0;
+  void Add(const IdlePiece& p, uint64_t length) {
+    by_name_id[static_cast<uint32_t>(p.api_name)] += length;
+    in_calls_ns += length;
+  }
+  void Merge(const IdleByApi& other);
+};
+
+class GpuRulesAccumulator {
+ public:
+  // `bounds`: StartUpScan::Bounds of the whole trace; `active`: per device with busy time, its
+  // first operation's start to its last one's end over the whole trace.
+  GpuRulesAccumulator(const FindingsOptions& options, const StartUp& bounds,
+                      const std::map<uint32_t, Interval>& active);
+  // One window, in time order: its index, IdleTimeline::Add's result for it, and the timeline
+  // (its calls kept from earlier windows).
+  void Add(const TraceIndex& window, std::vector<DeviceIdle> devices,
+           const IdleTimeline& timeline);
+  // The findings, per device by id (gaps, low utilization, breakdown), then start-up's (with
+  // `start_up`, the bounds with StartUpTally's fill-in), as FindGpuFindings orders them.
+  void Finish(const ProcessTrace& whole, const StartUp& start_up, std::vector<Finding>* out);
+
+ private:
+  struct Sums {
+    uint64_t covered = 0;
+    IdleTotals idle;
+    uint64_t kernels = 0, kernel_ns = 0;
+    IdleByApi sync, other;
+  };
+  struct Device {
+    Interval active;         // the whole trace's
+    bool cut = false;        // start-up ends inside the active span: cut at from_ns
+    uint64_t from_ns = 0;
+    Interval steady;         // the active span from start-up's end
+    std::vector<Sums> chunks;  // per utilization chunk of `steady`
+    Sums whole;                // over `steady`
+    uint64_t launches = 0, launch_ns = 0;
+    std::vector<Finding> gaps;
+  };
+  void AddDevice(const TraceIndex& window, DeviceIdle d, const IdleTimeline& timeline,
+                 Device* device);
+  void LowUtilization(const ProcessTrace& whole, uint32_t id, const Device& d,
+                      std::vector<Finding>* out) const;
+  void Breakdown(const ProcessTrace& whole, uint32_t id, const Device& d,
+                 std::vector<Finding>* out) const;
+  void StartUpFinding(const ProcessTrace& whole, const StartUp& s,
+                      std::vector<Finding>* out) const;
+
+  const FindingsOptions& options_;
+  StartUp bounds_;
+  std::map<uint32_t, Device> devices_;
+  uint64_t start_up_idle_ = 0;
+};
 
 }  // namespace libprof::analysis

@@ -20,10 +20,12 @@ std::optional<uint64_t> SteadyPairNs(const ChurnGroup& g) {
 }  // namespace
 
 void FindMemoryFindings(const RuleInput& input, std::vector<Finding>* out) {
-  const ProcessTrace& trace = input.trace;
-  const FindingsOptions& options = input.options;
-  const MemoryReport report = AnalyzeMemory(trace, input.index, input.model);
-  // The cheapest stream-ordered group, to price cudaMallocAsync with this program's own calls.
+  ChurnFindings(input.trace, AnalyzeMemory(input.trace, input.index, input.model), input.options,
+                out);
+}
+
+void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
+                   const FindingsOptions& options, std::vector<Finding>* out) {  // The cheapest stream-ordered group, to price cudaMallocAsync with this program's own calls.
   std::optional<uint64_t> async_pair_ns;
   std::string async_api;
   for (const ChurnGroup& g : report.churn) {

@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "analysis/metrics/memory.h"
 #include "analysis/rules/findings.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
@@ -27,5 +28,9 @@ namespace libprof::analysis {
 //                      first pair (the first one creates the pool), never below 0.
 // The rule's pass, registered in rule_registry.cc.
 void FindMemoryFindings(const RuleInput& input, std::vector<Finding>* out);
+// The rule's findings from a process's memory report (of the whole trace, or of
+// MemoryAnalysis over its windows).
+void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
+                   const FindingsOptions& options, std::vector<Finding>* out);
 
 }  // namespace libprof::analysis

@@ -17,23 +17,7 @@ constexpr uint64_t kSkewNs = 2'000;
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
-// Copies up to this size are left out: they take a few µs, mostly latency (a 4-byte result
-// read back after every kernel), and overlapping them would save nothing worth a change. The
-// size sync-memcpy uses for small host-to-device copies (64 KiB, Nsight Systems' rule).
-constexpr uint64_t kSmallCopyBytes = 64 * 1024;
-
-bool IsHostCopy(const Memcpy& m) {
-  return (m.copy_kind == CopyKind::kHtoD || m.copy_kind == CopyKind::kDtoH) &&
-         m.bytes > kSmallCopyBytes;
-}
-
-bool IsPageableCopy(const Memcpy& m) {
-  return IsHostCopy(m) &&
-         ((m.copy_kind == CopyKind::kHtoD && m.src_kind == MemoryKind::kPageable) ||
-          (m.copy_kind == CopyKind::kDtoH && m.dst_kind == MemoryKind::kPageable));
-}
-
-// What the copies and kernels of one device and cause add up to.
+// What the copies and kernels of one device and cause add up to, in one window.
 struct Serialised {
   uint32_t stream_id = 0;
   uint64_t copies = 0, kernels = 0;
@@ -46,13 +30,49 @@ struct Serialised {
     first_ns = std::min(first_ns, op.start_ns);
     last_ns = std::max(last_ns, op.end_ns);
   }
+  // Into the sums of the windows so far.
+  void AddTo(OverlapAccumulator::Sums* s) const {
+    s->copies += copies;
+    s->kernels += kernels;
+    s->copy_ns += UnionLength(copy_spans);
+    s->kernel_ns += UnionLength(kernel_spans);
+    s->pairs_ns += pairs_ns;
+    s->first_ns = std::min(s->first_ns, first_ns);
+    s->last_ns = std::max(s->last_ns, last_ns);
+  }
 };
+
+// The pageable copies whose call held the host, each with its thread's top-level calls
+// (TraceIndex::TopLevelCalls, by start) and the call's place there: f(copy, calls, position).
+// The place is found by lookup, filled for the threads of such copies (a scan per copy made the
+// pass quadratic: 1.9 s of 9 at 10M records).
+template <typename F>
+void ForEachHeldPageableCopy(const TraceIndex& index, F&& f) {
+  const TraceRecords& r = index.records();
+  std::vector<uint32_t> place;
+  std::unordered_set<uint32_t> placed_threads;
+  for (const DeviceOp& copy : index.device_ops()) {
+    if (copy.kind != DeviceOpKind::kMemcpy || !IsPageableCopy(r.memcpys[copy.record])) continue;
+    const int64_t found = index.LaunchingCall(copy.correlation_id);
+    if (found < 0) continue;
+    const uint32_t l = index.Outermost(static_cast<size_t>(found));
+    const ApiCall& call = r.api_calls[l];
+    if (call.end_ns + kSkewNs < copy.end_ns) continue;  // returned before the copy was done
+    const std::vector<uint32_t>& calls = index.TopLevelCalls(call.thread_id)->calls;
+    if (placed_threads.insert(call.thread_id).second) {
+      place.resize(r.api_calls.size());
+      for (uint32_t k = 0; k < calls.size(); ++k) place[calls[k]] = k;
+    }
+    f(copy, calls, calls.begin() + place[l]);
+  }
+}
 
 class OverlapRules {
  public:
-  OverlapRules(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model,
-               const FindingsOptions& options, std::vector<Finding>* out)
-      : trace_(trace), index_(index), model_(model), options_(options), out_(*out) {}
+  OverlapRules(const TraceIndex& index, const StreamModel& model,
+               std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::Sums>* legacy,
+               std::map<uint32_t, OverlapAccumulator::Sums>* pageable)
+      : index_(index), model_(model), legacy_sums_(*legacy), pageable_sums_(*pageable) {}
 
   void Run() {
     const auto& ops = index_.device_ops();
@@ -70,18 +90,13 @@ class OverlapRules {
       }
     }
     for (auto& [key, s] : legacy) {
-      if (s.copies == 0 || s.kernels == 0) continue;
-      s.stream_id = key.second;
+      OverlapAccumulator::Sums& sums = legacy_sums_[key];
+      sums.stream_id = key.second;
+      s.AddTo(&sums);
       const std::vector<Interval> c = MergeIntervals(s.copy_spans);
-      const uint64_t copy_ns = UnionLength(c);
-      const uint64_t kernel_ns = UnionLength(s.kernel_spans);
-      uint64_t already = 0;
       for (const Interval& i : Intersect(c, MergeIntervals(kernels[key.first]))) {
-        already += i.length();
+        sums.already_ns += i.length();
       }
-      const uint64_t bound = std::min(copy_ns, kernel_ns);
-      Report(key.first, s, "legacy-default-stream", bound > already ? bound - already : 0, copy_ns,
-             kernel_ns);
     }
     Pageable();
   }
@@ -90,38 +105,19 @@ class OverlapRules {
   // Pageable copies whose call held the host, each paired with the kernel its thread launched
   // next when that kernel did not have to follow the copy.
   void Pageable() {
-    const auto& ops = index_.device_ops();
-    const TraceRecords& r = index_.records();
-    // Each top-level call's place in its thread's list (TraceIndex::TopLevelCalls, by start),
-    // filled for the threads of pageable copies: found by lookup, not by a scan per copy (a scan
-    // made the pass quadratic: 1.9 s of 9 at 10M records).
-    std::vector<uint32_t> place;
-    std::unordered_set<uint32_t> placed_threads;
     std::map<uint32_t, Serialised> by_device;
-    for (const DeviceOp& copy : ops) {
-      if (copy.kind != DeviceOpKind::kMemcpy || !IsPageableCopy(r.memcpys[copy.record])) continue;
-      const int64_t found = index_.LaunchingCall(copy.correlation_id);
-      if (found < 0) continue;
-      const uint32_t l = index_.Outermost(static_cast<size_t>(found));
-      const ApiCall& call = r.api_calls[l];
-      if (call.end_ns + kSkewNs < copy.end_ns) continue;  // returned before the copy was done
-      const std::vector<uint32_t>& calls = index_.TopLevelCalls(call.thread_id)->calls;
-      if (placed_threads.insert(call.thread_id).second) {
-        place.resize(r.api_calls.size());
-        for (uint32_t k = 0; k < calls.size(); ++k) place[calls[k]] = k;
-      }
-      auto pos = calls.begin() + place[l];
-      const DeviceOp* kernel = NextKernel(pos, calls.end(), copy);
-      if (kernel == nullptr) continue;
-      Serialised& s = by_device[copy.device_id];
-      s.Add(copy, true);
-      s.Add(*kernel, false);
-      s.pairs_ns += std::min(copy.duration(), kernel->duration());
-    }
-    for (auto& [device, s] : by_device) {
-      Report(device, s, "pageable-memory", s.pairs_ns, UnionLength(s.copy_spans),
-             UnionLength(s.kernel_spans));
-    }
+    ForEachHeldPageableCopy(
+        index_,
+        [&](const DeviceOp& copy, const std::vector<uint32_t>& calls,
+            std::vector<uint32_t>::const_iterator pos) {
+          const DeviceOp* kernel = NextKernel(pos, calls.end(), copy);
+          if (kernel == nullptr) return;
+          Serialised& s = by_device[copy.device_id];
+          s.Add(copy, true);
+          s.Add(*kernel, false);
+          s.pairs_ns += std::min(copy.duration(), kernel->duration());
+        });
+    for (auto& [device, s] : by_device) s.AddTo(&pageable_sums_[device]);
   }
 
   // The kernel on `copy`'s device that the first work-issuing call after *pos launched, when
@@ -155,64 +151,106 @@ class OverlapRules {
     return nullptr;
   }
 
-  void Report(uint32_t device, const Serialised& s, const std::string& cause, uint64_t possible,
-              uint64_t copy_ns, uint64_t kernel_ns) {
-    if (possible < options_.min_wait_ns) return;
-    Finding f;
-    f.rule = RuleId::kNoOverlapDefaultStream;
-    f.file = trace_.path;
-    f.pid = trace_.header.pid;
-    f.device_id = device;
-    f.host_start_ns = s.first_ns > trace_.origin_ns ? s.first_ns - trace_.origin_ns : 0;
-    f.host_duration_ns = s.last_ns - s.first_ns;
-    f.blocked_ns = possible;
-    OverlapDetails details;
-    details.serialised_by = cause;
-    details.copies = s.copies;
-    details.copy_ns = copy_ns;
-    details.kernels = s.kernels;
-    details.kernel_ns = kernel_ns;
-    f.details = std::move(details);
-    const std::string gpu = "GPU " + std::to_string(device);
-    auto count = [](uint64_t n, const char* one, const char* many) {
-      return std::to_string(n) + " " + (n == 1 ? one : many);
-    };
-    const std::string work = count(s.copies, "host copy", "host copies") + " (" + Dur(copy_ns) +
-                             ") and " + count(s.kernels, "kernel", "kernels") + " (" +
-                             Dur(kernel_ns) + ")";
-    if (cause == "legacy-default-stream") {
-      f.stream_id = s.stream_id;
-      f.explanation =
-          work + " ran one after another on the legacy default stream (stream " +
-          std::to_string(s.stream_id) + ") of " + gpu +
-          ": that stream runs its work in issue order and waits for every blocking stream, so "
-          "its copies and kernels never overlap. Issuing independent pieces (chunks) to "
-          "non-blocking streams (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)), with "
-          "pinned host memory, would let up to " +
-          Dur(possible) + " overlap (the shorter of copy and kernel time, less what already did)";
-    } else {
-      f.explanation =
-          work + " on " + gpu +
-          " were serialised by pageable host memory: each copy held the host until it was done "
-          "(the driver stages pageable memory), so the kernel its thread launched next, on "
-          "another stream, could only start afterwards. With pinned host memory "
-          "(cudaMallocHost, cudaHostRegister) cudaMemcpyAsync returns at once and up to " +
-          Dur(possible) + " could have overlapped (per pair, the shorter of copy and kernel)";
-    }
-    out_.push_back(std::move(f));
-  }
-
-  const ProcessTrace& trace_;
   const TraceIndex& index_;
   const StreamModel& model_;
-  const FindingsOptions& options_;
-  std::vector<Finding>& out_;
+  std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::Sums>& legacy_sums_;
+  std::map<uint32_t, OverlapAccumulator::Sums>& pageable_sums_;
 };
+
+void Report(const ProcessTrace& trace, const FindingsOptions& options, uint32_t device,
+            const OverlapAccumulator::Sums& s, const std::string& cause, uint64_t possible,
+            std::vector<Finding>* out) {
+  if (possible < options.min_wait_ns) return;
+  const uint64_t copy_ns = s.copy_ns, kernel_ns = s.kernel_ns;
+  Finding f;
+  f.rule = RuleId::kNoOverlapDefaultStream;
+  f.file = trace.path;
+  f.pid = trace.header.pid;
+  f.device_id = device;
+  f.host_start_ns = s.first_ns > trace.origin_ns ? s.first_ns - trace.origin_ns : 0;
+  f.host_duration_ns = s.last_ns - s.first_ns;
+  f.blocked_ns = possible;
+  OverlapDetails details;
+  details.serialised_by = cause;
+  details.copies = s.copies;
+  details.copy_ns = copy_ns;
+  details.kernels = s.kernels;
+  details.kernel_ns = kernel_ns;
+  f.details = std::move(details);
+  const std::string gpu = "GPU " + std::to_string(device);
+  auto count = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  const std::string work = count(s.copies, "host copy", "host copies") + " (" + Dur(copy_ns) +
+                           ") and " + count(s.kernels, "kernel", "kernels") + " (" +
+                           Dur(kernel_ns) + ")";
+  if (cause == "legacy-default-stream") {
+    f.stream_id = s.stream_id;
+    f.explanation =
+        work + " ran one after another on the legacy default stream (stream " +
+        std::to_string(s.stream_id) + ") of " + gpu +
+        ": that stream runs its work in issue order and waits for every blocking stream, so "
+        "its copies and kernels never overlap. Issuing independent pieces (chunks) to "
+        "non-blocking streams (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)), with "
+        "pinned host memory, would let up to " +
+        Dur(possible) + " overlap (the shorter of copy and kernel time, less what already did)";
+  } else {
+    f.explanation =
+        work + " on " + gpu +
+        " were serialised by pageable host memory: each copy held the host until it was done "
+        "(the driver stages pageable memory), so the kernel its thread launched next, on "
+        "another stream, could only start afterwards. With pinned host memory "
+        "(cudaMallocHost, cudaHostRegister) cudaMemcpyAsync returns at once and up to " +
+        Dur(possible) + " could have overlapped (per pair, the shorter of copy and kernel)";
+  }
+  out->push_back(std::move(f));
+}
 
 }  // namespace
 
+void OverlapAccumulator::Add(const TraceIndex& window, const StreamModel& model) {
+  OverlapRules(window, model, &legacy_, &pageable_).Run();
+}
+
+void OverlapAccumulator::Finish(const ProcessTrace& whole, const FindingsOptions& options,
+                                std::vector<Finding>* out) const {
+  for (const auto& [key, s] : legacy_) {
+    if (s.copies == 0 || s.kernels == 0) continue;
+    const uint64_t bound = std::min(s.copy_ns, s.kernel_ns);
+    Report(whole, options, key.first, s, "legacy-default-stream",
+           bound > s.already_ns ? bound - s.already_ns : 0, out);
+  }
+  for (const auto& [device, s] : pageable_) {
+    Report(whole, options, device, s, "pageable-memory", s.pairs_ns, out);
+  }
+}
+
+bool PageablePairLeavesWindow(const TraceIndex& window) {
+  bool leaves = false;
+  const TraceRecords& r = window.records();
+  ForEachHeldPageableCopy(window,
+                          [&](const DeviceOp&, const std::vector<uint32_t>& calls,
+                              std::vector<uint32_t>::const_iterator pos) {
+                            // NextKernel decides at the first call that issued work or
+                            // synchronised; with none after *pos it runs off the window.
+                            for (auto it = pos + 1; it != calls.end(); ++it) {
+                              const ApiCall& c = r.api_calls[*it];
+                              const ApiTraits& traits = window.Traits(c);
+                              if (!window.OpsOf(c.correlation_id).empty() ||
+                                  traits.explicit_sync != SyncScope::kNone ||
+                                  traits.implicit_sync) {
+                                return;
+                              }
+                            }
+                            leaves = true;
+                          });
+  return leaves;
+}
+
 void FindOverlapFindings(const RuleInput& input, std::vector<Finding>* out) {
-  OverlapRules(input.trace, input.index, input.model, input.options, out).Run();
+  OverlapAccumulator overlap;
+  overlap.Add(input.index, input.model);
+  overlap.Finish(input.trace, input.options, out);
 }
 
 }  // namespace libprof::analysis

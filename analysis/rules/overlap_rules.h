@@ -18,6 +18,9 @@
 // and StreamModel; pure computation.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "analysis/rules/findings.h"
@@ -29,5 +32,32 @@ namespace libprof::analysis {
 // The rule's pass, registered in rule_registry.cc: appends at most one finding per device and
 // cause, when its time is >= options.min_wait_ns.
 void FindOverlapFindings(const RuleInput& input, std::vector<Finding>* out);
+
+// The rule over a one-process trace read in windows (trace_windows.h): unions of copies and
+// kernels add up over windows (no operation crosses a cut), the pairs are made inside a
+// window. FindOverlapFindings is one Add.
+class OverlapAccumulator {
+ public:
+  void Add(const TraceIndex& window, const StreamModel& model);
+  void Finish(const ProcessTrace& whole, const FindingsOptions& options,
+              std::vector<Finding>* out) const;
+
+  struct Sums {
+    uint32_t stream_id = 0;
+    uint64_t copies = 0, kernels = 0;
+    uint64_t copy_ns = 0, kernel_ns = 0;  // unions
+    uint64_t already_ns = 0;              // legacy: copies overlapping any kernel of the device
+    uint64_t pairs_ns = 0;                // pageable: the sum of min(copy, kernel) over the pairs
+    uint64_t first_ns = UINT64_MAX, last_ns = 0;
+  };
+
+ private:
+  std::map<std::pair<uint32_t, uint32_t>, Sums> legacy_;  // (device, stream)
+  std::map<uint32_t, Sums> pageable_;                     // device
+};
+
+// True when a pageable copy of `window` would be paired with the next call of its thread and
+// none in the window can say (the window ends first): its pair may lie in a later window.
+bool PageablePairLeavesWindow(const TraceIndex& window);
 
 }  // namespace libprof::analysis

@@ -279,10 +279,17 @@ void TraceBuilder::WriteFlushed(const std::string& path, double flush_us,
   const uint64_t flush_ns = std::max<uint64_t>(1, static_cast<uint64_t>(flush_us * 1000));
   const uint64_t lag_ns = static_cast<uint64_t>(device_lag_us * 1000);
   TraceRecords first;
+  std::map<uint64_t, uint64_t> call_end;  // correlation id -> end of its call
+  for (const ApiCall& c : records_.api_calls) call_end[c.correlation_id] = c.end_ns;
   ForEachList(records_, [&]<typename T>(const std::vector<T>& list) {
     for (const T& r : list) {
       if constexpr (kIsTimed<T> && kHasTime<T>) {
         const uint64_t delivered = EndNs(r) + (kIsDeviceOp<T> ? lag_ns : 0);
+        ListOf<T>(flushes[delivered / flush_ns]).push_back(r);
+      } else if constexpr (kIsTimed<T> && kHasCorrelation<T>) {
+        // No time of its own (CUDA_EVENT): an activity record, delivered after its call.
+        auto it = call_end.find(r.correlation_id);
+        const uint64_t delivered = it == call_end.end() ? 0 : it->second + lag_ns;
         ListOf<T>(flushes[delivered / flush_ns]).push_back(r);
       } else if constexpr (kIsTimed<T>) {
         ListOf<T>(flushes[0]).push_back(r);  // no time of its own: with the first flush

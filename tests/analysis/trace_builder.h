@@ -76,7 +76,8 @@ class TraceBuilder {
   void Write(const std::string& path, size_t chunk_bytes = 1 << 20) const;
   // Writes as libprof's flushes deliver records: every `flush_us`, the records that ended in
   // that stretch, device operations `device_lag_us` later (their activity buffer comes after
-  // the calls' records), each flush its own chunks; definitions and untimed records first.
+  // the calls' records; CUDA events, which have no time, with their calls' device work), each
+  // flush its own chunks; definitions and untimed records first.
   void WriteFlushed(const std::string& path, double flush_us, double device_lag_us) const;
   // Write + LoadTraceFile; fails the test (ADD_FAILURE) on a load error.
   ProcessTrace RoundTrip(const std::string& path) const;

@@ -1,0 +1,315 @@
+#include "analysis/rules/windowed_findings.h"
+
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "analysis/metrics/idle_breakdown.h"
+#include "analysis/metrics/memory.h"
+#include "analysis/model/collectives.h"
+#include "analysis/model/stream_deps.h"
+#include "analysis/model/trace_index.h"
+#include "analysis/rules/gpu_rules.h"
+#include "analysis/rules/memory_rules.h"
+#include "analysis/rules/overlap_rules.h"
+#include "analysis/rules/rank_rules.h"
+#include "analysis/rules/unified_memory_rules.h"
+
+namespace libprof::analysis {
+namespace {
+
+uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+// The events recorded in the windows so far that a later window may name: each event's latest
+// recording (FindEvent by event id wants the last one before a call, and every earlier window's
+// is before every later call), with the sync ids of those.
+class CarriedEvents {
+ public:
+  const std::vector<StreamModel::EarlierEvent>& list() const { return list_; }
+  bool HasSync(uint64_t sync_id) const { return syncs_.contains(sync_id); }
+  void Add(const TraceIndex& window) {
+    const TraceRecords& r = window.records();
+    if (r.cuda_events.empty()) return;
+    for (const CudaEvent& e : r.cuda_events) {
+      const int64_t call = window.LaunchingCall(e.correlation_id);
+      if (call < 0) continue;  // StreamModel ignores it too
+      const StreamModel::EarlierEvent earlier{
+          e.event_id, e.sync_id, {e.stream_id, r.api_calls[call].start_ns, e.correlation_id}};
+      auto [it, added] = latest_.try_emplace(e.event_id, earlier);
+      if (!added && it->second.record.issue_ns <= earlier.record.issue_ns) it->second = earlier;
+    }
+    list_.clear();
+    syncs_.clear();
+    for (const auto& [id, e] : latest_) {
+      list_.push_back(e);
+      if (e.sync_id != 0) syncs_.insert(e.sync_id);
+    }
+  }
+
+ private:
+  std::map<uint32_t, StreamModel::EarlierEvent> latest_;
+  std::vector<StreamModel::EarlierEvent> list_;
+  std::unordered_set<uint64_t> syncs_;
+};
+
+// Where each pass stands in the registry (its findings' seq), or none for a pass this engine
+// does not know.
+struct PassPlaces {
+  uint64_t host = 0, gpu = 0, memory = 0, overlap = 0;
+  std::vector<uint64_t> order;  // the non-host passes with findings here, in registry order
+  bool known = true;
+};
+PassPlaces Places() {
+  PassPlaces p;
+  const std::vector<RulePass> passes = RulePasses();
+  for (uint64_t k = 0; k < passes.size(); ++k) {
+    const RulePass pass = passes[k];
+    if (pass == static_cast<RulePass>(FindHostCallFindings)) {
+      p.host = k;
+    } else if (pass == FindGpuFindings) {
+      p.gpu = k;
+      p.order.push_back(k);
+    } else if (pass == FindMemoryFindings) {
+      p.memory = k;
+      p.order.push_back(k);
+    } else if (pass == FindOverlapFindings) {
+      p.overlap = k;
+      p.order.push_back(k);
+    } else if (pass != FindUnifiedMemoryFindings && pass != NoProcessPass) {
+      p.known = false;  // (unified memory: a plan with its counters is inexact)
+    }
+  }
+  return p;
+}
+
+// Ids of the call stacks, frames and modules that windows' calls named before they were read.
+struct MissingStacks {
+  std::unordered_set<uint32_t> stacks, frames, modules;
+
+  void Check(const TraceRecords& r) {
+    std::unordered_set<uint32_t> named;
+    for (const ApiCall& c : r.api_calls) {
+      if (c.stack_id != 0) named.insert(c.stack_id);
+    }
+    if (named.empty()) return;
+    std::unordered_map<uint32_t, const CallStack*> stack_of;
+    for (const CallStack& s : r.call_stacks) stack_of[s.id] = &s;
+    std::unordered_map<uint32_t, uint32_t> module_of;  // frame -> module
+    for (const StackFrame& f : r.stack_frames) module_of[f.id] = f.module_id;
+    std::unordered_set<uint32_t> have_modules;
+    for (const StackModule& m : r.stack_modules) have_modules.insert(m.id);
+    for (uint32_t id : named) {
+      auto s = stack_of.find(id);
+      if (s == stack_of.end()) {
+        stacks.insert(id);
+        continue;
+      }
+      for (uint32_t frame : s->second->frame_ids) {
+        auto m = module_of.find(frame);
+        if (m == module_of.end()) {
+          frames.insert(frame);
+        } else if (!have_modules.contains(m->second)) {
+          modules.insert(m->second);
+        }
+      }
+    }
+  }
+  // Whether the whole trace holds something a window missed.
+  bool ReadLater(const TraceRecords& whole) const {
+    for (const CallStack& s : whole.call_stacks) {
+      if (stacks.contains(s.id)) return true;
+    }
+    for (const StackFrame& f : whole.stack_frames) {
+      if (frames.contains(f.id)) return true;
+    }
+    for (const StackModule& m : whole.stack_modules) {
+      if (modules.contains(m.id)) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
+    const std::string& path, const FindingsOptions& options, const WindowLimits& limits) {
+  WindowedFindings plan(path, options, limits);
+  plan.limits_.call_stacks = true;
+  plan.limits_.hold_pageable_pairs = true;
+  if (!Places().known) plan.Inexact("a rule pass that does not run in windows");
+  StartUpScan scan;
+  std::map<uint32_t, StreamClass> classes;  // as the first window with work on a stream saw it
+  CarriedEvents events;
+  std::unordered_set<uint64_t> sync_ids, unresolved;  // every recording's; named, not carried
+  MissingStacks missing;
+  std::map<uint32_t, uint32_t> stream_context;
+  auto read = ReadInWindows(path, plan.limits_, [&](ProcessTrace& w, const WindowSpan& span) {
+    if (!plan.exact_) return;
+    const TraceRecords& r = w.records;
+    if (!r.unified_memory_counters.empty()) return plan.Inexact("unified memory counters");
+    if (HasNcclRanges(w)) return plan.Inexact("NCCL ranges (collectives need the whole process)");
+    for (const NvtxEvent& e : r.nvtx_events) {
+      if (e.kind != NvtxKind::kMark && e.start_ns < span.from_ns) plan.late_nvtx_.push_back(e);
+    }
+    const TraceIndex index(w);
+    if (!PerThreadStreams(index).empty()) return plan.Inexact("per-thread default streams");
+    const StreamClassifier classifier(r);
+    for (const DeviceOp& op : index.device_ops()) {
+      const StreamClass c = classifier.Classify(op.stream_id, false);
+      auto [it, added] = classes.try_emplace(op.stream_id, c);
+      if (!added && it->second != c) return plan.Inexact("a stream's class changed");
+    }
+    std::unordered_set<uint64_t> recorded;  // sync ids this window resolves itself
+    for (const CudaEvent& e : r.cuda_events) {
+      if (e.sync_id == 0) continue;
+      sync_ids.insert(e.sync_id);
+      if (index.LaunchingCall(e.correlation_id) >= 0) recorded.insert(e.sync_id);
+    }
+    for (const Synchronization& s : r.synchronizations) {
+      if (s.type != SyncType::kEventSynchronize && s.type != SyncType::kStreamWaitEvent) continue;
+      if (s.event_sync_id != 0 && !recorded.contains(s.event_sync_id) &&
+          !events.HasSync(s.event_sync_id)) {
+        unresolved.insert(s.event_sync_id);
+      }
+    }
+    events.Add(index);
+    missing.Check(r);
+    if (PageablePairLeavesWindow(index)) {
+      return plan.Inexact("a pageable copy's next launch may lie in the next window");
+    }
+    scan.Add(index);
+    // Each stream's context as StreamModel takes it: its first unit's (a unit's is its first
+    // operation's).
+    std::unordered_map<uint64_t, uint32_t> unit_context;
+    for (const DeviceOp& op : index.device_ops()) {
+      uint32_t context = op.context_id;
+      if (op.correlation_id != 0) {
+        context = unit_context.try_emplace(op.correlation_id, op.context_id).first->second;
+      }
+      auto [it, added] = stream_context.try_emplace(op.stream_id, context);
+      if (!added && it->second == 0) it->second = context;
+    }
+    std::map<uint32_t, std::vector<Interval>> busy;
+    for (const DeviceOp& op : index.device_ops()) {
+      busy[op.device_id].push_back({op.start_ns, op.end_ns});
+    }
+    for (auto& [device, list] : busy) {
+      const std::vector<Interval> merged = MergeIntervals(std::move(list));
+      if (merged.empty()) continue;
+      auto [it, added] = plan.active_.try_emplace(device, merged.front());
+      it->second.start_ns = std::min(it->second.start_ns, merged.front().start_ns);
+      it->second.end_ns = std::max(it->second.end_ns, merged.back().end_ns);
+    }
+  });
+  if (!read) return std::unexpected(read.error());
+  plan.windows_ = read->windows;
+  if (!read->exact) plan.Inexact(read->why_inexact);
+  plan.whole_ = std::move(read->whole);
+  plan.warnings_ = std::move(read->warnings);
+  if (!plan.exact_) return plan;
+  for (uint64_t id : unresolved) {
+    if (sync_ids.contains(id)) {
+      plan.Inexact("an event synchronisation names a recording an earlier window no longer holds");
+      break;
+    }
+  }
+  const StreamClassifier classifier(plan.whole_.records);
+  for (const auto& [stream, c] : classes) {
+    if (classifier.Classify(stream, false) != c) plan.Inexact("a stream's class changed");
+  }
+  if (missing.ReadLater(plan.whole_.records)) {
+    plan.Inexact("a call stack was read after the window that names it");
+  }
+  plan.bounds_ = scan.Bounds(plan.whole_.origin_ns);
+  plan.streams_.assign(stream_context.begin(), stream_context.end());
+  return plan;
+}
+
+std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink) const {
+  if (!exact_) return std::unexpected("findings in windows: " + why_);
+  const PassPlaces places = Places();
+  // The start-up finding's span, to mark host findings as they are found (StreamFindings
+  // marks them with the finding itself; only its span counts).
+  std::optional<Finding> start_up_span;
+  if (bounds_.known && bounds_.duration_ns() >= options_.min_wait_ns) {
+    start_up_span.emplace();
+    start_up_span->rule = RuleId::kStartUp;
+    start_up_span->host_start_ns = Duration(whole_.origin_ns, bounds_.start_ns);
+    start_up_span->host_duration_ns = bounds_.duration_ns();
+  }
+  const Finding* marker = start_up_span ? &*start_up_span : nullptr;
+  std::map<uint32_t, uint64_t> last_end;
+  for (const auto& [device, span] : active_) last_end[device] = span.end_ns;
+  IdleTimeline timeline(last_end);
+  GpuRulesAccumulator gpu(options_, bounds_, active_);
+  StartUpTally tally;
+  OverlapAccumulator overlap;
+  MemoryAnalysis memory;
+  CarriedEvents events;
+  std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
+  uint64_t next = places.host << kFindingsPassShift;
+  size_t windows = 0;
+  auto read = ReadInWindows(path_, limits_, [&](ProcessTrace& w, const WindowSpan& span) {
+    ++windows;
+    w.origin_ns = whole_.origin_ns;
+    // The window's ranges: those of earlier windows still open, its own but the late ones, and
+    // the late ones it overlaps (as the first read found them). Still open at the next cut:
+    // the first two kinds' (late ones go by the first read's list).
+    std::vector<NvtxEvent> own = std::move(w.records.nvtx_events);
+    std::vector<NvtxEvent>& ranges = w.records.nvtx_events;
+    ranges = std::move(open_nvtx);
+    for (NvtxEvent& e : own) {
+      if (e.kind == NvtxKind::kMark || e.start_ns >= span.from_ns) ranges.push_back(std::move(e));
+    }
+    own.clear();
+    open_nvtx.clear();
+    for (const NvtxEvent& e : ranges) {
+      if (e.kind != NvtxKind::kMark && e.end_ns >= span.to_ns) open_nvtx.push_back(e);
+    }
+    for (const NvtxEvent& e : late_nvtx_) {
+      if (e.start_ns < span.to_ns && e.end_ns >= span.from_ns) ranges.push_back(e);
+    }
+    const TraceIndex index(w);
+    const StreamModel model(index, {.events = events.list(), .streams = streams_});
+    const RuleInput input{w, index, model, options_};
+    FindHostCallFindings(input, [&](Finding&& f) {
+      MarkStartUp(marker, &f);
+      sink(std::move(f), next++);
+    });
+    gpu.Add(index, timeline.Add(index), timeline);
+    tally.Add(index, bounds_);
+    overlap.Add(index, model);
+    memory.Add(index, model);
+    events.Add(index);
+  });
+  if (!read) return std::unexpected(read.error());
+  if (!read->exact || windows != windows_) {
+    return std::unexpected(path_ + ": the trace read differently the second time");
+  }
+  StartUp start_up = bounds_;
+  tally.Finish(&start_up);
+  std::vector<std::pair<uint64_t, Finding>> others;
+  for (uint64_t k : places.order) {
+    std::vector<Finding> found;
+    if (k == places.gpu) {
+      gpu.Finish(whole_, start_up, &found);
+    } else if (k == places.memory) {
+      ChurnFindings(whole_, memory.Finish(whole_), options_, &found);
+    } else if (k == places.overlap) {
+      overlap.Finish(whole_, options_, &found);
+    }
+    for (uint64_t j = 0; j < found.size(); ++j) {
+      others.push_back({(k << kFindingsPassShift) + j, std::move(found[j])});
+    }
+  }
+  const Finding* start_up_finding = nullptr;
+  for (const auto& [seq, f] : others) {
+    if (f.rule == RuleId::kStartUp) start_up_finding = &f;
+  }
+  for (auto& [seq, f] : others) MarkStartUp(start_up_finding, &f);
+  for (auto& [seq, f] : others) sink(std::move(f), seq);
+  return {};
+}
+
+}  // namespace libprof::analysis

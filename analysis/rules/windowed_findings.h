@@ -1,0 +1,88 @@
+// `profview findings` over a one-process trace in bounded memory: the trace is read in windows
+// (trace_windows.h, cut where no call or device operation runs) and every rule pass runs window
+// by window, carrying across cuts the little that crosses one, to hand on exactly the findings
+// (and seqs) that StreamFindings gives over the whole trace.
+//
+// Two reads. The first (Plan) learns what the second needs of the whole trace: where start-up
+// ends (a late module load may move it) and each device's active span (the utilization chunks
+// divide it), and checks that the windows can give the whole trace's answer; when they cannot,
+// the plan says so before a single finding is handed on and the caller analyses the whole trace
+// (as `streams` does). The second read (Run) analyses each window and carries over:
+//   host rules    the events recorded in earlier windows (an event synchronisation names them;
+//                 StreamModel's earlier events) and the streams of the whole trace (a stream
+//                 synchronised in a window without its work still follows its links), the NVTX ranges still open at the cut (a call's
+//                 enclosing ranges; a range written when it ends may arrive windows after it
+//                 began: the first read keeps those, and each goes into every window it
+//                 overlaps) and the call stacks read so far;
+//   GPU rules     per device sums per utilization chunk and over the steady state, and the gap
+//                 that runs over a cut (IdleTimeline keeps the calls it may span);
+//   start-up      its tally (StartUpTally); host findings are marked with the bounds known;
+//   memory        live allocations, running sums and churn groups (MemoryAnalysis);
+//   overlap       unions of copies and kernels per stream and device (OverlapAccumulator).
+// What the windows cannot answer makes the plan inexact: NCCL ranges (collectives need the whole
+// process), unified-memory counters, per-thread default streams, a stream's class seen
+// differently before its STREAM record arrived, an event synchronisation naming a recording that an earlier window no longer carries,
+// a call stack read after the window that needed it, a pageable copy whose pairing runs past its
+// window, a rule pass this engine does not know.
+//
+// Layer: analysis/rules/. Reads through analysis/model/trace_windows.h.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/metrics/start_up.h"
+#include "analysis/model/intervals.h"
+#include "analysis/model/trace_windows.h"
+#include "analysis/rules/findings.h"
+
+namespace libprof::analysis {
+
+class WindowedFindings {
+ public:
+  // The first read of `path`. An error: the file cannot be read (LoadTraceFile's messages).
+  static std::expected<WindowedFindings, std::string> Plan(const std::string& path,
+                                                           const FindingsOptions& options,
+                                                           const WindowLimits& limits = {});
+
+  // Whether the windows give the whole trace's findings; if not, why.
+  bool exact() const { return exact_; }
+  const std::string& why_inexact() const { return why_; }
+  size_t windows() const { return windows_; }
+  // The process without its timed records, and the read's warnings (trace_windows.h).
+  const ProcessTrace& whole() const { return whole_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // The second read: every finding of the process to `sink`, with the seq StreamFindings
+  // gives it. Only when exact().
+  std::expected<void, std::string> Run(const FindingSink& sink) const;
+
+ private:
+  WindowedFindings(std::string path, const FindingsOptions& options, const WindowLimits& limits)
+      : path_(std::move(path)), options_(options), limits_(limits) {}
+  void Inexact(std::string why) {
+    if (exact_) why_ = std::move(why);
+    exact_ = false;
+  }
+
+  std::string path_;
+  FindingsOptions options_;
+  WindowLimits limits_;
+  bool exact_ = true;
+  std::string why_;
+  size_t windows_ = 0;
+  ProcessTrace whole_;
+  std::vector<std::string> warnings_;
+  StartUp bounds_;                               // StartUpScan's
+  std::map<uint32_t, Interval> active_;          // per device with busy time
+  // NVTX ranges that arrived in a window after the cut they start before (long ones, written
+  // when they end): each goes into every window it overlaps.
+  std::vector<NvtxEvent> late_nvtx_;
+  // Every stream with work, with its context (the first unit's, as StreamModel takes it).
+  std::vector<std::pair<uint32_t, uint32_t>> streams_;
+};
+
+}  // namespace libprof::analysis
