@@ -152,10 +152,15 @@ class Windower {
       auto call = call_of.find(m.correlation_id);
       if (call == call_of.end() || call->second->start_ns >= limit) continue;
       const ApiCall& copy_call = *call->second;
+      // The thread's calls from the copy call's end on (by start: a search, not a scan).
+      const std::vector<const ApiCall*>& calls = by_thread[copy_call.thread_id];
+      auto it = std::lower_bound(
+          calls.begin(), calls.end(), copy_call.end_ns,
+          [](const ApiCall* c, uint64_t t) { return c->start_ns < t; });
       uint64_t end = UINT64_MAX;
-      for (const ApiCall* c : by_thread[copy_call.thread_id]) {
-        if (c->start_ns < copy_call.end_ns || c == &copy_call || !ends_pair(*c)) continue;
-        end = c->end_ns;
+      for (; it != calls.end(); ++it) {
+        if (*it == &copy_call || !ends_pair(**it)) continue;
+        end = (*it)->end_ns;
         break;
       }
       spans->push_back({copy_call.start_ns, end});
