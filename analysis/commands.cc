@@ -292,38 +292,29 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
       for (const std::string& w : collectives.back().warnings) warnings->push_back(w);
     }
   };
-  if (options.filters.active()) {
-    auto done = ForEachProcess(options.files, options.filters, warnings, whole);
-    if (!done) return std::unexpected(done.error());
-  } else {
-    // Each file in windows (bounded memory, windowed_findings.h), else whole: the same
-    // findings either way.
-    if (options.files.empty()) return std::unexpected("no trace file given");
-    auto files = ExpandTraceInputs(options.files);
-    if (!files) return std::unexpected(files.error());
-    for (const std::string& path : *files) {
-      auto plan = WindowedFindings::Plan(path, thresholds);
-      if (!plan) return std::unexpected(plan.error());
-      if (!plan->exact()) {
-        auto done = ForEachProcess({path}, options.filters, warnings, whole);
-        if (!done) return std::unexpected(done.error());
-        continue;
+  // Each file in windows (bounded memory, windowed_findings.h), else whole: the same findings
+  // either way.
+  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
+    auto plan = WindowedFindings::Plan(path, thresholds);
+    if (!plan) return std::unexpected(plan.error());
+    if (!plan->exact()) return false;
+    warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
+    std::vector<std::pair<uint64_t, Finding>> found;  // --all lists them in order
+    if (!options.all) findings.BeginProcess();
+    auto ran = plan->Run([&](Finding&& f, uint64_t seq) {
+      if (options.all) {
+        found.push_back({seq, std::move(f)});
+      } else {
+        findings.Add(std::move(f), seq);
       }
-      warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
-      std::vector<std::pair<uint64_t, Finding>> found;  // --all lists them in order
-      if (!options.all) findings.BeginProcess();
-      auto ran = plan->Run([&](Finding&& f, uint64_t seq) {
-        if (options.all) {
-          found.push_back({seq, std::move(f)});
-        } else {
-          findings.Add(std::move(f), seq);
-        }
-      });
-      if (!ran) return std::unexpected(ran.error());
-      if (options.all) findings.Add(InFindOrder(std::move(found)));
-      context.trace_ns += plan->whole().window_ns();
-    }
-  }
+    });
+    if (!ran) return std::unexpected(ran.error());
+    if (options.all) findings.Add(InFindOrder(std::move(found)));
+    context.trace_ns += plan->whole().window_ns();
+    return true;
+  };
+  auto done = ForEachFileInWindows(options.files, options.filters, warnings, windowed, whole);
+  if (!done) return std::unexpected(done.error());
   if (collectives.size() > 1) {
     const RankSkewReport skew = AnalyzeRankSkew(collectives, options.thresholds.min_wait_ns);
     findings.BeginProcess();  // after every process's findings, as listed
@@ -398,27 +389,18 @@ std::expected<std::string, std::string> RunStreams(const CommandOptions& options
                                                    std::vector<std::string>* warnings) {
   std::vector<StreamsReport> reports;
   auto whole = [&](const ProcessTrace& t) { reports.push_back(AnalyzeStreams(t)); };
-  if (options.filters.active()) {
-    auto done = ForEachProcess(options.files, options.filters, warnings, whole);
-    if (!done) return std::unexpected(done.error());
-  } else {
-    // Each file in windows (bounded memory), else whole: the same report either way.
-    if (options.files.empty()) return std::unexpected("no trace file given");
-    auto files = ExpandTraceInputs(options.files);
-    if (!files) return std::unexpected(files.error());
-    for (const std::string& path : *files) {
-      StreamsAccumulator streams;
-      auto read = ReadInWindows(path, {}, [&](const ProcessTrace& w) { streams.Add(w); });
-      if (!read) return std::unexpected(read.error());
-      if (read->exact) {
-        warnings->insert(warnings->end(), read->warnings.begin(), read->warnings.end());
-        reports.push_back(streams.Finish(read->whole));
-        continue;
-      }
-      auto done = ForEachProcess({path}, options.filters, warnings, whole);
-      if (!done) return std::unexpected(done.error());
-    }
-  }
+  // Each file in windows (bounded memory), else whole: the same report either way.
+  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
+    StreamsAccumulator streams;
+    auto read = ReadInWindows(path, {}, [&](const ProcessTrace& w) { streams.Add(w); });
+    if (!read) return std::unexpected(read.error());
+    if (!read->exact) return false;
+    warnings->insert(warnings->end(), read->warnings.begin(), read->warnings.end());
+    reports.push_back(streams.Finish(read->whole));
+    return true;
+  };
+  auto done = ForEachFileInWindows(options.files, options.filters, warnings, windowed, whole);
+  if (!done) return std::unexpected(done.error());
   switch (options.format) {
     case OutputFormat::kCsv:
       return StreamsCsv(reports);
@@ -448,32 +430,23 @@ std::expected<std::string, std::string> RunMemory(const MemoryCommandOptions& op
       warnings->push_back(t.path + ": " + w);
     }
   };
-  if (options.filters.active()) {
-    auto done = ForEachProcess(options.files, options.filters, warnings, whole);
-    if (!done) return std::unexpected(done.error());
-  } else {
-    // Each file in windows (bounded memory, memory_in_windows.h), else whole: the same
-    // report either way.
-    if (options.files.empty()) return std::unexpected("no trace file given");
-    auto files = ExpandTraceInputs(options.files);
-    if (!files) return std::unexpected(files.error());
-    for (const std::string& path : *files) {
-      auto windowed = AnalyzeMemoryInWindows(path, options.timeline);
-      if (!windowed) return std::unexpected(windowed.error());
-      if (!windowed->has_value()) {
-        auto done = ForEachProcess({path}, options.filters, warnings, whole);
-        if (!done) return std::unexpected(done.error());
-        continue;
-      }
-      MemoryResults& m = **windowed;
-      warnings->insert(warnings->end(), m.warnings.begin(), m.warnings.end());
-      timelines.push_back(std::move(m.timeline));
-      if (options.timeline) continue;
-      reports.push_back(std::move(m.report));
-      pools.push_back(std::move(m.pools));
-      unified.push_back(std::move(m.unified));
-    }
-  }
+  // Each file in windows (bounded memory, memory_in_windows.h), else whole: the same report
+  // either way.
+  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
+    auto read = AnalyzeMemoryInWindows(path, options.timeline);
+    if (!read) return std::unexpected(read.error());
+    if (!read->has_value()) return false;
+    MemoryResults& m = **read;
+    warnings->insert(warnings->end(), m.warnings.begin(), m.warnings.end());
+    timelines.push_back(std::move(m.timeline));
+    if (options.timeline) return true;
+    reports.push_back(std::move(m.report));
+    pools.push_back(std::move(m.pools));
+    unified.push_back(std::move(m.unified));
+    return true;
+  };
+  auto done = ForEachFileInWindows(options.files, options.filters, warnings, windowed, whole);
+  if (!done) return std::unexpected(done.error());
   if (options.timeline) {
     switch (options.format) {
       case OutputFormat::kCsv:

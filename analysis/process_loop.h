@@ -35,4 +35,27 @@ std::expected<void, std::string> ForEachProcess(const std::vector<std::string>& 
   return CheckFilterMatches(filters, matches);
 }
 
+// The loop of the commands that read a file in windows when they can (bounded memory,
+// model/trace_windows.h): with filters, every process whole (ForEachProcess); else each file goes
+// to `windowed(path)`, which analyses it in windows and returns true, or returns false when the
+// windows cannot give the exact answer, and the file is then analysed whole. The output is the
+// same either way; an error of either stops the loop.
+template <typename Windowed, typename Whole>
+std::expected<void, std::string> ForEachFileInWindows(const std::vector<std::string>& inputs,
+                                                      const FilterOptions& filters,
+                                                      std::vector<std::string>* warnings,
+                                                      Windowed windowed, Whole whole) {
+  if (filters.active()) return ForEachProcess(inputs, filters, warnings, whole);
+  if (inputs.empty()) return std::unexpected("no trace file given");
+  auto files = ExpandTraceInputs(inputs);
+  if (!files) return std::unexpected(files.error());
+  for (const std::string& path : *files) {
+    std::expected<bool, std::string> done = windowed(path);
+    if (!done) return std::unexpected(done.error());
+    if (*done) continue;
+    if (auto loaded = ForEachProcess({path}, filters, warnings, whole); !loaded) return loaded;
+  }
+  return {};
+}
+
 }  // namespace libprof::analysis
