@@ -6,13 +6,14 @@
 #include "proto/trace_inputs.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/rules/findings_digest.h"
+#include "analysis/rules/windowed_findings.h"
 
 namespace libprof::analysis {
 
-ProcessFindings BriefFindings(const ProcessTrace& trace, const FindingsOptions& options) {
-  FindingsDigest digest;
-  digest.BeginProcess();
-  StreamFindings(trace, options, [&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); });
+namespace {
+
+// The brief of one process's findings, grouped as `profview findings` groups them.
+ProcessFindings BriefOf(const FindingsDigest& digest) {
   ProcessFindings brief;
   brief.host_lost_ns = digest.Totals().host;
   brief.findings = digest.size();
@@ -40,6 +41,15 @@ ProcessFindings BriefFindings(const ProcessTrace& trace, const FindingsOptions& 
   return brief;
 }
 
+}  // namespace
+
+ProcessFindings BriefFindings(const ProcessTrace& trace, const FindingsOptions& options) {
+  FindingsDigest digest;
+  digest.BeginProcess();
+  StreamFindings(trace, options, [&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); });
+  return BriefOf(digest);
+}
+
 std::expected<void, std::string> AddProcessFindings(const std::vector<std::string>& files,
                                                     const FilterOptions& filters,
                                                     const FindingsOptions& options,
@@ -53,6 +63,22 @@ std::expected<void, std::string> AddProcessFindings(const std::vector<std::strin
   std::vector<std::string> said_already;
   FilterMatches unused;
   for (const std::string& path : *paths) {
+    if (!filters.active()) {
+      // In windows when they give the exact findings (bounded memory, windowed_findings.h).
+      auto plan = WindowedFindings::Plan(path, options);
+      if (!plan) return std::unexpected(plan.error());
+      if (plan->exact()) {
+        FindingsDigest digest;
+        digest.BeginProcess();
+        auto ran = plan->Run([&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); });
+        if (!ran) return std::unexpected(ran.error());
+        const ProcessTrace& t = plan->whole();
+        if (auto it = part_of.find({t.path, t.header.pid}); it != part_of.end()) {
+          it->second->findings = BriefOf(digest);
+        }
+        continue;
+      }
+    }
     auto loaded = LoadTraceFile(path, &said_already);
     if (!loaded) return std::unexpected(loaded.error());
     auto kept = FilterProcesses(std::move(*loaded), filters, &unused);
