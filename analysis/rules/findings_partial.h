@@ -67,8 +67,9 @@ bool IsFindingsPartial(std::string_view text);
 std::expected<FindingsPartial, std::string> ParseFindingsPartial(std::string_view text,
                                                                  const std::string& name);
 
-// The partial of `files` (one process at a time, each file loaded, filtered and analysed before
-// the next): what `findings` would group, without printing it. Errors as `findings` gives them.
+// The partial of `files` (one process at a time, each file read in windows as `findings` reads
+// it, else loaded, filtered and analysed whole, before the next): what `findings` would group,
+// without printing it. Errors as `findings` gives them.
 std::expected<FindingsPartial, std::string> FindFindingsPartial(
     const std::vector<std::string>& files, const FilterOptions& filters,
     const FindingsOptions& thresholds);
