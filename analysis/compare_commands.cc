@@ -18,6 +18,7 @@
 #include "analysis/reports/output_file.h"
 #include "analysis/rules/findings_diff.h"
 #include "analysis/rules/run_checks.h"
+#include "analysis/rules/windowed_findings.h"
 
 namespace libprof::analysis {
 namespace {
@@ -39,9 +40,18 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
                                                       const FindingsOptions& thresholds,
                                                       std::vector<std::string>* warnings) {
   FindingTotals totals;
-  auto done = ForEachProcess(files, filters, warnings, [&](const ProcessTrace& t) {
-    StreamFindings(t, thresholds, [&](Finding&& f, uint64_t) { totals.Add(f); });
-  });
+  auto add = [&](Finding&& f, uint64_t) { totals.Add(f); };
+  // Each file in windows as `findings` reads it (bounded memory), else whole.
+  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
+    auto plan = WindowedFindings::Plan(path, thresholds);
+    if (!plan) return std::unexpected(plan.error());
+    if (!plan->exact()) return false;
+    warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
+    if (auto ran = plan->Run(add); !ran) return std::unexpected(ran.error());
+    return true;
+  };
+  auto done = ForEachFileInWindows(files, filters, warnings, windowed,
+                                   [&](const ProcessTrace& t) { StreamFindings(t, thresholds, add); });
   if (!done) return std::unexpected(done.error());
   return totals;
 }
