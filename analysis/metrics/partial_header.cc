@@ -26,4 +26,22 @@ std::expected<nlohmann::json, std::string> ParsePartialHeader(std::string_view t
   return j;
 }
 
+nlohmann::json FiltersJson(const FilterOptions& f) {
+  return nlohmann::json{{"pids", f.pids},
+                        {"tids", f.tids},
+                        {"nvtx", f.nvtx},
+                        {"from_ns", f.from_ns ? nlohmann::json(*f.from_ns) : nullptr},
+                        {"to_ns", f.to_ns ? nlohmann::json(*f.to_ns) : nullptr}};
+}
+
+FilterOptions ParseFilters(const nlohmann::json& j) {
+  FilterOptions f;
+  f.pids = j.at("pids").get<std::vector<uint32_t>>();
+  f.tids = j.at("tids").get<std::vector<uint32_t>>();
+  f.nvtx = j.at("nvtx").get<std::vector<std::string>>();
+  if (!j.at("from_ns").is_null()) f.from_ns = j.at("from_ns").get<uint64_t>();
+  if (!j.at("to_ns").is_null()) f.to_ns = j.at("to_ns").get<uint64_t>();
+  return f;
+}
+
 }  // namespace libprof::analysis

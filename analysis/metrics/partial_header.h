@@ -1,5 +1,6 @@
-// The first checks of reading a partial (summary_partial.h, rules/findings_partial.h): JSON, the
-// format it says it is, the version this profview reads. Errors name the partial's file.
+// What the two kinds of partial (summary_partial.h, rules/findings_partial.h) read and write
+// alike: the first checks of reading one (JSON, the format it says it is, the version this
+// profview reads; errors name the partial's file) and the filters it was made with.
 //
 // Layer: analysis/metrics/. Used by the two partial readers only.
 #pragma once
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+
+#include "analysis/model/filters.h"
 
 namespace libprof::analysis {
 
@@ -20,5 +23,11 @@ std::expected<nlohmann::json, std::string> ParsePartialHeader(std::string_view t
                                                               uint32_t version,
                                                               const std::string& noun,
                                                               const std::string& command);
+
+// A partial's "filters": {"pids", "tids", "nvtx", "from_ns", "to_ns"} (null when not given).
+// ParseFilters throws nlohmann::json's exceptions on a missing or mistyped field, which the
+// partial readers report as a damaged partial.
+nlohmann::json FiltersJson(const FilterOptions& filters);
+FilterOptions ParseFilters(const nlohmann::json& j);
 
 }  // namespace libprof::analysis

@@ -348,19 +348,13 @@ std::string SummaryPartialJson(const SummaryPartial& p) {
   for (const SummaryPartial::Warning& w : p.warnings) {
     warnings.push_back(json{{"file", w.file}, {"text", w.text}});
   }
-  const FilterOptions& f = p.filters;
-  json filters{{"pids", f.pids},
-               {"tids", f.tids},
-               {"nvtx", f.nvtx},
-               {"from_ns", f.from_ns ? json(*f.from_ns) : json(nullptr)},
-               {"to_ns", f.to_ns ? json(*f.to_ns) : json(nullptr)}};
   json out{{"format", kSummaryPartialFormat},
            {"version", kSummaryPartialVersion},
            {"options",
             {{"raw", p.options.raw},
              {"by_caller", p.options.by_caller},
              {"findings", p.options.findings}}},
-           {"filters", filters},
+           {"filters", FiltersJson(p.filters)},
            {"files", p.files},
            {"pids_seen", p.pids_seen},
            {"threads_seen", p.threads_seen},
@@ -387,12 +381,7 @@ std::expected<SummaryPartial, std::string> ParseSummaryPartial(std::string_view 
     p.options.raw = j.at("options").at("raw").get<bool>();
     p.options.by_caller = j.at("options").at("by_caller").get<bool>();
     p.options.findings = j.at("options").at("findings").get<bool>();
-    const json& f = j.at("filters");
-    p.filters.pids = f.at("pids").get<std::vector<uint32_t>>();
-    p.filters.tids = f.at("tids").get<std::vector<uint32_t>>();
-    p.filters.nvtx = f.at("nvtx").get<std::vector<std::string>>();
-    if (!f.at("from_ns").is_null()) p.filters.from_ns = f.at("from_ns").get<uint64_t>();
-    if (!f.at("to_ns").is_null()) p.filters.to_ns = f.at("to_ns").get<uint64_t>();
+    p.filters = ParseFilters(j.at("filters"));
     p.files = j.at("files").get<std::vector<std::string>>();
     p.pids_seen = j.at("pids_seen").get<std::vector<uint32_t>>();
     p.threads_seen = j.at("threads_seen").get<std::vector<uint32_t>>();
@@ -415,9 +404,7 @@ std::expected<void, std::string> PartialsCombiner::Add(SummaryPartial p, const s
   } else if (p.options.raw != meta_.options.raw ||
              p.options.by_caller != meta_.options.by_caller ||
              p.options.findings != meta_.options.findings ||
-             p.filters.pids != meta_.filters.pids || p.filters.tids != meta_.filters.tids ||
-             p.filters.nvtx != meta_.filters.nvtx || p.filters.from_ns != meta_.filters.from_ns ||
-             p.filters.to_ns != meta_.filters.to_ns) {
+             p.filters != meta_.filters) {
     return std::unexpected(name + ": made with other options or filters (--raw, --by, --findings, " +
                            "--pid, --tid, --nvtx, --from, --to) than " + first_name_);
   }

@@ -24,6 +24,7 @@ struct FilterOptions {
   bool active() const {
     return !pids.empty() || !tids.empty() || !nvtx.empty() || from_ns || to_ns;
   }
+  bool operator==(const FilterOptions&) const = default;
 };
 
 // Applies `options` in the order pid, time window, thread, NVTX range:

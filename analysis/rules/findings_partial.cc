@@ -178,10 +178,6 @@ bool SameThresholds(const FindingsOptions& a, const FindingsOptions& b) {
   return ThresholdsJson(a) == ThresholdsJson(b);
 }
 
-bool SameFilters(const FilterOptions& a, const FilterOptions& b) {
-  return a.pids == b.pids && a.tids == b.tids && a.nvtx == b.nvtx && a.from_ns == b.from_ns &&
-         a.to_ns == b.to_ns;
-}
 
 json DigestJson(const FindingsDigest::State& s) {
   json groups = json::array();
@@ -252,7 +248,6 @@ FindingsDigest::State ParseDigest(const json& j) {
 }  // namespace
 
 std::string FindingsPartialJson(const FindingsPartial& p) {
-  const FilterOptions& f = p.filters;
   json processes = json::array();
   for (const FindingsPartial::Process& process : p.processes) {
     processes.push_back(json{{"file", process.file}, {"index", process.index}});
@@ -268,12 +263,7 @@ std::string FindingsPartialJson(const FindingsPartial& p) {
   json out{{"format", kFindingsPartialFormat},
            {"version", kFindingsPartialVersion},
            {"thresholds", ThresholdsJson(p.thresholds)},
-           {"filters",
-            {{"pids", f.pids},
-             {"tids", f.tids},
-             {"nvtx", f.nvtx},
-             {"from_ns", f.from_ns},
-             {"to_ns", f.to_ns}}},
+           {"filters", FiltersJson(p.filters)},
            {"files", p.files},
            {"processes", processes},
            {"digest", DigestJson(p.digest)},
@@ -299,12 +289,7 @@ std::expected<FindingsPartial, std::string> ParseFindingsPartial(std::string_vie
   try {
     FindingsPartial p;
     p.thresholds = ParseThresholds(j.at("thresholds"));
-    const json& f = j.at("filters");
-    p.filters.pids = f.at("pids").get<std::vector<uint32_t>>();
-    p.filters.tids = f.at("tids").get<std::vector<uint32_t>>();
-    p.filters.nvtx = f.at("nvtx").get<std::vector<std::string>>();
-    p.filters.from_ns = f.at("from_ns").get<std::optional<uint64_t>>();
-    p.filters.to_ns = f.at("to_ns").get<std::optional<uint64_t>>();
+    p.filters = ParseFilters(j.at("filters"));
     p.files = j.at("files").get<std::vector<std::string>>();
     for (const json& process : j.at("processes")) {
       p.processes.push_back(
@@ -405,7 +390,7 @@ std::expected<void, std::string> FindingsPartialsCombiner::Add(FindingsPartial p
                                                                const std::string& name) {
   if (!partials_.empty()) {
     const FindingsPartial& first = partials_.front();
-    if (!SameThresholds(p.thresholds, first.thresholds) || !SameFilters(p.filters, first.filters)) {
+    if (!SameThresholds(p.thresholds, first.thresholds) || p.filters != first.filters) {
       return std::unexpected(name + ": made with other thresholds, --framework-path or filters " +
                              "(--pid, --tid, --nvtx, --from, --to) than " + first_name_);
     }
