@@ -299,17 +299,15 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
     if (!plan) return std::unexpected(plan.error());
     if (!plan->exact()) return false;
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
-    std::vector<std::pair<uint64_t, Finding>> found;  // --all lists them in order
-    if (!options.all) findings.BeginProcess();
-    auto ran = plan->Run([&](Finding&& f, uint64_t seq) {
-      if (options.all) {
-        found.push_back({seq, std::move(f)});
-      } else {
-        findings.Add(std::move(f), seq);
-      }
-    });
-    if (!ran) return std::unexpected(ran.error());
-    if (options.all) findings.Add(InFindOrder(std::move(found)));
+    if (options.all) {
+      std::vector<std::pair<uint64_t, Finding>> found;  // --all lists them in order
+      auto ran = plan->Run(
+          [&](Finding&& f, uint64_t seq) { found.push_back({seq, std::move(f)}); });
+      if (!ran) return std::unexpected(ran.error());
+      findings.Add(InFindOrder(std::move(found)));
+    } else if (auto ran = plan->AddTo(&findings); !ran) {
+      return std::unexpected(ran.error());
+    }
     context.trace_ns += plan->whole().window_ns();
     return true;
   };

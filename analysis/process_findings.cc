@@ -69,9 +69,7 @@ std::expected<void, std::string> AddProcessFindings(const std::vector<std::strin
       if (!plan) return std::unexpected(plan.error());
       if (plan->exact()) {
         FindingsDigest digest;
-        digest.BeginProcess();
-        auto ran = plan->Run([&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); });
-        if (!ran) return std::unexpected(ran.error());
+        if (auto ran = plan->AddTo(&digest); !ran) return std::unexpected(ran.error());
         const ProcessTrace& t = plan->whole();
         if (auto it = part_of.find({t.path, t.header.pid}); it != part_of.end()) {
           it->second->findings = BriefOf(digest);

@@ -351,10 +351,8 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
       if (!plan) return std::unexpected(plan.error());
       if (plan->exact()) {
         p.files.push_back(path);
-        digest.BeginProcess();
         p.processes.push_back({path, 0});
-        auto ran = plan->Run([&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); });
-        if (!ran) return std::unexpected(ran.error());
+        if (auto ran = plan->AddTo(&digest); !ran) return std::unexpected(ran.error());
         p.trace_ns += plan->whole().window_ns();
         for (const std::string& w : plan->warnings()) p.warnings.push_back({path, w});
         continue;

@@ -226,6 +226,11 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
   return plan;
 }
 
+std::expected<void, std::string> WindowedFindings::AddTo(FindingsDigest* digest) const {
+  digest->BeginProcess();
+  return Run([&](Finding&& f, uint64_t seq) { digest->Add(std::move(f), seq); });
+}
+
 std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink) const {
   if (!exact_) return std::unexpected("findings in windows: " + why_);
   const PassPlaces places = Places();

@@ -38,6 +38,7 @@
 #include "analysis/model/intervals.h"
 #include "analysis/model/trace_windows.h"
 #include "analysis/rules/findings.h"
+#include "analysis/rules/findings_digest.h"
 
 namespace libprof::analysis {
 
@@ -59,6 +60,8 @@ class WindowedFindings {
   // The second read: every finding of the process to `sink`, with the seq StreamFindings
   // gives it. Only when exact().
   std::expected<void, std::string> Run(const FindingSink& sink) const;
+  // Run into `digest` as the next process's findings (BeginProcess, then each as found).
+  std::expected<void, std::string> AddTo(FindingsDigest* digest) const;
 
  private:
   WindowedFindings(std::string path, const FindingsOptions& options, const WindowLimits& limits)
