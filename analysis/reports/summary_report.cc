@@ -161,24 +161,18 @@ std::string TopWhatCell(const ProcessFindings& f) {
   if (f.top_api.empty()) return f.top_waiting_for;
   return f.top_api + (f.top_waiting_for.empty() ? "" : " → " + f.top_waiting_for);
 }
-size_t Chars(const std::string& text) {
-  size_t n = 0;
-  for (unsigned char c : text) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
 // A TopWhatCell cut to `width`: what was waited for keeps at least two thirds of it, abbreviated
 // as the findings table abbreviates it; the API takes what is left, or goes.
 std::string FitTopWhat(const std::string& text, size_t width) {
   const std::string arrow = " → ";
   const size_t at = text.find(arrow);
-  if (at == std::string::npos || Chars(text) <= width) return FitWaitingFor(text, width);
+  if (at == std::string::npos || DisplayWidth(text) <= width) return FitWaitingFor(text, width);
   const std::string api = text.substr(0, at), work = text.substr(at + arrow.size());
-  const size_t arrow_chars = Chars(arrow);
-  const size_t api_chars = Chars(api) + arrow_chars;
+  const size_t arrow_chars = DisplayWidth(arrow);
+  const size_t api_chars = DisplayWidth(api) + arrow_chars;
   const size_t work_room = std::max(width > api_chars ? width - api_chars : 0, width * 2 / 3);
   const std::string short_work = FitWaitingFor(work, work_room);
-  const size_t used = Chars(short_work) + arrow_chars;
+  const size_t used = DisplayWidth(short_work) + arrow_chars;
   if (width < used + 4) return FitWaitingFor(work, width);
   return FitName(api, width - used) + arrow + short_work;
 }
