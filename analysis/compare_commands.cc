@@ -1,7 +1,8 @@
 // `profview diff` and `profview check`: the commands that compare runs or hold one to limits.
 // Both read a run the same way (ReadRun): its NVTX ranges first (cheap), then its summary
 // streamed (summary.h), restricted to the iteration range when there is one, then its findings
-// (one file at a time, each loaded whole; its findings totalled as they are found).
+// (one file at a time, in windows where they give the exact findings, else loaded whole; its
+// findings totalled as they are found).
 #include <cmath>
 #include <map>
 
@@ -41,12 +42,15 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
                                                       std::vector<std::string>* warnings) {
   FindingTotals totals;
   auto add = [&](Finding&& f, uint64_t) { totals.Add(f); };
-  // Each file in windows as `findings` reads it (bounded memory), else whole.
-  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
-    auto plan = WindowedFindings::Plan(path, thresholds);
+  // Each file in windows as `findings` reads it (bounded memory; per iteration filtered there
+  // to the iteration range), else whole.
+  auto windowed = [&](const std::string& path,
+                      FilterMatches* matches) -> std::expected<bool, std::string> {
+    auto plan = WindowedFindings::Plan(path, thresholds, filters);
     if (!plan) return std::unexpected(plan.error());
     if (!plan->exact()) return false;
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
+    NoteMatches(plan->matches(), matches);
     if (auto ran = plan->Run(add); !ran) return std::unexpected(ran.error());
     return true;
   };
