@@ -532,7 +532,7 @@ TEST(WindowedFindingsTest, WhatWindowsCannotAnswerMakesThePlanInexact) {
 // together, ranges that nest and ranges written long after they began, filters that leave the
 // process out or match nothing.
 std::vector<FilterOptions> FilterSets(uint64_t length_ns) {
-  std::vector<FilterOptions> sets(11);
+  std::vector<FilterOptions> sets(12);
   sets[0].nvtx = {"step"};
   sets[1].nvtx = {"iteration"};
   sets[2].nvtx = {"epoch"};  // one range over every step, when the loop has it
@@ -549,6 +549,8 @@ std::vector<FilterOptions> FilterSets(uint64_t length_ns) {
   sets[9].nvtx = {"nothing"};
   sets[10].tids = {102, 7};
   sets[10].from_ns = length_ns / 5;
+  sets[11].tids = {101, 100};  // active in the first windows only
+  sets[11].to_ns = length_ns / 3;
   return sets;
 }
 
@@ -665,9 +667,11 @@ TEST(WindowedFindingsTest, FilteredWindowsKeepTheRecordsTheFilteredWholeTraceKee
     SCOPED_TRACE(seed);
     TraceBuilder b = FindingsLoop(seed, 30, {.epoch_range = seed % 2 == 0});
     if (seed % 4 == 1) {
-      // The recording starts before the header says (a record precedes it), and ends with a
-      // mark that --from/--to leave out (it starts where the recording ends).
+      // The recording starts before the header says (a record precedes it).
       b.header().start_time_ns = b.records().api_calls[1].start_ns;
+    } else if (seed % 4 == 3) {
+      // The recording ends with a mark that --from/--to leave out (it starts where the
+      // recording ends).
       const uint64_t last = b.Build().end_ns();
       b.AddRange("the end", (last - kT0) / 1000.0 + 1, (last - kT0) / 1000.0 + 1, 100,
                  NvtxKind::kMark);
