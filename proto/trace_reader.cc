@@ -222,6 +222,7 @@ bool TraceReader::AppendNext(std::span<TraceRecords* const> into, uint32_t* proc
 bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords* const> into,
                             uint32_t* process_index) {
   if (out != nullptr) EmptyKeepingRoom(out);
+  for (auto& process : processes_) process->defined.clear();
   if (!error_.empty() || truncated_ || ended_) return false;
   try {
     Field field;
@@ -305,6 +306,11 @@ bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords
 const std::vector<std::string>& TraceReader::strings(uint32_t process_index) const {
   static const std::vector<std::string>* none = new std::vector<std::string>{""};
   return process_index < processes_.size() ? processes_[process_index]->strings : *none;
+}
+
+const std::vector<uint32_t>& TraceReader::strings_defined(uint32_t process_index) const {
+  static const std::vector<uint32_t>* none = new std::vector<uint32_t>;
+  return process_index < processes_.size() ? processes_[process_index]->defined : *none;
 }
 
 const std::string& TraceReader::String(uint32_t id, uint32_t process_index) const {

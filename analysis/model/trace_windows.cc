@@ -10,7 +10,9 @@
 #include "analysis/model/api_names.h"
 #include "analysis/model/device_ops.h"
 #include "analysis/model/id_table.h"
+#include "analysis/model/nearly_sorted.h"
 #include "analysis/model/quiescent_point.h"
+#include "proto/chunk_prefetcher.h"
 #include "proto/trace_reader.h"
 
 namespace libprof::analysis {
@@ -69,7 +71,7 @@ class WaitingCalls {
 
 class Windower {
  public:
-  Windower(const WindowLimits& limits, TraceReader& reader, WindowedRead* out,
+  Windower(const WindowLimits& limits, const ChunkPrefetcher& reader, WindowedRead* out,
            const std::function<void(ProcessTrace&, const WindowSpan&)>& window)
       : limits_(limits), reader_(reader), out_(*out), window_(window) {}
 
@@ -175,17 +177,23 @@ class Windower {
         }
       }
     });
-    // The calls of those threads that end a pair, by start (arrival order on ties).
-    std::vector<std::pair<uint64_t, uint32_t>> enders;
+    // The calls of those threads that end a pair, from the first copy's end on, by start
+    // (arrival order on ties; they arrive almost in order).
+    uint64_t first_end = UINT64_MAX;
+    for (uint32_t call : copy_calls) first_end = std::min(first_end, waiting[call].end_ns);
+    std::vector<std::pair<uint64_t, uint32_t>>& enders = enders_;
+    enders.clear();
     for (uint32_t i = 0; i < waiting.size(); ++i) {
       const ApiCall& c = waiting[i];
+      if (c.start_ns < first_end) continue;
       if (!std::binary_search(threads.begin(), threads.end(), c.thread_id)) continue;
       const int64_t last = calls.Last(c.correlation_id);
       if ((last >= 0 && id_worked[last]) || Synchronises(c.name_id)) {
         enders.push_back({c.start_ns, i});
       }
     }
-    std::sort(enders.begin(), enders.end());
+    StableSortNearlySorted(enders.begin(), enders.end(),
+                           [](const auto& a, const auto& b) { return a.first < b.first; });
     for (uint32_t call : copy_calls) {
       const ApiCall& copy_call = waiting[call];
       auto it = std::lower_bound(enders.begin(), enders.end(),
@@ -256,7 +264,8 @@ class Windower {
     // Before the cut (by their span's start): handed on; the rest waits, moved to the front of
     // its list (the lists keep their room for the chunks to come).
     const uint64_t q = *cut;
-    TraceRecords before;
+    TraceRecords before = std::move(recycled_);
+    recycled_ = TraceRecords();
     size_t kept = 0;
     const uint64_t* key = keys_.data();
     ForEachList(pending_, [&]<typename T>(std::vector<T>& list) {
@@ -319,15 +328,22 @@ class Windower {
     w.windows = {{0, std::numeric_limits<uint64_t>::max()}};
     ++out_.windows;
     window_(w, WindowSpan{from.value_or(last_cut_), to});
+    // The window's lists, emptied, hold the next window (fresh ones would page-fault again).
+    ForEachList(w.records, [&]<typename T>(std::vector<T>& list) {
+      list.clear();
+      ListOf<T>(recycled_) = std::move(list);
+    });
   }
 
   const WindowLimits& limits_;
-  TraceReader& reader_;
+  const ChunkPrefetcher& reader_;  // for the strings read so far
   WindowedRead& out_;
   const std::function<void(ProcessTrace&, const WindowSpan&)>& window_;
   TraceRecords pending_;
+  TraceRecords recycled_;  // the last window's lists, emptied
   std::vector<uint64_t> keys_;  // ComputeKeys', kept for their room
   std::vector<Span> spans_;  // FindCut's, likewise
+  std::vector<std::pair<uint64_t, uint32_t>> enders_;  // AddPageablePairs', likewise
   std::vector<int8_t> synchronises_;  // by API name id: 1, 0, or -1 not known yet
   size_t pending_records_ = 0;
   size_t next_try_ = limits_.cut_every_records;
@@ -362,16 +378,17 @@ std::expected<WindowedRead, std::string> ReadInWindows(
   out.whole.header = reader.header();
   WindowLimits resolved = limits;
   if (resolved.horizon_ns == 0) resolved.horizon_ns = ArrivalHorizon(out.whole.header);
-  Windower windower(resolved, reader, &out, window);
+  ChunkPrefetcher chunks(reader);  // decodes the next chunks while this one is cut
+  Windower windower(resolved, chunks, &out, window);
   TraceRecords chunk;
-  while (reader.Next(&chunk)) {
+  while (chunks.Next(&chunk)) {
     if (chunk.process_index != 0) {
       return std::unexpected(path + ": a chunk names process " +
                              std::to_string(chunk.process_index) + " but the file has 1 header(s)");
     }
     if (!windower.Add(chunk)) return out;
   }
-  if (!reader.error().empty()) return std::unexpected(reader.error());
+  if (!chunks.error().empty()) return std::unexpected(chunks.error());
   windower.Finish();
   out.whole.strings = reader.strings(0);
   out.whole.truncated = reader.truncated();
