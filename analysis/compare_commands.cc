@@ -1,9 +1,12 @@
 // `profview diff` and `profview check`: the commands that compare runs or hold one to limits.
-// Both read a run the same way (ReadRun): its NVTX ranges first (cheap), then its summary
-// streamed (summary.h), restricted to the iteration range when there is one, then its findings
-// (one file at a time, each loaded whole; its findings totalled as they are found).
+// Both read a run the same way: its NVTX ranges first (cheap), then its summary streamed
+// (summary.h), restricted to the iteration range when there is one, then its findings (one file
+// at a time, in windows where it can, else loaded whole; totalled as they are found). `diff`
+// reads its two runs at once (ReadRun), the base run on a thread of its own.
 #include <cmath>
+#include <future>
 #include <map>
+#include <optional>
 
 #include "proto/trace_inputs.h"
 #include "analysis/check_config.h"
@@ -60,6 +63,29 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
   return totals;
 }
 
+// What diff reads of one run: its summary, then (when asked) its findings, each with the
+// warnings it gave.
+struct RunRead {
+  std::expected<SummaryReport, std::string> summary;
+  std::vector<std::string> summary_warnings;
+  std::optional<std::expected<FindingTotals, std::string>> findings;
+  std::vector<std::string> findings_warnings;
+};
+
+RunRead ReadRun(const std::vector<std::string>& files, const FilterOptions& filters,
+                const DiffCommandOptions& options) {
+  std::vector<std::string> warnings;
+  auto summary = SummarizeFiles(files, filters, SummaryOptions{}, &warnings);
+  RunRead read{.summary = std::move(summary),
+               .summary_warnings = std::move(warnings),
+               .findings = std::nullopt,
+               .findings_warnings = {}};
+  if (read.summary && options.findings) {
+    read.findings = RunFindings(files, filters, options.thresholds, &read.findings_warnings);
+  }
+  return read;
+}
+
 }  // namespace
 
 std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& options,
@@ -101,10 +127,21 @@ std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& option
   FilterOptions filters;
   if (base_iterations != nullptr) filters.nvtx = {base_iterations->Label()};
 
-  auto base = SummarizeFiles(*base_files, filters, SummaryOptions{}, warnings);
-  if (!base) return std::unexpected(base.error());
-  auto next = SummarizeFiles(*next_files, filters, SummaryOptions{}, warnings);
-  if (!next) return std::unexpected(next.error());
+  // Both runs at once, the base run on a thread of its own: with a second free core a diff
+  // takes the time of its longer side rather than of both. Warnings and errors come in the
+  // order reading one run after the other gives them.
+  auto base_reading =
+      std::async(std::launch::async, [&] { return ReadRun(*base_files, filters, options); });
+  RunRead next_read = ReadRun(*next_files, filters, options);
+  RunRead base_read = base_reading.get();
+  for (const RunRead* read : {&base_read, &next_read}) {
+    warnings->insert(warnings->end(), read->summary_warnings.begin(),
+                     read->summary_warnings.end());
+  }
+  if (!base_read.summary) return std::unexpected(base_read.summary.error());
+  if (!next_read.summary) return std::unexpected(next_read.summary.error());
+  const SummaryReport* base = &*base_read.summary;
+  const SummaryReport* next = &*next_read.summary;
   RunComparison diff = CompareRuns(*base, *next, base_iterations, next_iterations,
                              DiffOptions{.threshold = options.threshold,
                                          .min_share = options.min_share});
@@ -118,12 +155,14 @@ std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& option
 
   std::vector<FindingDiff> findings;
   if (options.findings) {
-    auto base_findings = RunFindings(*base_files, filters, options.thresholds, warnings);
-    if (!base_findings) return std::unexpected(base_findings.error());
-    auto next_findings = RunFindings(*next_files, filters, options.thresholds, warnings);
-    if (!next_findings) return std::unexpected(next_findings.error());
-    findings = CompareFindings(base_findings->Totals(), next_findings->Totals(), diff.base_per,
-                               diff.next_per, options.threshold, diff.floor_ns);
+    for (const RunRead* read : {&base_read, &next_read}) {
+      warnings->insert(warnings->end(), read->findings_warnings.begin(),
+                       read->findings_warnings.end());
+    }
+    if (!*base_read.findings) return std::unexpected(base_read.findings->error());
+    if (!*next_read.findings) return std::unexpected(next_read.findings->error());
+    findings = CompareFindings((*base_read.findings)->Totals(), (*next_read.findings)->Totals(),
+                               diff.base_per, diff.next_per, options.threshold, diff.floor_ns);
   }
   const DiffReportContext context{.base_inputs = options.base,
                                   .next_inputs = options.next,

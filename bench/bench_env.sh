@@ -9,10 +9,14 @@ if [[ ! -x /usr/bin/time ]]; then
   exit 1
 fi
 
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLIBPROF_BUILD_SAMPLES=OFF >/dev/null
+# LIBPROF_BENCH_BUILT=1: the tools are already built in $build (bench/, viewer-cli/), e.g. on a
+# machine without the build's dependencies, where they came with their shared libraries.
+if [[ -z ${LIBPROF_BENCH_BUILT:-} ]]; then
+  if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLIBPROF_BUILD_SAMPLES=OFF >/dev/null
+  fi
+  cmake --build "$build" -j "${JOBS:-2}" --target make_synthetic_trace read_floor profview >/dev/null
 fi
-cmake --build "$build" -j "${JOBS:-2}" --target make_synthetic_trace read_floor profview >/dev/null
 gen="$build/bench/make_synthetic_trace"
 floor="$build/bench/read_floor"
 profview="$build/viewer-cli/profview"

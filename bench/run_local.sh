@@ -5,7 +5,8 @@
 # --many, 64 files of 1M records analysed together). Needs no GPU. Prints Markdown tables.
 #
 # Also `profview diff` of two traces of the same simulated program (seeds 1 and 2) against the
-# floor of reading both, at 1M and 10M records each.
+# floor of reading both, at 1M and 10M records each, without and with the findings (the latter as
+# many rounds as findings on 10M records).
 #
 # usage: bench/run_local.sh [--rounds N] [--large-findings-rounds N] [--many] [BUILD_DIR]
 #   BUILD_DIR                  default <repo>/build-bench (configured Release if it is not yet)
@@ -122,18 +123,23 @@ run_set() {
 
 echo
 echo "measuring ($rounds rounds; findings on 10M records: $large_findings_rounds) ..." >&2
+findings_rounds_of_diff=$large_findings_rounds
 run_set 1m "$rounds" "$rounds" "$tmp/1m.pb"
 run_set 10m "$rounds" "$large_findings_rounds" "$tmp/10m.pb"
 if ((many)); then
   run_set 64x1m 1 1 "$tmp"/many-*.pb
 fi
-# diff: per iteration (both traces repeat the NVTX range "iteration"), without the findings,
-# which load each trace whole (they do not stream yet); the floor reads both files.
+# diff: per iteration (both traces repeat the NVTX range "iteration"), without the findings
+# (streamed) and as by default, with them (each run's findings restricted to the iterations);
+# the floor reads both files.
 for set in 1m 10m; do
   for ((r = 1; r <= rounds; r++)); do
     echo "  diff $set: round $r of $rounds" >&2
     measure "diff$set.floor" "$floor" "$tmp/$set.pb" "$tmp/$set-b.pb"
     measure "diff$set.diff" "$profview" diff --no-findings --format json "$tmp/$set.pb" "$tmp/$set-b.pb"
+    if ((r <= findings_rounds_of_diff)); then
+      measure "diff$set.full" "$profview" diff --format json "$tmp/$set.pb" "$tmp/$set-b.pb"
+    fi
   done
 done
 
@@ -182,21 +188,25 @@ for set in 1m 10m 64x1m; do
 done
 
 echo
-echo "| diff of | records (both) | files MiB | read floor of both s | diff s (x floor)" \
-     "| peak RSS MiB: floor / diff | diff RSS / files |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| diff of | records (both) | files MiB | read floor of both s | diff --no-findings s (x floor)" \
+     "| diff s (x floor) | peak RSS MiB: floor / diff --no-findings / diff | RSS / files: diff --no-findings / diff |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for set in 1m 10m; do
   files=("$tmp/$set.pb" "$tmp/$set-b.pb")
   bytes=$(cat "${files[@]}" | wc -c)
   records=$(value records "$("$floor" "${files[@]}")")
   read -r fl_t fl_a fl_b <<<"$(summarize "diff$set.floor" 2)"
   read -r di_t di_a di_b <<<"$(summarize "diff$set.diff" 2)"
+  read -r fu_t fu_a fu_b <<<"$(summarize "diff$set.full" 2)"
   fl_m=$(summarize "diff$set.floor" 3)
   di_m=$(summarize "diff$set.diff" 3)
+  fu_m=$(summarize "diff$set.full" 3)
+  per_files() { number "$1" && awk -v k="$1" -v b="$bytes" 'BEGIN {printf "%.2fx", k * 1024 / b}' ||
+    echo -; }
   echo "| 2 x $set | $records | $(awk -v b="$bytes" 'BEGIN {printf "%.1f", b / 1048576}')" \
        "| $(seconds $fl_t $fl_a $fl_b)" \
        "| $(seconds $di_t $di_a $di_b)$(ratio "$di_t" "$fl_t")" \
-       "| $(mib ${fl_m%% *}) / $(mib ${di_m%% *})" \
-       "| $(number "${di_m%% *}" && awk -v k="${di_m%% *}" -v b="$bytes" \
-              'BEGIN {printf "%.2fx", k * 1024 / b}') |"
+       "| $(seconds $fu_t $fu_a $fu_b)$(ratio "$fu_t" "$fl_t")" \
+       "| $(mib ${fl_m%% *}) / $(mib ${di_m%% *}) / $(mib ${fu_m%% *})" \
+       "| $(per_files "${di_m%% *}") / $(per_files "${fu_m%% *}") |"
 done

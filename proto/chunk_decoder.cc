@@ -30,6 +30,7 @@ bool AddDefinitions(const trace::Chunk& chunk, ProcessTables* state, std::string
     }
     if (s.id() >= state->strings.size()) state->strings.resize(s.id() + 1);
     state->strings[s.id()] = s.value();
+    state->defined.push_back(s.id());
   }
   state->thread_ids.insert(state->thread_ids.end(), chunk.threads().begin(), chunk.threads().end());
   for (const trace::ApiName& name : chunk.api_names()) {
@@ -226,6 +227,7 @@ bool DecodeNvtxChunk(std::string_view bytes, ProcessTables* state, TraceRecords*
     }
     if (id >= state->strings.size()) state->strings.resize(id + 1);
     state->strings[id] = value;
+    state->defined.push_back(id);
   }
   state->thread_ids.insert(state->thread_ids.end(), threads.begin(), threads.end());
   Threads thread_ids(state->thread_ids);

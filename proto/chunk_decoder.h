@@ -21,6 +21,7 @@ namespace libprof {
 // What the chunks of one process have defined so far.
 struct ProcessTables {
   std::vector<std::string> strings{""};
+  std::vector<uint32_t> defined;  // string ids defined since the owner last cleared it
   std::vector<uint32_t> thread_ids;                  // by thread index
   std::unordered_map<uint64_t, uint32_t> api_names;  // (domain << 32 | callback id) -> name id
   std::vector<std::optional<KernelShape>> shapes;    // by shape id

@@ -26,8 +26,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -171,6 +171,38 @@ class CorrelationJoin {
     Record record;
     uint32_t next = kNone32;
   };
+  // The slots of ids base_, base_ + 1, ...: a vector read from `head_`, its front dropped by
+  // moving `head_` and compacted once that is half of it (a deque's indexing cost a tenth of
+  // the streamed summary).
+  class Slots {
+   public:
+    bool empty() const { return head_ == slots_.size(); }
+    size_t size() const { return slots_.size() - head_; }
+    uint32_t front() const { return slots_[head_]; }
+    uint32_t& operator[](size_t i) { return slots_[head_ + i]; }
+    void pop_front() {
+      if (++head_ == slots_.size()) {
+        slots_.clear();
+        head_ = 0;
+      } else if (head_ >= 4096 && 2 * head_ >= slots_.size()) {
+        slots_.erase(slots_.begin(), slots_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+    }
+    void push_front(size_t n, uint32_t value) {
+      if (head_ >= n) {
+        head_ -= n;
+        std::fill_n(slots_.begin() + static_cast<std::ptrdiff_t>(head_), n, value);
+      } else {
+        slots_.insert(slots_.begin() + static_cast<std::ptrdiff_t>(head_), n, value);
+      }
+    }
+    void resize(size_t n, uint32_t value) { slots_.resize(head_ + n, value); }
+
+   private:
+    std::vector<uint32_t> slots_;
+    size_t head_ = 0;
+  };
 
   // The entry of `corr`, created if new, for a record of time `time_ns`; nullptr (and
   // out_of_order) if it was settled.
@@ -188,7 +220,7 @@ class CorrelationJoin {
         out_of_order_ = true;  // settled already: the result may be wrong
         return nullptr;
       }
-      window_.insert(window_.begin(), base_ - corr, kNone32);  // nothing settled down there
+      window_.push_front(base_ - corr, kNone32);  // nothing settled down there
       base_ = corr;
     }
     if (corr - base_ >= max_span_) {
@@ -250,7 +282,7 @@ class CorrelationJoin {
   uint64_t latest_ns_ = 0;
   uint64_t op_lag_;
   uint64_t max_span_;
-  std::deque<uint32_t> window_;  // ids base_, base_ + 1, ...: index into entries_, or none
+  Slots window_;  // ids base_, base_ + 1, ...: index into entries_, or none
   std::vector<Entry> entries_;   // of the ids seen; reused once settled
   std::vector<uint32_t> free_entries_;
   std::unordered_map<uint64_t, Entry> unbounded_;

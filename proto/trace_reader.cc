@@ -17,6 +17,17 @@
 namespace libprof {
 namespace {
 
+// Empties *out, its lists keeping their room: a reader of chunk after chunk into one
+// TraceRecords (the read floor, streamed and windowed reads) then allocates nothing per chunk.
+void EmptyKeepingRoom(TraceRecords* out) {
+  TraceRecords empty;
+  ForEachList(*out, [&]<typename T>(std::vector<T>& list) {
+    list.clear();
+    ListOf<T>(empty) = std::move(list);
+  });
+  *out = std::move(empty);
+}
+
 // The writer closes chunks at about 1 MiB; anything near this is corrupt, and refusing it keeps
 // a damaged length from making us allocate gigabytes.
 constexpr uint64_t kMaxFieldBytes = uint64_t{1} << 30;
@@ -210,7 +221,8 @@ bool TraceReader::AppendNext(std::span<TraceRecords* const> into, uint32_t* proc
 
 bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords* const> into,
                             uint32_t* process_index) {
-  if (out != nullptr) *out = TraceRecords{};
+  if (out != nullptr) EmptyKeepingRoom(out);
+  for (auto& process : processes_) process->defined.clear();
   if (!error_.empty() || truncated_ || ended_) return false;
   try {
     Field field;
@@ -294,6 +306,11 @@ bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords
 const std::vector<std::string>& TraceReader::strings(uint32_t process_index) const {
   static const std::vector<std::string>* none = new std::vector<std::string>{""};
   return process_index < processes_.size() ? processes_[process_index]->strings : *none;
+}
+
+const std::vector<uint32_t>& TraceReader::strings_defined(uint32_t process_index) const {
+  static const std::vector<uint32_t>* none = new std::vector<uint32_t>;
+  return process_index < processes_.size() ? processes_[process_index]->defined : *none;
 }
 
 const std::string& TraceReader::String(uint32_t id, uint32_t process_index) const {

@@ -50,6 +50,8 @@ class TraceReader {
 
   // The string table of a process, as far as the chunks read so far define it.
   const std::vector<std::string>& strings(uint32_t process_index = 0) const;
+  // The ids of the strings the last chunk read defined (in its process's table).
+  const std::vector<uint32_t>& strings_defined(uint32_t process_index = 0) const;
   // The string with `id`, or "" for an id not (yet) defined.
   const std::string& String(uint32_t id, uint32_t process_index = 0) const;
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 
+#include "proto/chunk_prefetcher.h"
 #include "proto/trace_inputs.h"
 #include "proto/trace_reader.h"
 #include "analysis/metrics/process_summarizer.h"
@@ -83,18 +84,19 @@ std::expected<std::vector<std::unique_ptr<ProcessSummarizer>>, std::string> Read
   for (size_t i = 0; i < procs.size(); ++i) {
     if (procs[i]) procs[i]->EndNvtx((*nvtx_reader)->strings(static_cast<uint32_t>(i)));
   }
-  // Second pass: everything.
-  while (reader->Next(&chunk)) {
+  // Second pass: everything, decoded a few chunks ahead on a second thread.
+  ChunkPrefetcher chunks(*reader);
+  while (chunks.Next(&chunk)) {
     if (ends != nullptr) {
       TraceRecords& end = (*ends)[chunk.process_index];
       end.drops.insert(end.drops.end(), chunk.drops.begin(), chunk.drops.end());
       if (chunk.run_end) end.run_end = chunk.run_end;
     }
     if (ProcessSummarizer* p = procs[chunk.process_index].get()) {
-      p->Add(chunk, reader->strings(chunk.process_index));
+      p->Add(chunk, chunks.strings(chunk.process_index));
     }
   }
-  if (!reader->error().empty()) return std::unexpected(reader->error());
+  if (!chunks.error().empty()) return std::unexpected(chunks.error());
   // The main pass parses all that the first one did, so it meets any damage first; this is
   // only a safeguard.
   if (!(*nvtx_reader)->error().empty()) return std::unexpected((*nvtx_reader)->error());

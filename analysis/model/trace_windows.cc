@@ -5,12 +5,14 @@
 #include <limits>
 #include <optional>
 #include <type_traits>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "analysis/model/api_names.h"
 #include "analysis/model/device_ops.h"
+#include "analysis/model/id_table.h"
+#include "analysis/model/nearly_sorted.h"
+#include "analysis/model/quiescent_point.h"
+#include "proto/chunk_prefetcher.h"
 #include "proto/trace_reader.h"
 
 namespace libprof::analysis {
@@ -29,9 +31,47 @@ bool Untimed(const T& r) {
   }
 }
 
+// The waiting API calls by correlation id, for one try at a cut: the earliest start of the calls
+// with an id (a device operation's span starts there) and the last to arrive (the call a copy
+// pairs with). Tables, not hash maps: a try looks up every waiting record.
+class WaitingCalls {
+ public:
+  explicit WaitingCalls(const std::vector<ApiCall>& calls) : calls_(calls) {
+    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
+    size_t count = 0;
+    for (const ApiCall& c : calls) {
+      if (c.correlation_id == 0) continue;
+      lo = std::min(lo, c.correlation_id);
+      hi = std::max(hi, c.correlation_id);
+      ++count;
+    }
+    earliest_.Reset(lo, hi, count);
+    last_.Reset(lo, hi, count);
+    for (uint32_t i = 0; i < calls.size(); ++i) {
+      const uint64_t id = calls[i].correlation_id;
+      if (id == 0) continue;
+      const int64_t e = earliest_.Find(id);
+      if (e < 0 || calls[i].start_ns < calls[e].start_ns) earliest_.Set(id, i);
+      last_.Set(id, i);
+    }
+  }
+  // The earliest start of a waiting call with `id`, or none.
+  std::optional<uint64_t> Start(uint64_t id) const {
+    const int64_t e = id == 0 ? -1 : earliest_.Find(id);
+    if (e < 0) return std::nullopt;
+    return calls_[e].start_ns;
+  }
+  // The waiting call with `id` that arrived last; -1 if none.
+  int64_t Last(uint64_t id) const { return id == 0 ? -1 : last_.Find(id); }
+
+ private:
+  const std::vector<ApiCall>& calls_;
+  IdTable earliest_, last_;
+};
+
 class Windower {
  public:
-  Windower(const WindowLimits& limits, TraceReader& reader, WindowedRead* out,
+  Windower(const WindowLimits& limits, const ChunkPrefetcher& reader, WindowedRead* out,
            const std::function<void(ProcessTrace&, const WindowSpan&)>& window)
       : limits_(limits), reader_(reader), out_(*out), window_(window) {}
 
@@ -91,106 +131,127 @@ class Windower {
 
   // The latest quiescent point at least the horizon behind the newest record, after the last
   // cut; none when every such time is inside some span.
-  std::optional<uint64_t> FindCut(const std::unordered_map<uint64_t, uint64_t>& call_start) const {
+  std::optional<uint64_t> FindCut(const WaitingCalls& calls) {
     if (newest_ < limits_.horizon_ns) return std::nullopt;
     const uint64_t limit = newest_ - limits_.horizon_ns;
     if (limit <= last_cut_) return std::nullopt;
-    std::vector<std::pair<uint64_t, uint64_t>> spans;  // [start, end) of spans starting before limit
+    spans_.clear();  // of spans starting before limit
+    const uint64_t* key = keys_.data();
     ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
-      if constexpr (kHoldsCuts<T>) {
-        for (const T& r : list) {
-          if (Untimed(r)) continue;
-          const uint64_t start = EffectiveStart(r, call_start);
-          if (start < limit) spans.push_back({start, EndNs(r)});
+      if constexpr (kIsTimed<T>) {
+        if constexpr (kHoldsCuts<T>) {
+          for (const T& r : list) {
+            if (!Untimed(r) && *key < limit) spans_.push_back({*key, EndNs(r)});
+            ++key;
+          }
+        } else {
+          key += list.size();
         }
       }
     });
-    if (limits_.hold_pageable_pairs) AddPageablePairs(limit, &spans);
-    std::sort(spans.begin(), spans.end());
-    std::optional<uint64_t> best;
-    uint64_t max_end = 0;
-    for (const auto& [start, end] : spans) {
-      if (max_end <= start && start > last_cut_) best = start;
-      max_end = std::max(max_end, end);
-    }
-    if (max_end <= limit) best = limit;
-    return best;
+    if (limits_.hold_pageable_pairs) AddPageablePairs(limit, calls);
+    return LatestQuiescentPoint(spans_, last_cut_, limit);
   }
 
   // Spans from each waiting pageable copy's call to the end of the next call of its thread that
   // issued work or synchronises (to the end of time while that call has not arrived).
-  void AddPageablePairs(uint64_t limit, std::vector<std::pair<uint64_t, uint64_t>>* spans) const {
-    std::unordered_map<uint64_t, const ApiCall*> call_of;
-    bool any = false;
-    for (const Memcpy& m : pending_.memcpys) any = any || IsPageableCopy(m);
-    if (!any) return;
-    std::unordered_set<uint64_t> working;  // correlation ids that issued device work
-    ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
-      if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-        for (const T& r : list) working.insert(r.correlation_id);
-      }
-    });
-    const std::vector<std::string>& names = reader_.strings(0);
-    std::unordered_map<uint32_t, std::vector<const ApiCall*>> by_thread;
-    for (const ApiCall& c : pending_.api_calls) {
-      call_of[c.correlation_id] = &c;
-      by_thread[c.thread_id].push_back(&c);
-    }
-    for (auto& [tid, calls] : by_thread) {
-      std::stable_sort(calls.begin(), calls.end(), [](const ApiCall* a, const ApiCall* b) {
-        return a->start_ns < b->start_ns;
-      });
-    }
-    auto ends_pair = [&](const ApiCall& c) {
-      if (working.contains(c.correlation_id)) return true;
-      const ApiTraits traits =
-          TraitsOf(c.name_id < names.size() ? std::string_view(names[c.name_id]) : "");
-      return traits.explicit_sync != SyncScope::kNone || traits.implicit_sync;
-    };
+  void AddPageablePairs(uint64_t limit, const WaitingCalls& calls) {
+    const std::vector<ApiCall>& waiting = pending_.api_calls;
+    std::vector<uint32_t> copy_calls;
     for (const Memcpy& m : pending_.memcpys) {
       if (!IsPageableCopy(m)) continue;
-      auto call = call_of.find(m.correlation_id);
-      if (call == call_of.end() || call->second->start_ns >= limit) continue;
-      const ApiCall& copy_call = *call->second;
-      // The thread's calls from the copy call's end on (by start: a search, not a scan).
-      const std::vector<const ApiCall*>& calls = by_thread[copy_call.thread_id];
-      auto it = std::lower_bound(
-          calls.begin(), calls.end(), copy_call.end_ns,
-          [](const ApiCall* c, uint64_t t) { return c->start_ns < t; });
+      const int64_t call = calls.Last(m.correlation_id);
+      if (call >= 0 && waiting[call].start_ns < limit) copy_calls.push_back(call);
+    }
+    if (copy_calls.empty()) return;
+    std::vector<uint32_t> threads;  // of the copies (a few)
+    for (uint32_t call : copy_calls) threads.push_back(waiting[call].thread_id);
+    std::sort(threads.begin(), threads.end());
+    threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+    // Correlation ids that issued device work, as calls' positions marked.
+    std::vector<bool> id_worked(waiting.size(), false);  // by Last's position of the id
+    ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
+      if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
+        for (const T& r : list) {
+          if (const int64_t call = calls.Last(r.correlation_id); call >= 0) id_worked[call] = true;
+        }
+      }
+    });
+    // The calls of those threads that end a pair, from the first copy's end on, by start
+    // (arrival order on ties; they arrive almost in order).
+    uint64_t first_end = UINT64_MAX;
+    for (uint32_t call : copy_calls) first_end = std::min(first_end, waiting[call].end_ns);
+    std::vector<std::pair<uint64_t, uint32_t>>& enders = enders_;
+    enders.clear();
+    for (uint32_t i = 0; i < waiting.size(); ++i) {
+      const ApiCall& c = waiting[i];
+      if (c.start_ns < first_end) continue;
+      if (!std::binary_search(threads.begin(), threads.end(), c.thread_id)) continue;
+      const int64_t last = calls.Last(c.correlation_id);
+      if ((last >= 0 && id_worked[last]) || Synchronises(c.name_id)) {
+        enders.push_back({c.start_ns, i});
+      }
+    }
+    StableSortNearlySorted(enders.begin(), enders.end(),
+                           [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (uint32_t call : copy_calls) {
+      const ApiCall& copy_call = waiting[call];
+      auto it = std::lower_bound(enders.begin(), enders.end(),
+                                 std::pair<uint64_t, uint32_t>{copy_call.end_ns, 0});
       uint64_t end = UINT64_MAX;
-      for (; it != calls.end(); ++it) {
-        if (*it == &copy_call || !ends_pair(**it)) continue;
-        end = (*it)->end_ns;
+      for (; it != enders.end(); ++it) {
+        const ApiCall& next = waiting[it->second];
+        if (next.thread_id != copy_call.thread_id || it->second == call) continue;
+        end = next.end_ns;
         break;
       }
-      spans->push_back({copy_call.start_ns, end});
+      spans_.push_back({copy_call.start_ns, end});
     }
   }
 
-  // A span's start: a device operation's is the start of the call that issued it, when that call
-  // is waiting too (its queued time belongs to it).
-  template <typename T>
-  static uint64_t EffectiveStart(const T& r,
-                                 const std::unordered_map<uint64_t, uint64_t>& call_start) {
-    uint64_t start = StartNs(r);
-    if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-      if (r.correlation_id != 0) {
-        auto it = call_start.find(r.correlation_id);
-        if (it != call_start.end()) start = std::min(start, it->second);
-      }
+  // Whether calls named `name_id` synchronise (explicitly or implicitly); cached per name.
+  bool Synchronises(uint32_t name_id) {
+    if (name_id >= synchronises_.size()) synchronises_.resize(name_id + 1, -1);
+    int8_t& known = synchronises_[name_id];
+    if (known < 0) {
+      const std::vector<std::string>& names = reader_.strings(0);
+      const ApiTraits traits =
+          TraitsOf(name_id < names.size() ? std::string_view(names[name_id]) : "");
+      known = traits.explicit_sync != SyncScope::kNone || traits.implicit_sync;
     }
-    return start;
+    return known == 1;
+  }
+
+  // Each waiting timed record's key, in list order: it goes before a cut at q when its key is
+  // below q. A timed record's key is its span's start: a device operation's is the start of the
+  // call that issued it, when that call is waiting too (its queued time belongs to it). A
+  // record without times goes with the call of its correlation id; an untimed one, at once (0).
+  void ComputeKeys(const WaitingCalls& calls) {
+    keys_.clear();
+    ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
+      if constexpr (kIsTimed<T>) {
+        for (const T& r : list) {
+          uint64_t key = 0;
+          if constexpr (kHasTime<T>) {
+            if (!Untimed(r)) {
+              key = StartNs(r);
+              if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
+                if (const auto call = calls.Start(r.correlation_id)) key = std::min(key, *call);
+              }
+            }
+          } else if constexpr (kHasCorrelation<T>) {
+            if (const auto call = calls.Start(r.correlation_id)) key = *call;
+          }
+          keys_.push_back(key);
+        }
+      }
+    });
   }
 
   void TryCut() {
-    std::unordered_map<uint64_t, uint64_t> call_start;
-    call_start.reserve(pending_.api_calls.size());
-    for (const ApiCall& c : pending_.api_calls) {
-      if (c.correlation_id == 0) continue;
-      auto [it, added] = call_start.try_emplace(c.correlation_id, c.start_ns);
-      if (!added) it->second = std::min(it->second, c.start_ns);
-    }
-    const std::optional<uint64_t> cut = FindCut(call_start);
+    const WaitingCalls calls(pending_.api_calls);
+    ComputeKeys(calls);
+    const std::optional<uint64_t> cut = FindCut(calls);
     if (!cut) {
       if (pending_records_ > limits_.max_pending_records) {
         return Inexact("no quiescent point within the pending records' bound");
@@ -200,28 +261,31 @@ class Windower {
       next_try_ = std::max(pending_records_ + limits_.cut_every_records, 2 * pending_records_);
       return;
     }
-    // Before the cut (by their span's start): handed on; the rest waits.
+    // Before the cut (by their span's start): handed on; the rest waits, moved to the front of
+    // its list (the lists keep their room for the chunks to come).
     const uint64_t q = *cut;
-    TraceRecords before, after;
+    TraceRecords before = std::move(recycled_);
+    recycled_ = TraceRecords();
     size_t kept = 0;
+    const uint64_t* key = keys_.data();
     ForEachList(pending_, [&]<typename T>(std::vector<T>& list) {
       if constexpr (kIsTimed<T>) {
         std::vector<T>& b = ListOf<T>(before);
-        std::vector<T>& a = ListOf<T>(after);
-        for (T& r : list) {
-          bool left = true;
-          if constexpr (kHasTime<T>) {
-            if (!Untimed(r)) left = EffectiveStart(r, call_start) < q;
-          } else if constexpr (kHasCorrelation<T>) {
-            auto it = call_start.find(r.correlation_id);  // with the call that made it
-            if (it != call_start.end()) left = it->second < q;
+        b.reserve(std::count_if(key, key + list.size(), [&](uint64_t k) { return k < q; }));
+        size_t w = 0;
+        for (size_t i = 0; i < list.size(); ++i) {
+          if (key[i] < q) {
+            b.push_back(std::move(list[i]));
+          } else {
+            if (w != i) list[w] = std::move(list[i]);
+            ++w;
           }
-          (left ? b : a).push_back(std::move(r));
         }
-        kept += a.size();
+        key += list.size();
+        list.erase(list.begin() + w, list.end());
+        kept += w;
       }
     });
-    pending_ = std::move(after);
     pending_records_ = kept;
     next_try_ = kept + limits_.cut_every_records;
     const uint64_t from = last_cut_;
@@ -264,13 +328,23 @@ class Windower {
     w.windows = {{0, std::numeric_limits<uint64_t>::max()}};
     ++out_.windows;
     window_(w, WindowSpan{from.value_or(last_cut_), to});
+    // The window's lists, emptied, hold the next window (fresh ones would page-fault again).
+    ForEachList(w.records, [&]<typename T>(std::vector<T>& list) {
+      list.clear();
+      ListOf<T>(recycled_) = std::move(list);
+    });
   }
 
   const WindowLimits& limits_;
-  TraceReader& reader_;
+  const ChunkPrefetcher& reader_;  // for the strings read so far
   WindowedRead& out_;
   const std::function<void(ProcessTrace&, const WindowSpan&)>& window_;
   TraceRecords pending_;
+  TraceRecords recycled_;  // the last window's lists, emptied
+  std::vector<uint64_t> keys_;  // ComputeKeys', kept for their room
+  std::vector<Span> spans_;  // FindCut's, likewise
+  std::vector<std::pair<uint64_t, uint32_t>> enders_;  // AddPageablePairs', likewise
+  std::vector<int8_t> synchronises_;  // by API name id: 1, 0, or -1 not known yet
   size_t pending_records_ = 0;
   size_t next_try_ = limits_.cut_every_records;
   uint64_t newest_ = 0;
@@ -304,17 +378,17 @@ std::expected<WindowedRead, std::string> ReadInWindows(
   out.whole.header = reader.header();
   WindowLimits resolved = limits;
   if (resolved.horizon_ns == 0) resolved.horizon_ns = ArrivalHorizon(out.whole.header);
-  Windower windower(resolved, reader, &out, window);
+  ChunkPrefetcher chunks(reader);  // decodes the next chunks while this one is cut
+  Windower windower(resolved, chunks, &out, window);
   TraceRecords chunk;
-  while (reader.Next(&chunk)) {
+  while (chunks.Next(&chunk)) {
     if (chunk.process_index != 0) {
       return std::unexpected(path + ": a chunk names process " +
                              std::to_string(chunk.process_index) + " but the file has 1 header(s)");
     }
     if (!windower.Add(chunk)) return out;
-    chunk = TraceRecords();
   }
-  if (!reader.error().empty()) return std::unexpected(reader.error());
+  if (!chunks.error().empty()) return std::unexpected(chunks.error());
   windower.Finish();
   out.whole.strings = reader.strings(0);
   out.whole.truncated = reader.truncated();
