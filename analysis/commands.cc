@@ -283,8 +283,9 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
     } else {
       // Grouped as they are found: the process's findings are never all held.
       findings.BeginProcess();
-      StreamFindings(t, thresholds,
-                     [&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); });
+      StreamFindings(
+          t, thresholds, [&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
+          [&](const Finding& f, uint64_t seq) { return findings.WantsWhole(f, seq); });
     }
     context.trace_ns += t.window_ns();
     if (HasNcclRanges(t)) {

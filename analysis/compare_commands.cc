@@ -44,6 +44,8 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
                                                       std::vector<std::string>* warnings) {
   FindingTotals totals;
   auto add = [&](Finding&& f, uint64_t) { totals.Add(f); };
+  // Totals read a finding's key and time lost only (KeyOf): none needs its text.
+  auto no_text = [](const Finding&, uint64_t) { return false; };
   // Each file in windows as `findings` reads it (bounded memory; per iteration filtered there
   // to the iteration range), else whole.
   auto windowed = [&](const std::string& path,
@@ -53,11 +55,13 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
     if (!plan->exact()) return false;
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
     NoteMatches(plan->matches(), matches);
-    if (auto ran = plan->Run(add); !ran) return std::unexpected(ran.error());
+    if (auto ran = plan->Run(add, no_text); !ran) return std::unexpected(ran.error());
     return true;
   };
   auto done = ForEachFileInWindows(files, filters, warnings, windowed,
-                                   [&](const ProcessTrace& t) { StreamFindings(t, thresholds, add); });
+                                   [&](const ProcessTrace& t) {
+                                     StreamFindings(t, thresholds, add, no_text);
+                                   });
   if (!done) return std::unexpected(done.error());
   return totals;
 }

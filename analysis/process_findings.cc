@@ -46,7 +46,9 @@ ProcessFindings BriefOf(const FindingsDigest& digest) {
 ProcessFindings BriefFindings(const ProcessTrace& trace, const FindingsOptions& options) {
   FindingsDigest digest;
   digest.BeginProcess();
-  StreamFindings(trace, options, [&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); });
+  StreamFindings(
+      trace, options, [&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); },
+      [&](const Finding& f, uint64_t seq) { return digest.WantsWhole(f, seq); });
   return BriefOf(digest);
 }
 

@@ -146,14 +146,18 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
     const ApiCall& c = r.api_calls[i];
     return HostCall{c.start_ns, c.end_ns, c.thread_id, c.name_id, classes[i]};
   };
-  // The calls of `tid` in the kept windows and this one, for a gap that began earlier.
-  auto spanning = [&](uint32_t tid) {
+  // The calls of `tid` in the kept windows, and those of this one that start before `to`, for
+  // a gap that began earlier and is walked up to `to`: Walk stops at the first call that starts
+  // at `to` or later, so the window's later calls (by start: most of them) are not copied.
+  auto spanning = [&](uint32_t tid, uint64_t to) {
     KeptThreadCalls t;
     for (const HostCall& c : kept_) {
       if (c.thread_id == tid) t.calls.push_back(c);
     }
     if (const auto own = in_window(tid)) {
-      for (size_t k = 0; k < own->size(); ++k) t.calls.push_back(own->at(k));
+      for (size_t k = 0; k < own->size() && own->at(k).start_ns < to; ++k) {
+        t.calls.push_back(own->at(k));
+      }
     }
     SortByStart(&t, [](const HostCall& c) { return c.start_ns; });
     return t;
@@ -170,7 +174,7 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
     const HostCall l = host_call(index.Outermost(static_cast<size_t>(found)));
     const uint64_t cut = std::clamp(l.start_ns, gap.start_ns, gap.end_ns);
     if (crosses) {
-      const KeptThreadCalls t = spanning(l.thread_id);
+      const KeptThreadCalls t = spanning(l.thread_id, cut);
       Walk(&t, gap.start_ns, cut, out);
     } else {
       const auto own = in_window(l.thread_id);

@@ -43,7 +43,25 @@ double InUnit(double ns, TimeUnit unit) {
 }
 
 std::string FormatNumber(double value) {
-  const double rounded = std::round(value * 100.0) / 100.0;
+  const double hundredths = std::round(value * 100.0);
+  // Below 2^50 hundredths, "%.2f" of hundredths / 100 prints the integer `hundredths` with its
+  // point moved (the double nearest k / 100 is far closer to it than to (k +- 1) / 100): written
+  // from the integer here, without snprintf (findings format several durations per finding,
+  // and snprintf's floating-point path was most of that).
+  if (std::fabs(hundredths) < 0x1p50) {
+    int64_t k = static_cast<int64_t>(hundredths);
+    std::string text;
+    if (k < 0) {  // (a negative value rounding to 0 prints "0.0", as below)
+      text = "-";
+      k = -k;
+    }
+    text += std::to_string(k / 100);
+    text += '.';
+    text += static_cast<char>('0' + k % 100 / 10);
+    if (k % 10 != 0) text += static_cast<char>('0' + k % 10);
+    return text;
+  }
+  const double rounded = hundredths / 100.0;
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.2f", rounded == 0.0 ? 0.0 : rounded);  // no "-0.00"
   std::string text = buffer;

@@ -34,9 +34,12 @@ struct Wait {
   std::vector<Dependency> deps;
 };
 
+// Said after a start-up finding's explanation (MarkStartUp).
+constexpr const char* kStartUpNote = " (during start-up: paid once)";
+
 class Analyzer {
  public:
-  Analyzer(const RuleInput& input, const std::function<void(Finding&&)>& out)
+  Analyzer(const RuleInput& input, const HostFindingsOut& out)
       : trace_(input.trace),
         index_(input.index),
         model_(input.model),
@@ -180,7 +183,10 @@ class Analyzer {
     return b;
   }
 
-  void SetBlamed(Finding* f, const Wait& wait, const ApiCall& call) const {
+  // The units `wait` waited on, largest overlap first, at most kMaxBlamed; the first `named`
+  // of them only (a finding not wanted whole needs its first: its group's key).
+  void SetBlamed(Finding* f, const Wait& wait, const ApiCall& call,
+                 size_t named = kMaxBlamed) const {
     // Ranked by their sort keys alone, then named: a wait on many units keeps kMaxBlamed of
     // them, and naming the rest (strings each) was most of the host rules' time. std::sort sees
     // the same keys in the same order as when it sorted whole Blamed values: the same result.
@@ -209,6 +215,7 @@ class Analyzer {
       f->blamed_omitted = ranked.size() - kMaxBlamed;
       ranked.resize(kMaxBlamed);
     }
+    if (ranked.size() > named) ranked.resize(named);
     f->blamed.clear();
     f->blamed.reserve(ranked.size());
     for (const Ranked& r : ranked) {
@@ -237,27 +244,44 @@ class Analyzer {
     return text;
   }
 
+  // A finding of call `i` with the fields every sink reads (its group's key among them); Hand
+  // adds the rest when it is wanted whole.
   Finding Base(RuleId rule, uint32_t i) const {
     const ApiCall& c = records_.api_calls[i];
     Finding f;
     f.rule = rule;
     f.api = index_.ApiName(c);
-    f.file = trace_.path;
     f.pid = trace_.header.pid;
     f.thread_id = c.thread_id;
     f.correlation_id = c.correlation_id;
     f.host_start_ns = Duration(trace_.origin_ns, c.start_ns);
     f.host_duration_ns = Duration(c.start_ns, c.end_ns);
-    f.nvtx = NvtxStack(c.thread_id, c.start_ns);
-    if (c.stack_id != 0) {
-      f.call_site = call_sites_.Of(c.stack_id).Chain(f.api);
-      f.caller = call_sites_.Of(c.stack_id).caller;
-      for (const FrameView& frame : call_sites_.Frames(c.stack_id)) {
-        f.stack.push_back(
-            {frame.function, frame.module, frame.module_offset, frame.file, frame.line});
-      }
-    }
+    if (c.stack_id != 0) f.call_site = call_sites_.Of(c.stack_id).Chain(f.api);
     return f;
+  }
+
+  // Hands `f` (a finding of call `i`) on, marked when it is start-up's own work; if it is wanted
+  // whole, with its file, NVTX ranges, call stack and `write_text(&f)`'s explanation first. Most
+  // findings are only counted (findings_digest.h prints each group's worst): their text was
+  // most of the host rules' time.
+  template <typename WriteText>
+  void Hand(Finding&& f, uint32_t i, WriteText&& write_text) const {
+    f.in_start_up = IsStartUpWork(out_.start_up, f);
+    if (!out_.wants_text || out_.wants_text(f)) {
+      const ApiCall& c = records_.api_calls[i];
+      f.file = trace_.path;
+      f.nvtx = NvtxStack(c.thread_id, c.start_ns);
+      if (c.stack_id != 0) {
+        f.caller = call_sites_.Of(c.stack_id).caller;
+        for (const FrameView& frame : call_sites_.Frames(c.stack_id)) {
+          f.stack.push_back(
+              {frame.function, frame.module, frame.module_offset, frame.file, frame.line});
+        }
+      }
+      write_text(&f);
+      if (f.in_start_up) f.explanation += kStartUpNote;
+    }
+    out_.found(std::move(f));
   }
 
   void AnalyzeCall(uint32_t i) {
@@ -374,11 +398,13 @@ class Analyzer {
         Finding f = Base(RuleId::kSyncApi, i);
         f.stream_id = stream;
         f.blocked_ns = wait.blocked_ns;
-        SetBlamed(&f, wait, call);
-        f.explanation = name + (Details().empty() ? "" : " (" + Details() + ")") + " took " +
-                        Dur(f.host_duration_ns) + " on the host: " + Dur(f.blocked_ns) +
-                        " waiting for " + BlameText(f);
-        out_(std::move(f));
+        SetBlamed(&f, wait, call, 1);
+        Hand(std::move(f), i, [&](Finding* f) {
+          SetBlamed(f, wait, call);
+          f->explanation = name + (Details().empty() ? "" : " (" + Details() + ")") + " took " +
+                           Dur(f->host_duration_ns) + " on the host: " + Dur(f->blocked_ns) +
+                           " waiting for " + BlameText(*f);
+        });
       } else {
         wait = {};
       }
@@ -389,11 +415,13 @@ class Analyzer {
       if (wait.blocked_ns >= options_.min_wait_ns) {
         Finding f = Base(RuleId::kImplicitSync, i);
         f.blocked_ns = wait.blocked_ns;
-        SetBlamed(&f, wait, call);
-        f.explanation = name + " took " + Dur(f.host_duration_ns) +
-                        " on the host: " + Dur(f.blocked_ns) + " waiting for " + BlameText(f) +
-                        "; " + name + " synchronises the device";
-        out_(std::move(f));
+        SetBlamed(&f, wait, call, 1);
+        Hand(std::move(f), i, [&](Finding* f) {
+          SetBlamed(f, wait, call);
+          f->explanation = name + " took " + Dur(f->host_duration_ns) +
+                           " on the host: " + Dur(f->blocked_ns) + " waiting for " +
+                           BlameText(*f) + "; " + name + " synchronises the device";
+        });
       } else {
         wait = {};
       }
@@ -414,12 +442,14 @@ class Analyzer {
         Finding f = Base(RuleId::kBlockedOnPriorWork, i);
         fill_copy(&f);
         f.blocked_ns = wait.blocked_ns;
-        SetBlamed(&f, wait, call);
-        f.explanation = name + (Details().empty() ? "" : " (" + Details() + ")") + " took " +
-                        Dur(f.host_duration_ns) + " on the host: " + Dur(f.blocked_ns) +
-                        " waiting for " + BlameText(f) + " + " + Dur(own_device_ns) +
-                        (copy ? " copying" : " setting memory");
-        out_(std::move(f));
+        SetBlamed(&f, wait, call, 1);
+        Hand(std::move(f), i, [&](Finding* f) {
+          SetBlamed(f, wait, call);
+          f->explanation = name + (Details().empty() ? "" : " (" + Details() + ")") + " took " +
+                           Dur(f->host_duration_ns) + " on the host: " + Dur(f->blocked_ns) +
+                           " waiting for " + BlameText(*f) + " + " + Dur(own_device_ns) +
+                           (copy ? " copying" : " setting memory");
+        });
       } else {
         wait = {};
       }
@@ -439,37 +469,41 @@ class Analyzer {
       }
       return f;
     };
-    const std::string after_wait =
-        wait.blocked_ns > 0 ? ", after " + Dur(wait.blocked_ns) + " waiting for earlier work" : "";
+    auto after_wait = [&]() -> std::string {
+      return wait.blocked_ns > 0 ? ", after " + Dur(wait.blocked_ns) + " waiting for earlier work"
+                                 : "";
+    };
     if (m != nullptr) {
       const bool async = m->async || traits.async;
       const bool pageable =
           m->src_kind == MemoryKind::kPageable || m->dst_kind == MemoryKind::kPageable;
       if (async && pageable) {
-        Finding f = own_finding(RuleId::kPageableAsyncMemcpy);
-        f.explanation = name + " (" + Details() +
-                        ") is synchronous because the host memory is "
-                        "pageable: " +
-                        Dur(own_cost) + " of its " + Dur(f.host_duration_ns) +
-                        " on the host went to the copy itself" + after_wait +
-                        "; pinned memory (cudaMallocHost, cudaHostRegister) lets it run "
-                        "asynchronously";
-        out_(std::move(f));
+        Hand(own_finding(RuleId::kPageableAsyncMemcpy), i, [&](Finding* f) {
+          f->explanation = name + " (" + Details() +
+                           ") is synchronous because the host memory is "
+                           "pageable: " +
+                           Dur(own_cost) + " of its " + Dur(f->host_duration_ns) +
+                           " on the host went to the copy itself" + after_wait() +
+                           "; pinned memory (cudaMallocHost, cudaHostRegister) lets it run "
+                           "asynchronously";
+        });
       } else if (!async && own_cost >= options_.min_wait_ns &&
                  !(m->copy_kind == CopyKind::kHtoD &&
                    own_bytes <= options_.sync_memcpy_min_h2d_bytes)) {
-        Finding f = own_finding(RuleId::kSyncMemcpy);
-        f.explanation = name + " (" + Details() + ") is a synchronous copy: it held the host for " +
-                        Dur(own_cost) + after_wait +
-                        "; cudaMemcpyAsync on a stream (with pinned host memory) lets the host "
-                        "continue";
-        out_(std::move(f));
+        Hand(own_finding(RuleId::kSyncMemcpy), i, [&](Finding* f) {
+          f->explanation = name + " (" + Details() +
+                           ") is a synchronous copy: it held the host for " + Dur(own_cost) +
+                           after_wait() +
+                           "; cudaMemcpyAsync on a stream (with pinned host memory) lets the "
+                           "host continue";
+        });
       }
     } else if (s != nullptr && !s->async && !traits.async && own_cost >= options_.min_wait_ns) {
-      Finding f = own_finding(RuleId::kSyncMemset);
-      f.explanation = name + " (" + Details() + ") is a synchronous memset: it held the host for " +
-                      Dur(own_cost) + after_wait + "; cudaMemsetAsync would not";
-      out_(std::move(f));
+      Hand(own_finding(RuleId::kSyncMemset), i, [&](Finding* f) {
+        f->explanation = name + " (" + Details() +
+                         ") is a synchronous memset: it held the host for " + Dur(own_cost) +
+                         after_wait() + "; cudaMemsetAsync would not";
+      });
     }
   }
 
@@ -486,17 +520,19 @@ class Analyzer {
   std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
   // thread -> running maximum of ranges_[thread][0..i]'s end times, to stop NvtxStack's scan.
   std::unordered_map<uint32_t, std::vector<uint64_t>> range_max_end_;
-  const std::function<void(Finding&&)>& out_;
+  const HostFindingsOut& out_;
 };
 
 }  // namespace
 
-void FindHostCallFindings(const RuleInput& input, const std::function<void(Finding&&)>& out) {
+void FindHostCallFindings(const RuleInput& input, const HostFindingsOut& out) {
   Analyzer(input, out).Run();
 }
 
 void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
-  FindHostCallFindings(input, [&](Finding&& f) { out->push_back(std::move(f)); });
+  HostFindingsOut host;
+  host.found = [&](Finding&& f) { out->push_back(std::move(f)); };
+  FindHostCallFindings(input, host);
 }
 
 // Host-time findings of start-up's own work (module loading, context set-up, allocation:
@@ -504,15 +540,17 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
 // start-up was long enough to be one) are marked and say so: paid once, not the steady state's.
 // Other calls before the first kernel are not: a program may copy before it computes, and those
 // copies (pageable_vs_pinned's) are its work, not its start-up.
+bool IsStartUpWork(const Finding* start_up, const Finding& f) {
+  return start_up != nullptr && TimeKindOf(Rule(f.rule).family) == TimeKind::kHost &&
+         StartUpWorkOf(f.api) != StartUpWork::kNone &&
+         f.host_start_ns + f.host_duration_ns <=
+             start_up->host_start_ns + start_up->host_duration_ns;
+}
+
 void MarkStartUp(const Finding* start_up, Finding* f) {
-  if (start_up == nullptr) return;
-  if (TimeKindOf(Rule(f->rule).family) != TimeKind::kHost) return;
-  if (StartUpWorkOf(f->api) == StartUpWork::kNone) return;
-  if (f->host_start_ns + f->host_duration_ns > start_up->host_start_ns + start_up->host_duration_ns) {
-    return;
-  }
+  if (!IsStartUpWork(start_up, *f)) return;
   f->in_start_up = true;
-  f->explanation += " (during start-up: paid once)";
+  f->explanation += kStartUpNote;
 }
 
 namespace {
@@ -520,7 +558,8 @@ constexpr int kPassShift = kFindingsPassShift;
 }  // namespace
 
 void StreamFindings(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model,
-                    const FindingsOptions& options, const FindingSink& sink) {
+                    const FindingsOptions& options, const FindingSink& sink,
+                    const FindingFilter& wants_whole) {
   const RuleInput input{trace, index, model, options};
   // Every pass but the host calls' first: their findings are few (a handful per device and
   // pattern), and the start-up finding among them marks host findings as they are found.
@@ -543,19 +582,20 @@ void StreamFindings(const ProcessTrace& trace, const TraceIndex& index, const St
     if (f.rule == RuleId::kStartUp) start_up = &f;
   }
   uint64_t next = host_pass << kPassShift;
-  FindHostCallFindings(input, [&](Finding&& f) {
-    MarkStartUp(start_up, &f);
-    sink(std::move(f), next++);
-  });
+  HostFindingsOut host;
+  host.found = [&](Finding&& f) { sink(std::move(f), next++); };
+  host.start_up = start_up;
+  if (wants_whole) host.wants_text = [&](const Finding& f) { return wants_whole(f, next); };
+  FindHostCallFindings(input, host);
   for (auto& [seq, f] : others) MarkStartUp(start_up, &f);
   for (auto& [seq, f] : others) sink(std::move(f), seq);
 }
 
 void StreamFindings(const ProcessTrace& trace, const FindingsOptions& options,
-                    const FindingSink& sink) {
+                    const FindingSink& sink, const FindingFilter& wants_whole) {
   const TraceIndex index(trace);
   const StreamModel model(index);
-  StreamFindings(trace, index, model, options, sink);
+  StreamFindings(trace, index, model, options, sink, wants_whole);
 }
 
 std::vector<Finding> FindFindings(const ProcessTrace& trace, const FindingsOptions& options) {

@@ -108,6 +108,12 @@ inline constexpr size_t kMaxBlamed = 16;
 // found them: (host_start_ns, correlation_id, seq) orders a process's findings as FindFindings
 // returns them.
 using FindingSink = std::function<void(Finding&& finding, uint64_t seq)>;
+// Whether a sink wants a finding whole, asked before the host rules write its text (with the seq
+// it will come with, and every other field set): a finding it does not want comes without its
+// explanation, nvtx, stack, caller, file and blamed work after the first. Most findings are only
+// counted and grouped (FindingsDigest::WantsWhole, FindingTotals), and their text was most of the
+// host rules' time. None given: every finding whole.
+using FindingFilter = std::function<bool(const Finding& finding, uint64_t seq)>;
 // A pass's place in the registry (RulePasses()), in the high bits of its findings' `seq`; the
 // low bits number the pass's findings in the order it finds them.
 inline constexpr int kFindingsPassShift = 40;
@@ -117,9 +123,10 @@ inline constexpr int kFindingsPassShift = 40;
 // run last, so that the start-up finding is known while they run. findings_digest.h groups
 // them as they come.
 void StreamFindings(const ProcessTrace& trace, const FindingsOptions& options,
-                    const FindingSink& sink);
+                    const FindingSink& sink, const FindingFilter& wants_whole = {});
 void StreamFindings(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model,
-                    const FindingsOptions& options, const FindingSink& sink);
+                    const FindingsOptions& options, const FindingSink& sink,
+                    const FindingFilter& wants_whole = {});
 
 // Every finding of one process, ordered by time: the registered passes (rule_registry.h), run
 // over one TraceIndex and StreamModel.
@@ -133,11 +140,21 @@ std::vector<Finding> FindFindings(const ProcessTrace& trace, const TraceIndex& i
 // pageable-async-memcpy, sync-memcpy and sync-memset: one pass, because a call's own cost is its
 // host time minus its wait. Registered in rule_registry.cc.
 void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out);
-// The same, each finding handed to `out` as it is found.
-void FindHostCallFindings(const RuleInput& input, const std::function<void(Finding&&)>& out);
+// Where the host pass hands its findings on, each as it is found.
+struct HostFindingsOut {
+  std::function<void(Finding&&)> found;
+  // The start-up finding (none: nothing is): findings of start-up's own work are marked as
+  // MarkStartUp marks them, before `wants_text` sees them.
+  const Finding* start_up = nullptr;
+  // As FindingFilter: whether a finding is wanted with its text. Empty: every one.
+  std::function<bool(const Finding&)> wants_text;
+};
+void FindHostCallFindings(const RuleInput& input, const HostFindingsOut& out);
 
-// A host-time finding of start-up's own work that ended within `start_up` (the start-up
-// finding; none: nothing is marked) is marked in_start_up and says so.
+// Whether `f` is a host-time finding of start-up's own work that ended within `start_up` (the
+// start-up finding; none: no finding is).
+bool IsStartUpWork(const Finding* start_up, const Finding& f);
+// Such a finding is marked in_start_up and says so.
 void MarkStartUp(const Finding* start_up, Finding* f);
 // Findings handed on with their seq (StreamFindings), in FindFindings' order.
 std::vector<Finding> InFindOrder(std::vector<std::pair<uint64_t, Finding>> found);

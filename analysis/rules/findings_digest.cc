@@ -67,15 +67,37 @@ bool FindingsDigest::BecomesWorst(const Group& group, uint64_t blocked_ns, const
          (blocked_ns == g.worst.blocked_ns && order < group.worst);
 }
 
-FindingsDigest::Group& FindingsDigest::GroupOf(const Finding& f) {
+namespace {
+
+// A finding's group key (FindingsDigest::Key) as views into it.
+std::tuple<bool, std::string_view, std::string_view, std::string_view, std::string_view,
+           std::string_view>
+KeyView(const Finding& f) {
   const std::string_view blamed =
       f.blamed.empty() ? std::string_view() : std::string_view(f.blamed.front().name);
-  const std::tuple<bool, std::string_view, std::string_view, std::string_view, std::string_view,
-                   std::string_view>
-      view{f.in_start_up, RuleName(f.rule), f.api, blamed, DetailsGroupKey(f.details),
-           f.call_site};
-  auto it = groups_.find(view);
+  return {f.in_start_up, RuleName(f.rule), f.api, blamed, DetailsGroupKey(f.details),
+          f.call_site};
+}
+
+}  // namespace
+
+bool FindingsDigest::WantsWhole(const Finding& f, uint64_t seq) const {
+  if (keep_all_ || TimeKindOf(Rule(f.rule).family) == TimeKind::kStartUp) return true;
+  const Group* group = Find(f);
+  return group == nullptr ||
+         BecomesWorst(*group, f.blocked_ns, Order{process_, f.host_start_ns, f.correlation_id, seq});
+}
+
+const FindingsDigest::Group* FindingsDigest::Find(const Finding& f) const {
+  auto it = groups_.find(KeyView(f));
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+FindingsDigest::Group& FindingsDigest::GroupOf(const Finding& f) {
+  auto it = groups_.find(KeyView(f));
   if (it == groups_.end()) {
+    const std::string_view blamed =
+        f.blamed.empty() ? std::string_view() : std::string_view(f.blamed.front().name);
     it = groups_
              .try_emplace(Key{f.in_start_up, RuleName(f.rule), f.api, std::string(blamed),
                               std::string(DetailsGroupKey(f.details)), f.call_site})

@@ -52,6 +52,10 @@ class FindingsDigest {
   // Not with keep_all (--all prints the findings in order: add the list).
   void BeginProcess() { ++process_; }
   void Add(Finding finding, uint64_t seq);
+  // Whether Add(finding, seq) would keep the finding (a group's worst from now on, a start-up
+  // finding, or every one with keep_all), so that it must come whole (FindingFilter); the
+  // others count by the fields of their group's key and times only.
+  bool WantsWhole(const Finding& finding, uint64_t seq) const;
 
   // Groups as GroupFindings sorts them: start-up's after the rest, then the largest time lost
   // first, ties in the key's order.
@@ -115,8 +119,9 @@ class FindingsDigest {
   // first of the largest time lost, in the order of everything added.
   static bool BecomesWorst(const Group& group, uint64_t blocked_ns, const Order& order);
   void Add(Finding finding, const Order& order);
-  // The group of `finding` (created empty if new).
+  // The group of `finding` (created empty if new); Find: nullptr if none yet.
   Group& GroupOf(const Finding& finding);
+  const Group* Find(const Finding& finding) const;
 
   bool keep_all_;
   uint64_t process_ = 0;

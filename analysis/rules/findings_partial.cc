@@ -370,8 +370,9 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
       // As RunFindings does it: each process's findings grouped as they are found.
       digest.BeginProcess();
       p.processes.push_back({path, index++});
-      StreamFindings(t, thresholds,
-                     [&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); });
+      StreamFindings(
+          t, thresholds, [&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); },
+          [&](const Finding& f, uint64_t seq) { return digest.WantsWhole(f, seq); });
       p.trace_ns += t.window_ns();
       if (HasNcclRanges(t)) {
         ProcessCollectives collectives = ExtractCollectives(TraceIndex(t));

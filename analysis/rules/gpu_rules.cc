@@ -4,7 +4,6 @@
 #include <map>
 #include <optional>
 #include <span>
-#include <unordered_set>
 
 #include "analysis/model/intervals.h"
 #include "analysis/model/units.h"
@@ -269,7 +268,9 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   dev.whole.covered += CoveredLength(d.busy, s0, s1);
   AddByApi(d.pieces, IdleCause::kSync, s0, s1, &dev.whole.sync);
   AddByApi(d.pieces, IdleCause::kOther, s0, s1, &dev.whole.other);
-  std::unordered_set<uint32_t> launchers;
+  // Each launching call counted once: a bit per call of the window (a hash set of the calls
+  // was most of this function's time).
+  std::vector<bool> launchers(window.records().api_calls.size());
   for (uint32_t o : d.ops) {
     if (ops[o].kind != DeviceOpKind::kKernel) continue;
     ++dev.whole.kernels;
@@ -277,7 +278,8 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     const int64_t call = window.LaunchingCall(ops[o].correlation_id);
     if (call < 0) continue;
     const uint32_t outer = window.Outermost(static_cast<size_t>(call));
-    if (launchers.insert(outer).second) {
+    if (!launchers[outer]) {
+      launchers[outer] = true;
       const ApiCall& c = window.records().api_calls[outer];
       ++dev.launches;
       dev.launch_ns += Duration(c.start_ns, c.end_ns);

@@ -273,10 +273,12 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
 
 std::expected<void, std::string> WindowedFindings::AddTo(FindingsDigest* digest) const {
   digest->BeginProcess();
-  return Run([&](Finding&& f, uint64_t seq) { digest->Add(std::move(f), seq); });
+  return Run([&](Finding&& f, uint64_t seq) { digest->Add(std::move(f), seq); },
+             [&](const Finding& f, uint64_t seq) { return digest->WantsWhole(f, seq); });
 }
 
-std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink) const {
+std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
+                                                       const FindingFilter& wants_whole) const {
   if (!exact_) return std::unexpected("findings in windows: " + why_);
   if (!kept()) return {};  // the filters leave the process out
   const PassPlaces places = Places();
@@ -300,6 +302,10 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink) 
   CarriedEvents events;
   std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
   uint64_t next = places.host << kFindingsPassShift;
+  HostFindingsOut host;
+  host.found = [&](Finding&& f) { sink(std::move(f), next++); };
+  host.start_up = marker;
+  if (wants_whole) host.wants_text = [&](const Finding& f) { return wants_whole(f, next); };
   size_t windows = 0;
   auto read = ReadInWindows(path_, limits_, [&](ProcessTrace& w, const WindowSpan& span) {
     ++windows;
@@ -325,10 +331,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink) 
     const TraceIndex index(w);
     const StreamModel model(index, {.events = events.list(), .streams = streams_});
     const RuleInput input{w, index, model, options_};
-    FindHostCallFindings(input, [&](Finding&& f) {
-      MarkStartUp(marker, &f);
-      sink(std::move(f), next++);
-    });
+    FindHostCallFindings(input, host);
     gpu.Add(index, timeline.Add(index), timeline);
     tally.Add(index, bounds_);
     overlap.Add(index, model);

@@ -74,8 +74,9 @@ class WindowedFindings {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
   // The second read: every finding of the process to `sink`, with the seq StreamFindings
-  // gives it. Only when exact().
-  std::expected<void, std::string> Run(const FindingSink& sink) const;
+  // gives it (whole where `wants_whole` says so, as StreamFindings). Only when exact().
+  std::expected<void, std::string> Run(const FindingSink& sink,
+                                       const FindingFilter& wants_whole = {}) const;
   // Run into `digest` as the next process's findings (BeginProcess, then each as found).
   std::expected<void, std::string> AddTo(FindingsDigest* digest) const;
 

@@ -199,6 +199,27 @@ TEST(FindingsDigestTest, ReportsOfProcessesAddedInTurnEqualTheConcatenatedList) 
       ExpectSameGroups(streamed.Groups(), ReferenceGroups(list));
       EXPECT_EQ(FindingsTable(streamed, context), FindingsTable(list, context));
       EXPECT_EQ(FindingsJson(streamed, context), FindingsJson(list, context));
+
+      // With WantsWhole asked first: the host findings that cannot become their group's worst
+      // come without their text, and the reports are the same.
+      FindingsDigest filtered;
+      size_t without_text = 0;
+      for (const ProcessTrace& t : traces) {
+        filtered.BeginProcess();
+        StreamFindings(
+            t, {},
+            [&](Finding&& f, uint64_t seq) {
+              if (f.explanation.empty()) ++without_text;
+              filtered.Add(std::move(f), seq);
+            },
+            [&](const Finding& f, uint64_t seq) { return filtered.WantsWhole(f, seq); });
+      }
+      EXPECT_GT(without_text, 0u);
+      ExpectSameGroups(filtered.Groups(), ReferenceGroups(list));
+      EXPECT_EQ(FindingsTable(filtered, context), FindingsTable(list, context));
+      EXPECT_EQ(FindingsJson(filtered, context), FindingsJson(list, context));
+      EXPECT_EQ(FindingsCsv(filtered, context), FindingsCsv(list, context));
+      EXPECT_EQ(FindingsHeadline(filtered, context), FindingsHeadline(list, context));
     }
     EXPECT_EQ(digest.all().size(), all ? list.size() : 0u);
   }

@@ -3,6 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
 namespace libprof::analysis {
 namespace {
 
@@ -28,6 +34,35 @@ TEST(UnitsTest, NumbersBytesPercentBandwidth) {
   EXPECT_EQ(FormatPercent(1, 0), "0.00%");
   EXPECT_EQ(FormatBandwidth(16'000'000, 1'000'000), "16.00 GB/s");
   EXPECT_EQ(FormatBandwidth(1, 0), "");
+}
+
+// FormatNumber writes the rounded number from an integer, not with snprintf: the same text as
+// "%.2f" of the value rounded to 2 decimals with trailing zeros dropped (the format's
+// definition), over values of every magnitude a duration in any unit takes, halves, negatives.
+TEST(UnitsTest, NumbersPrintAsPrintfWould) {
+  auto by_printf = [](double value) {
+    const double rounded = std::round(value * 100.0) / 100.0;
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.2f", rounded == 0.0 ? 0.0 : rounded);
+    std::string text = buffer;
+    while (text.size() > 1 && text.back() == '0' && text[text.size() - 2] != '.') text.pop_back();
+    return text;
+  };
+  std::mt19937_64 random(15);
+  std::vector<double> values = {0.0,     -0.0,   0.005, 0.015,     0.125,  0.995, 999.995,
+                                -0.005,  -1.5,   1e13,  1.5e13,    1e15,   1e300, -1e300,
+                                1.0 / 3, 2.0 / 3, 12.345, 999.999, 1000.0, 0.01};
+  for (int i = 0; i < 200'000; ++i) {
+    const double magnitude = std::pow(10.0, std::uniform_real_distribution<double>(-3, 16)(random));
+    const double v = std::uniform_real_distribution<double>(0, 1)(random) * magnitude;
+    values.push_back(i % 7 == 0 ? -v : v);
+    // Exact hundredths and halves of them (ties), as durations in ns, µs and ms give.
+    const int64_t k = static_cast<int64_t>(random() % 100'000'000);
+    values.push_back(static_cast<double>(k) / 100.0);
+    values.push_back((static_cast<double>(k) + 0.5) / 100.0);
+    values.push_back(static_cast<double>(k) / 1e3);
+  }
+  for (double v : values) ASSERT_EQ(FormatNumber(v), by_printf(v)) << v;
 }
 
 TEST(UnitsTest, ParsesDurations) {

@@ -386,6 +386,11 @@ TEST(WindowedFindingsTest, TheReportsOfTheWindowsAreTheWholeTraces) {
     const FindingsReportContext context{.thresholds = options, .trace_ns = whole.window_ns()};
     EXPECT_EQ(FindingsTable(grouped, context), FindingsTable(grouped_whole, context));
     EXPECT_EQ(FindingsJson(grouped, context), FindingsJson(grouped_whole, context));
+    // AddTo: only the findings that can become their group's worst come with their text.
+    FindingsDigest added;
+    ASSERT_TRUE(plan->AddTo(&added).has_value());
+    EXPECT_EQ(FindingsTable(added, context), FindingsTable(grouped_whole, context));
+    EXPECT_EQ(FindingsJson(added, context), FindingsJson(grouped_whole, context));
     FindingsReportContext listed = context;
     listed.all = true;
     EXPECT_EQ(FindingsCsv(all, listed), FindingsCsv(all_whole, listed));
