@@ -1,5 +1,6 @@
 #include "analysis/rules/windowed_findings.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,6 +21,13 @@ namespace libprof::analysis {
 namespace {
 
 uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+// A cut is tried once this many records wait, a quarter of trace_windows.h's default: the
+// findings hold a window's records several times over (the window, its TraceIndex and
+// StreamModel, the chunks decoded ahead), so smaller windows lower their peak at the same speed
+// (bench/README.md: 10M-record synthetic trace 150 -> 97 MB, 1M 150 -> 93 MB); what the horizon
+// holds stays either way.
+constexpr size_t kFindingsWindowRecords = size_t{1} << 16;
 
 // The events recorded in the windows so far that a later window may name: each event's latest
 // recording (FindEvent by event id wants the last one before a call, and every earlier window's
@@ -134,18 +142,53 @@ struct MissingStacks {
 
 std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
     const std::string& path, const FindingsOptions& options, const WindowLimits& limits) {
+  return Read(WindowedFindings(path, options, limits));
+}
+
+std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
+    const std::string& path, const FindingsOptions& options, const FilterOptions& filters,
+    const WindowLimits& limits) {
   WindowedFindings plan(path, options, limits);
+  if (!filters.active()) return Read(std::move(plan));
+  plan.filter_.emplace(filters);
+  if (!plan.filter_->usable()) {
+    plan.Inexact("filters that select no time");
+    return plan;
+  }
+  // At most twice: the second read knows the recording and every selected range.
+  for (;;) {
+    auto read = Read(plan);
+    if (!read || !read->exact_) return read;
+    std::string why;
+    switch (read->filter_->Settle(read->whole_, &why)) {
+      case WindowFilter::Outcome::kExact:
+        read->whole_.windows = read->filter_->Windows(read->whole_);
+        return read;
+      case WindowFilter::Outcome::kInexact:
+        read->Inexact(why);
+        return read;
+      case WindowFilter::Outcome::kReadAgain:
+        plan.filter_ = std::move(read->filter_);
+        break;
+    }
+  }
+}
+
+std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFindings plan) {
   plan.limits_.call_stacks = true;
   plan.limits_.hold_pageable_pairs = true;
+  plan.limits_.cut_every_records =
+      std::min(plan.limits_.cut_every_records, kFindingsWindowRecords);
   if (!Places().known) plan.Inexact("a rule pass that does not run in windows");
   StartUpScan scan;
   std::map<uint32_t, StreamClass> classes;  // as the first window with work on a stream saw it
   CarriedEvents events;
-  std::unordered_set<uint64_t> sync_ids, unresolved;  // every recording's; named, not carried
+  std::unordered_set<uint64_t> sync_ids, unresolved;  // every known recording's; named, not carried
   MissingStacks missing;
   std::map<uint32_t, uint32_t> stream_context;
-  auto read = ReadInWindows(path, plan.limits_, [&](ProcessTrace& w, const WindowSpan& span) {
+  auto read = ReadInWindows(plan.path_, plan.limits_, [&](ProcessTrace& w, const WindowSpan& span) {
     if (!plan.exact_) return;
+    if (plan.filter_ && !plan.filter_->Learn(&w, span)) return;
     const TraceRecords& r = w.records;
     if (!r.unified_memory_counters.empty()) return plan.Inexact("unified memory counters");
     if (HasNcclRanges(w)) return plan.Inexact("NCCL ranges (collectives need the whole process)");
@@ -188,9 +231,11 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
     }
     std::unordered_set<uint64_t> recorded;  // sync ids this window resolves itself
     for (const CudaEvent& e : r.cuda_events) {
-      if (e.sync_id == 0) continue;
+      // A recording without its call (--from/--to may leave the call out) is unknown to
+      // StreamModel here as in the whole trace: its call would share its window.
+      if (e.sync_id == 0 || index.LaunchingCall(e.correlation_id) < 0) continue;
       sync_ids.insert(e.sync_id);
-      if (index.LaunchingCall(e.correlation_id) >= 0) recorded.insert(e.sync_id);
+      recorded.insert(e.sync_id);
     }
     for (const Synchronization& s : r.synchronizations) {
       if (s.type != SyncType::kEventSynchronize && s.type != SyncType::kStreamWaitEvent) continue;
@@ -244,6 +289,7 @@ std::expected<void, std::string> WindowedFindings::AddTo(FindingsDigest* digest)
 std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
                                                        const FindingFilter& wants_whole) const {
   if (!exact_) return std::unexpected("findings in windows: " + why_);
+  if (!kept()) return {};  // the filters leave the process out
   const PassPlaces places = Places();
   // The start-up finding's span, to mark host findings as they are found (StreamFindings
   // marks them with the finding itself; only its span counts).
@@ -272,6 +318,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   size_t windows = 0;
   auto read = ReadInWindows(path_, limits_, [&](ProcessTrace& w, const WindowSpan& span) {
     ++windows;
+    if (filter_) filter_->Apply(&w);
     w.origin_ns = whole_.origin_ns;
     // The window's ranges: those of earlier windows still open, its own but the late ones, and
     // the late ones it overlaps (as the first read found them). Still open at the next cut:
