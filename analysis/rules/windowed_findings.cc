@@ -198,11 +198,37 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
     }
     const TraceIndex index(w);
     if (!PerThreadStreams(index).empty()) return plan.Inexact("per-thread default streams");
+    // One pass over the operations (millions), with lookups per stream and device (a few) and
+    // no heap work per operation: each stream's class as this window sees it (it depends on the
+    // stream only), each stream's context as StreamModel takes it (its first unit's, a unit's
+    // being its first operation's: OpsOf's first) until known, each device's busy span.
     const StreamClassifier classifier(r);
-    for (const DeviceOp& op : index.device_ops()) {
-      const StreamClass c = classifier.Classify(op.stream_id, false);
-      auto [it, added] = classes.try_emplace(op.stream_id, c);
-      if (!added && it->second != c) return plan.Inexact("a stream's class changed");
+    std::unordered_map<uint32_t, uint32_t*> context_of;  // stream -> its stream_context entry
+    std::unordered_map<uint32_t, Interval> busy;           // device -> first start, last end
+    uint32_t last_stream = 0;
+    uint32_t* context = nullptr;  // last_stream's
+    const auto& ops = index.device_ops();
+    for (const DeviceOp& op : ops) {
+      if (context == nullptr || op.stream_id != last_stream) {
+        last_stream = op.stream_id;
+        auto [seen, first] = context_of.try_emplace(op.stream_id, nullptr);
+        if (first) {
+          const StreamClass c = classifier.Classify(op.stream_id, false);
+          auto [it, added] = classes.try_emplace(op.stream_id, c);
+          if (!added && it->second != c) return plan.Inexact("a stream's class changed");
+          seen->second = &stream_context.try_emplace(op.stream_id, 0).first->second;
+        }
+        context = seen->second;
+      }
+      if (*context == 0) {
+        *context = op.correlation_id == 0 ? op.context_id
+                                          : ops[index.OpsOf(op.correlation_id).front()].context_id;
+      }
+      if (op.end_ns > op.start_ns) {  // (MergeIntervals' pieces: empty ones add no busy time)
+        auto [it, added] = busy.try_emplace(op.device_id, Interval{op.start_ns, op.end_ns});
+        it->second.start_ns = std::min(it->second.start_ns, op.start_ns);
+        it->second.end_ns = std::max(it->second.end_ns, op.end_ns);
+      }
     }
     std::unordered_set<uint64_t> recorded;  // sync ids this window resolves itself
     for (const CudaEvent& e : r.cuda_events) {
@@ -233,27 +259,10 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
       unpaired_threads.insert(thread);
     }
     scan.Add(index);
-    // Each stream's context as StreamModel takes it: its first unit's (a unit's is its first
-    // operation's).
-    std::unordered_map<uint64_t, uint32_t> unit_context;
-    for (const DeviceOp& op : index.device_ops()) {
-      uint32_t context = op.context_id;
-      if (op.correlation_id != 0) {
-        context = unit_context.try_emplace(op.correlation_id, op.context_id).first->second;
-      }
-      auto [it, added] = stream_context.try_emplace(op.stream_id, context);
-      if (!added && it->second == 0) it->second = context;
-    }
-    std::map<uint32_t, std::vector<Interval>> busy;
-    for (const DeviceOp& op : index.device_ops()) {
-      busy[op.device_id].push_back({op.start_ns, op.end_ns});
-    }
-    for (auto& [device, list] : busy) {
-      const std::vector<Interval> merged = MergeIntervals(std::move(list));
-      if (merged.empty()) continue;
-      auto [it, added] = plan.active_.try_emplace(device, merged.front());
-      it->second.start_ns = std::min(it->second.start_ns, merged.front().start_ns);
-      it->second.end_ns = std::max(it->second.end_ns, merged.back().end_ns);
+    for (const auto& [device, span] : busy) {
+      auto [it, added] = plan.active_.try_emplace(device, span);
+      it->second.start_ns = std::min(it->second.start_ns, span.start_ns);
+      it->second.end_ns = std::max(it->second.end_ns, span.end_ns);
     }
   });
   if (!read) return std::unexpected(read.error());
