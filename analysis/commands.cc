@@ -293,13 +293,16 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
       for (const std::string& w : collectives.back().warnings) warnings->push_back(w);
     }
   };
-  // Each file in windows (bounded memory, windowed_findings.h), else whole: the same findings
-  // either way.
-  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
-    auto plan = WindowedFindings::Plan(path, thresholds);
+  // Each file in windows (bounded memory, windowed_findings.h), filtered there, else whole: the
+  // same findings either way.
+  auto windowed = [&](const std::string& path,
+                      FilterMatches* matches) -> std::expected<bool, std::string> {
+    auto plan = WindowedFindings::Plan(path, thresholds, options.filters);
     if (!plan) return std::unexpected(plan.error());
     if (!plan->exact()) return false;
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
+    NoteMatches(plan->matches(), matches);
+    if (!plan->kept()) return true;
     if (options.all) {
       std::vector<std::pair<uint64_t, Finding>> found;  // --all lists them in order
       auto ran = plan->Run(
@@ -388,8 +391,10 @@ std::expected<std::string, std::string> RunStreams(const CommandOptions& options
                                                    std::vector<std::string>* warnings) {
   std::vector<StreamsReport> reports;
   auto whole = [&](const ProcessTrace& t) { reports.push_back(AnalyzeStreams(t)); };
-  // Each file in windows (bounded memory), else whole: the same report either way.
-  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
+  // Each file in windows (bounded memory), else (and with filters) whole: the same report
+  // either way.
+  auto windowed = [&](const std::string& path, FilterMatches*) -> std::expected<bool, std::string> {
+    if (options.filters.active()) return false;
     StreamsAccumulator streams;
     auto read = ReadInWindows(path, {}, [&](const ProcessTrace& w) { streams.Add(w); });
     if (!read) return std::unexpected(read.error());
@@ -429,9 +434,10 @@ std::expected<std::string, std::string> RunMemory(const MemoryCommandOptions& op
       warnings->push_back(t.path + ": " + w);
     }
   };
-  // Each file in windows (bounded memory, memory_in_windows.h), else whole: the same report
-  // either way.
-  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
+  // Each file in windows (bounded memory, memory_in_windows.h), else (and with filters) whole:
+  // the same report either way.
+  auto windowed = [&](const std::string& path, FilterMatches*) -> std::expected<bool, std::string> {
+    if (options.filters.active()) return false;
     auto read = AnalyzeMemoryInWindows(path, options.timeline);
     if (!read) return std::unexpected(read.error());
     if (!read->has_value()) return false;

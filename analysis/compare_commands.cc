@@ -46,12 +46,15 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
   auto add = [&](Finding&& f, uint64_t) { totals.Add(f); };
   // Totals read a finding's key and time lost only (KeyOf): none needs its text.
   auto no_text = [](const Finding&, uint64_t) { return false; };
-  // Each file in windows as `findings` reads it (bounded memory), else whole.
-  auto windowed = [&](const std::string& path) -> std::expected<bool, std::string> {
-    auto plan = WindowedFindings::Plan(path, thresholds);
+  // Each file in windows as `findings` reads it (bounded memory; per iteration filtered there
+  // to the iteration range), else whole.
+  auto windowed = [&](const std::string& path,
+                      FilterMatches* matches) -> std::expected<bool, std::string> {
+    auto plan = WindowedFindings::Plan(path, thresholds, filters);
     if (!plan) return std::unexpected(plan.error());
     if (!plan->exact()) return false;
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
+    NoteMatches(plan->matches(), matches);
     if (auto ran = plan->Run(add, no_text); !ran) return std::unexpected(ran.error());
     return true;
   };

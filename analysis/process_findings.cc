@@ -65,19 +65,19 @@ std::expected<void, std::string> AddProcessFindings(const std::vector<std::strin
   std::vector<std::string> said_already;
   FilterMatches unused;
   for (const std::string& path : *paths) {
-    if (!filters.active()) {
-      // In windows when they give the exact findings (bounded memory, windowed_findings.h).
-      auto plan = WindowedFindings::Plan(path, options);
-      if (!plan) return std::unexpected(plan.error());
-      if (plan->exact()) {
-        FindingsDigest digest;
-        if (auto ran = plan->AddTo(&digest); !ran) return std::unexpected(ran.error());
-        const ProcessTrace& t = plan->whole();
-        if (auto it = part_of.find({t.path, t.header.pid}); it != part_of.end()) {
-          it->second->findings = BriefOf(digest);
-        }
-        continue;
+    // In windows, filtered there, when they give the exact findings (bounded memory,
+    // windowed_findings.h).
+    auto plan = WindowedFindings::Plan(path, options, filters);
+    if (!plan) return std::unexpected(plan.error());
+    if (plan->exact()) {
+      if (!plan->kept()) continue;
+      FindingsDigest digest;
+      if (auto ran = plan->AddTo(&digest); !ran) return std::unexpected(ran.error());
+      const ProcessTrace& t = plan->whole();
+      if (auto it = part_of.find({t.path, t.header.pid}); it != part_of.end()) {
+        it->second->findings = BriefOf(digest);
       }
+      continue;
     }
     auto loaded = LoadTraceFile(path, &said_already);
     if (!loaded) return std::unexpected(loaded.error());

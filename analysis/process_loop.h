@@ -16,6 +16,21 @@
 
 namespace libprof::analysis {
 
+// One file of ForEachProcess: loaded, filtered (what the filters matched noted in *matches) and
+// each process handed to `analyse`.
+template <typename Analyse>
+std::expected<void, std::string> ForEachProcessOf(const std::string& path,
+                                                  const FilterOptions& filters,
+                                                  std::vector<std::string>* warnings,
+                                                  FilterMatches* matches, Analyse& analyse) {
+  auto loaded = LoadTraceFile(path, warnings);
+  if (!loaded) return std::unexpected(loaded.error());
+  auto kept = FilterProcesses(std::move(*loaded), filters, matches);
+  if (!kept) return std::unexpected(kept.error());
+  for (const ProcessTrace& t : *kept) analyse(t);
+  return {};
+}
+
 template <typename Analyse>
 std::expected<void, std::string> ForEachProcess(const std::vector<std::string>& inputs,
                                                 const FilterOptions& filters,
@@ -26,36 +41,38 @@ std::expected<void, std::string> ForEachProcess(const std::vector<std::string>& 
   if (!files) return std::unexpected(files.error());
   FilterMatches matches;
   for (const std::string& path : *files) {
-    auto loaded = LoadTraceFile(path, warnings);
-    if (!loaded) return std::unexpected(loaded.error());
-    auto kept = FilterProcesses(std::move(*loaded), filters, &matches);
-    if (!kept) return std::unexpected(kept.error());
-    for (const ProcessTrace& t : *kept) analyse(t);
+    if (auto done = ForEachProcessOf(path, filters, warnings, &matches, analyse); !done) {
+      return done;
+    }
   }
   return CheckFilterMatches(filters, matches);
 }
 
 // The loop of the commands that read a file in windows when they can (bounded memory,
-// model/trace_windows.h): with filters, every process whole (ForEachProcess); else each file goes
-// to `windowed(path)`, which analyses it in windows and returns true, or returns false when the
-// windows cannot give the exact answer, and the file is then analysed whole. The output is the
-// same either way; an error of either stops the loop.
+// model/trace_windows.h): each file goes to `windowed(path, &matches)`, which analyses it in
+// windows, filtered as ApplyFilters filters it (model/window_filter.h), notes in matches what
+// the filters matched and returns true, or returns false when the windows cannot give the exact
+// answer (or it does not filter in windows), and the file is then analysed whole, as
+// ForEachProcess does. The output is the same either way; an error of either stops the loop;
+// once every file is read, a filter that matched nothing is an error (CheckFilterMatches).
 template <typename Windowed, typename Whole>
 std::expected<void, std::string> ForEachFileInWindows(const std::vector<std::string>& inputs,
                                                       const FilterOptions& filters,
                                                       std::vector<std::string>* warnings,
                                                       Windowed windowed, Whole whole) {
-  if (filters.active()) return ForEachProcess(inputs, filters, warnings, whole);
   if (inputs.empty()) return std::unexpected("no trace file given");
   auto files = ExpandTraceInputs(inputs);
   if (!files) return std::unexpected(files.error());
+  FilterMatches matches;
   for (const std::string& path : *files) {
-    std::expected<bool, std::string> done = windowed(path);
+    std::expected<bool, std::string> done = windowed(path, &matches);
     if (!done) return std::unexpected(done.error());
     if (*done) continue;
-    if (auto loaded = ForEachProcess({path}, filters, warnings, whole); !loaded) return loaded;
+    if (auto loaded = ForEachProcessOf(path, filters, warnings, &matches, whole); !loaded) {
+      return loaded;
+    }
   }
-  return {};
+  return CheckFilterMatches(filters, matches);
 }
 
 }  // namespace libprof::analysis

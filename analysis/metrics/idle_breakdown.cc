@@ -187,7 +187,18 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
   };
 
   std::map<uint32_t, std::vector<uint32_t>> by_device;  // ops, by start
-  for (uint32_t o = 0; o < ops.size(); ++o) by_device[ops[o].device_id].push_back(o);
+  {
+    // A device's ops come in runs: its list is looked up once per run, not per op.
+    uint32_t last_device = 0;
+    std::vector<uint32_t>* list = nullptr;
+    for (uint32_t o = 0; o < ops.size(); ++o) {
+      if (list == nullptr || ops[o].device_id != last_device) {
+        last_device = ops[o].device_id;
+        list = &by_device[last_device];
+      }
+      list->push_back(o);
+    }
+  }
   std::vector<DeviceIdle> out;
   for (const auto& [device, list] : by_device) {
     DeviceIdle d;

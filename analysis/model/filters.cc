@@ -72,17 +72,44 @@ void KeepCalls(ProcessTrace* trace, const std::vector<bool>& keep) {
 }
 
 void ApplyWindow(ProcessTrace* trace, uint64_t from, uint64_t to) {
-  const uint64_t base = trace->start_ns();
-  std::vector<Interval> window = {{base + from, to == UINT64_MAX ? UINT64_MAX : base + to}};
-  trace->windows = Intersect(trace->windows, window);
-  const std::vector<Interval>& w = trace->windows;
-  TraceRecords& r = trace->records;
-  ForEachList(r, [&]<typename T>(std::vector<T>& list) {
-    if constexpr (kHasTime<T>) KeepIf(&list, [&](const T& x) { return InWindows(w, StartNs(x)); });
+  trace->windows = Intersect(trace->windows, {TimeFilterWindow(trace->start_ns(), from, to)});
+  KeepStartingIn(trace, trace->windows);
+}
+
+// Returns false when no range of this process matches.
+bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
+  NvtxSelection selection;
+  for (const NvtxRange& range : MatchingRanges(*trace, names)) selection.Add(range);
+  if (selection.empty()) return false;
+  selection.Seal();
+  KeepInside(trace, selection);
+  trace->windows = Intersect(trace->windows, selection.spans());
+  return true;
+}
+
+}  // namespace
+
+Interval TimeFilterWindow(uint64_t base_ns, uint64_t from, uint64_t to) {
+  return {base_ns + from, to == UINT64_MAX ? UINT64_MAX : base_ns + to};
+}
+
+void KeepStartingIn(ProcessTrace* trace, const std::vector<Interval>& windows) {
+  ForEachList(trace->records, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasTime<T>) {
+      KeepIf(&list, [&](const T& x) { return InWindows(windows, StartNs(x)); });
+    }
   });
 }
 
-void ApplyThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids) {
+bool HasThreadActivity(const ProcessTrace& trace, uint32_t tid) {
+  const TraceRecords& r = trace.records;
+  return std::any_of(r.api_calls.begin(), r.api_calls.end(),
+                     [&](const ApiCall& c) { return c.thread_id == tid; }) ||
+         std::any_of(r.nvtx_events.begin(), r.nvtx_events.end(),
+                     [&](const NvtxEvent& e) { return e.thread_id == tid; });
+}
+
+void KeepThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids) {
   TraceRecords& r = trace->records;
   std::vector<bool> keep(r.api_calls.size());
   for (size_t i = 0; i < keep.size(); ++i) keep[i] = Contains(tids, r.api_calls[i].thread_id);
@@ -94,25 +121,27 @@ void ApplyThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids) {
   });
 }
 
-// Returns false when no range of this process matches.
-bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
-  TraceRecords& r = trace->records;
+std::vector<NvtxRange> MatchingRanges(const ProcessTrace& trace,
+                                      const std::vector<std::string>& names) {
   std::unordered_map<uint32_t, std::string> domains;
-  for (const NvtxDomain& d : r.nvtx_domains) domains[d.id] = trace->Str(d.name_id);
-  NvtxSelection selection;
-  for (const NvtxEvent& e : r.nvtx_events) {
+  for (const NvtxDomain& d : trace.records.nvtx_domains) domains[d.id] = trace.Str(d.name_id);
+  std::vector<NvtxRange> ranges;
+  for (const NvtxEvent& e : trace.records.nvtx_events) {
     if (e.kind == NvtxKind::kMark) continue;
     const std::string& domain = e.domain_id == 0 ? std::string() : domains[e.domain_id];
     for (const std::string& name : names) {
-      if (NvtxNameMatches(name, domain, trace->Str(e.message_id))) {
+      if (NvtxNameMatches(name, domain, trace.Str(e.message_id))) {
         const uint32_t end_thread = e.kind == NvtxKind::kStartEnd ? e.end_thread_id : e.thread_id;
-        selection.Add(e.thread_id, end_thread, e.start_ns, e.end_ns);
+        ranges.push_back({e.thread_id, end_thread, e.start_ns, e.end_ns});
         break;
       }
     }
   }
-  if (selection.empty()) return false;
-  selection.Seal();
+  return ranges;
+}
+
+void KeepInside(ProcessTrace* trace, const NvtxSelection& selection) {
+  TraceRecords& r = trace->records;
   auto inside = [&](uint32_t thread, uint64_t start, uint64_t end) {
     return selection.Inside(thread, start, end);
   };
@@ -130,11 +159,17 @@ bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
       KeepIf(&list, [&](const T& x) { return inside(x.thread_id, StartNs(x), StartNs(x)); });
     }
   });
-  trace->windows = Intersect(trace->windows, selection.spans());
-  return true;
 }
 
-}  // namespace
+void NoteMatches(const FilterMatches& seen, FilterMatches* into) {
+  for (uint32_t pid : seen.pids) {
+    if (!Contains(into->pids, pid)) into->pids.push_back(pid);
+  }
+  for (uint32_t tid : seen.tids) {
+    if (!Contains(into->tids, tid)) into->tids.push_back(tid);
+  }
+  into->nvtx = into->nvtx || seen.nvtx;
+}
 
 bool NvtxNameMatches(const std::string& wanted, const std::string& domain,
                      const std::string& message) {
@@ -167,14 +202,11 @@ std::expected<std::vector<ProcessTrace>, std::string> FilterProcesses(
   if (!options.tids.empty()) {
     for (uint32_t tid : options.tids) {
       const bool found = std::any_of(traces.begin(), traces.end(), [&](const ProcessTrace& t) {
-        return std::any_of(t.records.api_calls.begin(), t.records.api_calls.end(),
-                           [&](const ApiCall& c) { return c.thread_id == tid; }) ||
-               std::any_of(t.records.nvtx_events.begin(), t.records.nvtx_events.end(),
-                           [&](const NvtxEvent& e) { return e.thread_id == tid; });
+        return HasThreadActivity(t, tid);
       });
       if (found) note(&matches->tids, tid);
     }
-    for (ProcessTrace& t : traces) ApplyThreads(&t, options.tids);
+    for (ProcessTrace& t : traces) KeepThreads(&t, options.tids);
   }
   if (!options.nvtx.empty()) {
     std::vector<ProcessTrace> kept;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/model/intervals.h"
+#include "analysis/model/nvtx_selection.h"
 #include "analysis/model/trace_loader.h"
 
 namespace libprof::analysis {
@@ -54,6 +56,27 @@ std::expected<std::vector<ProcessTrace>, std::string> FilterProcesses(
     std::vector<ProcessTrace> traces, const FilterOptions& options, FilterMatches* matches);
 std::expected<void, std::string> CheckFilterMatches(const FilterOptions& options,
                                                     const FilterMatches& matches);
+
+// Adds to *into what `seen` matched (the matches of one file read apart, window_filter.h).
+void NoteMatches(const FilterMatches& seen, FilterMatches* into);
+
+// The steps of FilterProcesses on one process, each keeping or dropping records one at a time
+// (by its own time, thread or range, or by its call's correlation id), so that a trace read in
+// windows, whose calls share a window with their work, is filtered window by window to the
+// records the whole trace keeps (window_filter.h):
+// --from/--to's window of a process whose recording starts at `base_ns`;
+Interval TimeFilterWindow(uint64_t base_ns, uint64_t from, uint64_t to);
+// the timed records whose start lies in `windows`;
+void KeepStartingIn(ProcessTrace* trace, const std::vector<Interval>& windows);
+// whether thread `tid` made an API call or an NVTX event (--tid's "matches nothing");
+bool HasThreadActivity(const ProcessTrace& trace, uint32_t tid);
+// --tid: the threads' calls, the work of those calls and the threads' other records;
+void KeepThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids);
+// --nvtx: the ranges of `trace` that `names` designate (marks are no ranges), and the records
+// inside the selected ranges (ApplyFilters' --nvtx above; the caller narrows the windows).
+std::vector<NvtxRange> MatchingRanges(const ProcessTrace& trace,
+                                      const std::vector<std::string>& names);
+void KeepInside(ProcessTrace* trace, const NvtxSelection& selection);
 
 // True when NVTX range name `wanted` designates `domain`/`message` ("m" or "d:m" or "d: m").
 bool NvtxNameMatches(const std::string& wanted, const std::string& domain,

@@ -16,9 +16,18 @@
 
 namespace libprof::analysis {
 
+// A selected range: the threads whose records it holds and its time.
+struct NvtxRange {
+  uint32_t thread_id = 0;
+  uint32_t end_thread_id = 0;  // the thread that ended a start/end range, else thread_id
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
 class NvtxSelection {
  public:
   void Add(uint32_t thread_id, uint32_t end_thread_id, uint64_t start_ns, uint64_t end_ns);
+  void Add(const NvtxRange& r) { Add(r.thread_id, r.end_thread_id, r.start_ns, r.end_ns); }
   void Seal();  // after the last Add, before the first Inside
 
   bool empty() const { return spans_.empty() && threads_.empty(); }

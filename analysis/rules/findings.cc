@@ -73,6 +73,7 @@ class Analyzer {
     for (uint32_t u = 0; u < units.size(); ++u) {
       if (owner[u] >= 0) own_units_[filled[owner[u]]++] = u;
     }
+    syncs_.assign(records_.api_calls.size(), nullptr);
     for (const Synchronization& s : records_.synchronizations) {
       if (s.type == SyncType::kStreamWaitEvent) continue;
       const int64_t call = index_.LaunchingCall(s.correlation_id);
@@ -310,14 +311,15 @@ class Analyzer {
         }
       }
     }
-    own_device_ns = own_pieces.size() == 1
-                        ? Duration(own_pieces.front().start_ns, own_pieces.front().end_ns)
-                        : UnionLength(std::move(own_pieces));
+    // (Most calls launch kernels: no pieces, no union to build.)
+    own_device_ns = own_pieces.empty()      ? 0
+                    : own_pieces.size() == 1 ? Duration(own_pieces.front().start_ns,
+                                                        own_pieces.front().end_ns)
+                                             : UnionLength(std::move(own_pieces));
     const Memcpy* m = copy ? &records_.memcpys[copy->record] : nullptr;
     const Memset* s = set ? &records_.memsets[set->record] : nullptr;
 
-    auto sync = syncs_.find(i);
-    const Synchronization* sync_record = sync == syncs_.end() ? nullptr : sync->second;
+    const Synchronization* sync_record = syncs_[i];
     const ApiTraits& traits = index_.Traits(call);
     SyncScope scope = traits.explicit_sync;
     if (sync_record != nullptr) {
@@ -516,7 +518,7 @@ class Analyzer {
   // The units each outermost call launched: own_units_[own_begin_[call] .. own_begin_[call + 1]).
   std::vector<uint32_t> own_begin_;
   std::vector<uint32_t> own_units_;
-  std::unordered_map<uint32_t, const Synchronization*> syncs_;          // outermost call -> record
+  std::vector<const Synchronization*> syncs_;  // by outermost call: its record, or nullptr
   std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
   // thread -> running maximum of ranges_[thread][0..i]'s end times, to stop NvtxStack's scan.
   std::unordered_map<uint32_t, std::vector<uint64_t>> range_max_end_;
@@ -541,10 +543,12 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
 // Other calls before the first kernel are not: a program may copy before it computes, and those
 // copies (pageable_vs_pinned's) are its work, not its start-up.
 bool IsStartUpWork(const Finding* start_up, const Finding& f) {
-  return start_up != nullptr && TimeKindOf(Rule(f.rule).family) == TimeKind::kHost &&
-         StartUpWorkOf(f.api) != StartUpWork::kNone &&
+  // The name's test last: it compares strings, and most findings end after start-up.
+  return start_up != nullptr &&
          f.host_start_ns + f.host_duration_ns <=
-             start_up->host_start_ns + start_up->host_duration_ns;
+             start_up->host_start_ns + start_up->host_duration_ns &&
+         TimeKindOf(Rule(f.rule).family) == TimeKind::kHost &&
+         StartUpWorkOf(f.api) != StartUpWork::kNone;
 }
 
 void MarkStartUp(const Finding* start_up, Finding* f) {

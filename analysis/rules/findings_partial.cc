@@ -344,19 +344,20 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
   p.filters = filters;
   FindingsDigest digest;
   for (const std::string& path : *files) {
-    if (!filters.active()) {
-      // In windows when they give the exact findings (bounded memory, windowed_findings.h),
-      // as RunFindings reads a file.
-      auto plan = WindowedFindings::Plan(path, thresholds);
-      if (!plan) return std::unexpected(plan.error());
-      if (plan->exact()) {
-        p.files.push_back(path);
+    // In windows, filtered there, when they give the exact findings (bounded memory,
+    // windowed_findings.h), as RunFindings reads a file.
+    auto plan = WindowedFindings::Plan(path, thresholds, filters);
+    if (!plan) return std::unexpected(plan.error());
+    if (plan->exact()) {
+      p.files.push_back(path);
+      NoteMatches(plan->matches(), &p.matches);
+      if (plan->kept()) {
         p.processes.push_back({path, 0});
         if (auto ran = plan->AddTo(&digest); !ran) return std::unexpected(ran.error());
         p.trace_ns += plan->whole().window_ns();
-        for (const std::string& w : plan->warnings()) p.warnings.push_back({path, w});
-        continue;
       }
+      for (const std::string& w : plan->warnings()) p.warnings.push_back({path, w});
+      continue;
     }
     std::vector<std::string> warnings;
     auto loaded = LoadTraceFile(path, &warnings);

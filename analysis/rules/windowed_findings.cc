@@ -1,5 +1,6 @@
 #include "analysis/rules/windowed_findings.h"
 
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,6 +21,13 @@ namespace libprof::analysis {
 namespace {
 
 uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+// A cut is tried once this many records wait, a quarter of trace_windows.h's default: the
+// findings hold a window's records several times over (the window, its TraceIndex and
+// StreamModel, the chunks decoded ahead), so smaller windows lower their peak at the same speed
+// (bench/README.md: 10M-record synthetic trace 150 -> 97 MB, 1M 150 -> 93 MB); what the horizon
+// holds stays either way.
+constexpr size_t kFindingsWindowRecords = size_t{1} << 16;
 
 // The events recorded in the windows so far that a later window may name: each event's latest
 // recording (FindEvent by event id wants the last one before a call, and every earlier window's
@@ -134,18 +142,53 @@ struct MissingStacks {
 
 std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
     const std::string& path, const FindingsOptions& options, const WindowLimits& limits) {
+  return Read(WindowedFindings(path, options, limits));
+}
+
+std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
+    const std::string& path, const FindingsOptions& options, const FilterOptions& filters,
+    const WindowLimits& limits) {
   WindowedFindings plan(path, options, limits);
+  if (!filters.active()) return Read(std::move(plan));
+  plan.filter_.emplace(filters);
+  if (!plan.filter_->usable()) {
+    plan.Inexact("filters that select no time");
+    return plan;
+  }
+  // At most twice: the second read knows the recording and every selected range.
+  for (;;) {
+    auto read = Read(plan);
+    if (!read || !read->exact_) return read;
+    std::string why;
+    switch (read->filter_->Settle(read->whole_, &why)) {
+      case WindowFilter::Outcome::kExact:
+        read->whole_.windows = read->filter_->Windows(read->whole_);
+        return read;
+      case WindowFilter::Outcome::kInexact:
+        read->Inexact(why);
+        return read;
+      case WindowFilter::Outcome::kReadAgain:
+        plan.filter_ = std::move(read->filter_);
+        break;
+    }
+  }
+}
+
+std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFindings plan) {
   plan.limits_.call_stacks = true;
   plan.limits_.hold_pageable_pairs = true;
+  plan.limits_.cut_every_records =
+      std::min(plan.limits_.cut_every_records, kFindingsWindowRecords);
   if (!Places().known) plan.Inexact("a rule pass that does not run in windows");
   StartUpScan scan;
   std::map<uint32_t, StreamClass> classes;  // as the first window with work on a stream saw it
   CarriedEvents events;
-  std::unordered_set<uint64_t> sync_ids, unresolved;  // every recording's; named, not carried
+  std::unordered_set<uint64_t> sync_ids, unresolved;  // every known recording's; named, not carried
   MissingStacks missing;
   std::map<uint32_t, uint32_t> stream_context;
-  auto read = ReadInWindows(path, plan.limits_, [&](ProcessTrace& w, const WindowSpan& span) {
+  auto read = ReadInWindows(plan.path_, plan.limits_, [&](ProcessTrace& w, const WindowSpan& span) {
     if (!plan.exact_) return;
+    if (plan.filter_ && !plan.filter_->Learn(&w, span)) return;
     const TraceRecords& r = w.records;
     if (!r.unified_memory_counters.empty()) return plan.Inexact("unified memory counters");
     if (HasNcclRanges(w)) return plan.Inexact("NCCL ranges (collectives need the whole process)");
@@ -154,17 +197,45 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
     }
     const TraceIndex index(w);
     if (!PerThreadStreams(index).empty()) return plan.Inexact("per-thread default streams");
+    // One pass over the operations (millions), with lookups per stream and device (a few) and
+    // no heap work per operation: each stream's class as this window sees it (it depends on the
+    // stream only), each stream's context as StreamModel takes it (its first unit's, a unit's
+    // being its first operation's: OpsOf's first) until known, each device's busy span.
     const StreamClassifier classifier(r);
-    for (const DeviceOp& op : index.device_ops()) {
-      const StreamClass c = classifier.Classify(op.stream_id, false);
-      auto [it, added] = classes.try_emplace(op.stream_id, c);
-      if (!added && it->second != c) return plan.Inexact("a stream's class changed");
+    std::unordered_map<uint32_t, uint32_t*> context_of;  // stream -> its stream_context entry
+    std::unordered_map<uint32_t, Interval> busy;           // device -> first start, last end
+    uint32_t last_stream = 0;
+    uint32_t* context = nullptr;  // last_stream's
+    const auto& ops = index.device_ops();
+    for (const DeviceOp& op : ops) {
+      if (context == nullptr || op.stream_id != last_stream) {
+        last_stream = op.stream_id;
+        auto [seen, first] = context_of.try_emplace(op.stream_id, nullptr);
+        if (first) {
+          const StreamClass c = classifier.Classify(op.stream_id, false);
+          auto [it, added] = classes.try_emplace(op.stream_id, c);
+          if (!added && it->second != c) return plan.Inexact("a stream's class changed");
+          seen->second = &stream_context.try_emplace(op.stream_id, 0).first->second;
+        }
+        context = seen->second;
+      }
+      if (*context == 0) {
+        *context = op.correlation_id == 0 ? op.context_id
+                                          : ops[index.OpsOf(op.correlation_id).front()].context_id;
+      }
+      if (op.end_ns > op.start_ns) {  // (MergeIntervals' pieces: empty ones add no busy time)
+        auto [it, added] = busy.try_emplace(op.device_id, Interval{op.start_ns, op.end_ns});
+        it->second.start_ns = std::min(it->second.start_ns, op.start_ns);
+        it->second.end_ns = std::max(it->second.end_ns, op.end_ns);
+      }
     }
     std::unordered_set<uint64_t> recorded;  // sync ids this window resolves itself
     for (const CudaEvent& e : r.cuda_events) {
-      if (e.sync_id == 0) continue;
+      // A recording without its call (--from/--to may leave the call out) is unknown to
+      // StreamModel here as in the whole trace: its call would share its window.
+      if (e.sync_id == 0 || index.LaunchingCall(e.correlation_id) < 0) continue;
       sync_ids.insert(e.sync_id);
-      if (index.LaunchingCall(e.correlation_id) >= 0) recorded.insert(e.sync_id);
+      recorded.insert(e.sync_id);
     }
     for (const Synchronization& s : r.synchronizations) {
       if (s.type != SyncType::kEventSynchronize && s.type != SyncType::kStreamWaitEvent) continue;
@@ -179,27 +250,10 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Plan(
       return plan.Inexact("a pageable copy's next launch may lie in the next window");
     }
     scan.Add(index);
-    // Each stream's context as StreamModel takes it: its first unit's (a unit's is its first
-    // operation's).
-    std::unordered_map<uint64_t, uint32_t> unit_context;
-    for (const DeviceOp& op : index.device_ops()) {
-      uint32_t context = op.context_id;
-      if (op.correlation_id != 0) {
-        context = unit_context.try_emplace(op.correlation_id, op.context_id).first->second;
-      }
-      auto [it, added] = stream_context.try_emplace(op.stream_id, context);
-      if (!added && it->second == 0) it->second = context;
-    }
-    std::map<uint32_t, std::vector<Interval>> busy;
-    for (const DeviceOp& op : index.device_ops()) {
-      busy[op.device_id].push_back({op.start_ns, op.end_ns});
-    }
-    for (auto& [device, list] : busy) {
-      const std::vector<Interval> merged = MergeIntervals(std::move(list));
-      if (merged.empty()) continue;
-      auto [it, added] = plan.active_.try_emplace(device, merged.front());
-      it->second.start_ns = std::min(it->second.start_ns, merged.front().start_ns);
-      it->second.end_ns = std::max(it->second.end_ns, merged.back().end_ns);
+    for (const auto& [device, span] : busy) {
+      auto [it, added] = plan.active_.try_emplace(device, span);
+      it->second.start_ns = std::min(it->second.start_ns, span.start_ns);
+      it->second.end_ns = std::max(it->second.end_ns, span.end_ns);
     }
   });
   if (!read) return std::unexpected(read.error());
@@ -235,6 +289,7 @@ std::expected<void, std::string> WindowedFindings::AddTo(FindingsDigest* digest)
 std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
                                                        const FindingFilter& wants_whole) const {
   if (!exact_) return std::unexpected("findings in windows: " + why_);
+  if (!kept()) return {};  // the filters leave the process out
   const PassPlaces places = Places();
   // The start-up finding's span, to mark host findings as they are found (StreamFindings
   // marks them with the finding itself; only its span counts).
@@ -263,6 +318,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   size_t windows = 0;
   auto read = ReadInWindows(path_, limits_, [&](ProcessTrace& w, const WindowSpan& span) {
     ++windows;
+    if (filter_) filter_->Apply(&w);
     w.origin_ns = whole_.origin_ns;
     // The window's ranges: those of earlier windows still open, its own but the late ones, and
     // the late ones it overlaps (as the first read found them). Still open at the next cut:

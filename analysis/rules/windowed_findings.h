@@ -31,12 +31,14 @@
 #include <cstdint>
 #include <expected>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/metrics/start_up.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/trace_windows.h"
+#include "analysis/model/window_filter.h"
 #include "analysis/rules/findings.h"
 #include "analysis/rules/findings_digest.h"
 
@@ -49,11 +51,25 @@ class WindowedFindings {
                                                            const FindingsOptions& options,
                                                            const WindowLimits& limits = {});
 
+  // The same for the trace that `filters` (--pid/--tid/--nvtx/--from/--to) leave: each window
+  // filtered as ApplyFilters filters the whole trace (window_filter.h; a third read when a
+  // selected NVTX range arrives after windows whose records it holds). Inexact also where the
+  // filters cannot run in windows (from >= to: the whole path gives the error).
+  static std::expected<WindowedFindings, std::string> Plan(const std::string& path,
+                                                           const FindingsOptions& options,
+                                                           const FilterOptions& filters,
+                                                           const WindowLimits& limits = {});
+  // With filters: whether they keep the process (else it has no findings and no time), and
+  // what they matched (FilterProcesses' notes, for "matches nothing" once every file is read).
+  bool kept() const { return !filter_ || filter_->kept(); }
+  FilterMatches matches() const { return filter_ ? filter_->matches() : FilterMatches{}; }
+
   // Whether the windows give the whole trace's findings; if not, why.
   bool exact() const { return exact_; }
   const std::string& why_inexact() const { return why_; }
   size_t windows() const { return windows_; }
-  // The process without its timed records, and the read's warnings (trace_windows.h).
+  // The process without its timed records, and the read's warnings (trace_windows.h); with
+  // filters, its `windows` are the filtered trace's (the time analysed).
   const ProcessTrace& whole() const { return whole_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -67,6 +83,8 @@ class WindowedFindings {
  private:
   WindowedFindings(std::string path, const FindingsOptions& options, const WindowLimits& limits)
       : path_(std::move(path)), options_(options), limits_(limits) {}
+  // The first read, each window filtered by filter_ when there is one.
+  static std::expected<WindowedFindings, std::string> Read(WindowedFindings plan);
   void Inexact(std::string why) {
     if (exact_) why_ = std::move(why);
     exact_ = false;
@@ -87,6 +105,7 @@ class WindowedFindings {
   std::vector<NvtxEvent> late_nvtx_;
   // Every stream with work, with its context (the first unit's, as StreamModel takes it).
   std::vector<std::pair<uint32_t, uint32_t>> streams_;
+  std::optional<WindowFilter> filter_;  // with filters
 };
 
 }  // namespace libprof::analysis

@@ -15,10 +15,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <tuple>
 
 #include "analysis/metrics/memory_in_windows.h"
+#include "analysis/model/window_filter.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/memory_report.h"
 #include "analysis/reports/memory_timeline_report.h"
@@ -527,6 +529,248 @@ TEST(WindowedFindingsTest, WhatWindowsCannotAnswerMakesThePlanInexact) {
     EXPECT_GT(inexact, 0u);
   }
   EXPECT_FALSE(WindowedFindings::Plan(dir.Path("missing.pb"), options).has_value());
+}
+
+// --- Filters in windows (window_filter.h) --------------------------------------------------
+
+// Filter sets for a loop's trace whose recording lasts `length_ns`: each kind alone and
+// together, ranges that nest and ranges written long after they began, filters that leave the
+// process out or match nothing.
+std::vector<FilterOptions> FilterSets(uint64_t length_ns) {
+  std::vector<FilterOptions> sets(12);
+  sets[0].nvtx = {"step"};
+  sets[1].nvtx = {"iteration"};
+  sets[2].nvtx = {"epoch"};  // one range over every step, when the loop has it
+  sets[3].tids = {101, 100};
+  sets[4].tids = {100};
+  sets[4].nvtx = {"iteration"};
+  sets[5].from_ns = length_ns / 4;
+  sets[5].to_ns = length_ns * 3 / 4;
+  sets[6].from_ns = length_ns / 3;
+  sets[7].pids = {4242};
+  sets[7].to_ns = length_ns / 2;
+  sets[7].nvtx = {"step", "epoch"};
+  sets[8].pids = {1};  // another process's
+  sets[9].nvtx = {"nothing"};
+  sets[10].tids = {102, 7};
+  sets[10].from_ns = length_ns / 5;
+  sets[11].tids = {101, 100};  // active in the first windows only
+  sets[11].to_ns = length_ns / 3;
+  return sets;
+}
+
+std::string FilterName(const FilterOptions& f) {
+  std::string s;
+  for (uint32_t pid : f.pids) s += " --pid " + std::to_string(pid);
+  for (uint32_t tid : f.tids) s += " --tid " + std::to_string(tid);
+  for (const std::string& n : f.nvtx) s += " --nvtx " + n;
+  if (f.from_ns) s += " --from " + std::to_string(*f.from_ns);
+  if (f.to_ns) s += " --to " + std::to_string(*f.to_ns);
+  return s;
+}
+
+// The whole trace filtered as profview filters it: its process (if kept) and what matched.
+struct WholeFiltered {
+  std::optional<ProcessTrace> trace;
+  FilterMatches matches;
+};
+WholeFiltered FilterWhole(const std::string& path, const FilterOptions& filters) {
+  std::vector<std::string> warnings;
+  auto loaded = LoadTraceFile(path, &warnings);
+  EXPECT_TRUE(loaded.has_value());
+  WholeFiltered out;
+  auto kept = FilterProcesses(std::move(*loaded), filters, &out.matches);
+  EXPECT_TRUE(kept.has_value());
+  if (!kept->empty()) out.trace = std::move(kept->front());
+  return out;
+}
+
+void AppendTimed(const TraceRecords& from, TraceRecords* to) {
+  ForEachList(from, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kIsTimed<T>) ListOf<T>(*to).insert(ListOf<T>(*to).end(), list.begin(), list.end());
+  });
+}
+
+// The same timed records of every kind, in any order.
+::testing::AssertionResult SameTimedRecords(TraceRecords a, TraceRecords b) {
+  ::testing::AssertionResult result = ::testing::AssertionSuccess();
+  ForEachList(a, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kIsTimed<T>) {
+      std::vector<T>& other = ListOf<T>(b);
+      auto key = [](const T& x) {
+        uint64_t t = 0, corr = 0;
+        if constexpr (kHasTime<T>) t = StartNs(x);
+        if constexpr (kHasCorrelation<T>) corr = x.correlation_id;
+        return std::pair{t, corr};
+      };
+      auto by_key = [&](const T& x, const T& y) { return key(x) < key(y); };
+      std::stable_sort(list.begin(), list.end(), by_key);
+      std::stable_sort(other.begin(), other.end(), by_key);
+      if (result && !std::is_permutation(list.begin(), list.end(), other.begin(), other.end())) {
+        result = ::testing::AssertionFailure()
+                 << RecordKind<T>::kList << ": " << list.size() << " in windows, " << other.size()
+                 << " in the whole trace";
+      }
+    }
+  });
+  return result;
+}
+
+// What WindowFilter makes of a trace read in windows: the timed records its windows keep, after
+// as many reads as Settle asks for, and a further read's (Apply).
+struct FilteredInWindows {
+  WindowFilter::Outcome outcome = WindowFilter::Outcome::kInexact;
+  std::string why;
+  int reads = 0;
+  size_t windows = 0;
+  bool kept = false;
+  FilterMatches matches;
+  std::vector<Interval> analysed;
+  TraceRecords learnt, applied;
+};
+FilteredInWindows FilterInWindows(const std::string& path, const FilterOptions& filters,
+                                  const WindowLimits& limits) {
+  WindowFilter filter(filters);
+  FilteredInWindows out;
+  ProcessTrace whole;
+  while (out.reads < 3) {
+    out.learnt = {};
+    auto read = ReadInWindows(path, limits, [&](ProcessTrace& w, const WindowSpan& span) {
+      if (filter.Learn(&w, span)) AppendTimed(w.records, &out.learnt);
+    });
+    EXPECT_TRUE(read.has_value() && read->exact);
+    if (!read || !read->exact) return out;
+    ++out.reads;
+    out.windows = read->windows;
+    whole = std::move(read->whole);
+    out.outcome = filter.Settle(whole, &out.why);
+    if (out.outcome != WindowFilter::Outcome::kReadAgain) break;
+  }
+  out.kept = filter.kept();
+  out.matches = filter.matches();
+  out.analysed = filter.Windows(whole);
+  if (out.kept) {
+    auto read = ReadInWindows(path, limits, [&](ProcessTrace& w, const WindowSpan&) {
+      filter.Apply(&w);
+      AppendTimed(w.records, &out.applied);
+    });
+    EXPECT_TRUE(read.has_value() && read->exact);
+  }
+  return out;
+}
+
+void ExpectSameMatches(const FilterMatches& windows, const FilterMatches& whole) {
+  EXPECT_EQ(windows.pids, whole.pids);
+  EXPECT_EQ(windows.tids, whole.tids);  // in the same order: a findings partial lists them
+  EXPECT_EQ(windows.nvtx, whole.nvtx);
+}
+
+TEST(WindowedFindingsTest, FilteredWindowsKeepTheRecordsTheFilteredWholeTraceKeeps) {
+  TempDir dir;
+  size_t read_again = 0, several = 0, cases = 0;
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    SCOPED_TRACE(seed);
+    TraceBuilder b = FindingsLoop(seed, 30, {.epoch_range = seed % 2 == 0});
+    if (seed % 4 == 1) {
+      // The recording starts before the header says (a record precedes it).
+      b.header().start_time_ns = b.records().api_calls[1].start_ns;
+    } else if (seed % 4 == 3) {
+      // The recording ends with a mark that --from/--to leave out (it starts where the
+      // recording ends).
+      const uint64_t last = b.Build().end_ns();
+      b.AddRange("the end", (last - kT0) / 1000.0 + 1, (last - kT0) / 1000.0 + 1, 100,
+                 NvtxKind::kMark);
+      b.SetEnd(0);
+    }
+    std::mt19937_64 rng(seed);
+    const double flush_us = 20 + static_cast<double>(rng() % 300);
+    const double lag_us = static_cast<double>(rng() % 300);
+    const std::string path = dir.Path("loop.pb");
+    b.WriteFlushed(path, flush_us, lag_us);
+    const WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
+    const ProcessTrace loaded = FilterWhole(path, {}).trace.value();
+    for (const FilterOptions& filters : FilterSets(loaded.window_ns())) {
+      SCOPED_TRACE(FilterName(filters));
+      const FilteredInWindows w = FilterInWindows(path, filters, limits);
+      ASSERT_EQ(w.outcome, WindowFilter::Outcome::kExact) << w.why;
+      ++cases;
+      read_again += w.reads > 1;
+      several += w.windows > 2;
+      const WholeFiltered whole = FilterWhole(path, filters);
+      ExpectSameMatches(w.matches, whole.matches);
+      ASSERT_EQ(w.kept, whole.trace.has_value());
+      if (!w.kept) continue;
+      EXPECT_EQ(w.analysed, whole.trace->windows);
+      EXPECT_TRUE(SameTimedRecords(w.learnt, whole.trace->records));
+      EXPECT_TRUE(SameTimedRecords(w.applied, whole.trace->records));
+    }
+  }
+  EXPECT_GT(several, cases * 3 / 4);
+  EXPECT_GT(read_again, cases / 10);  // late ranges and moved recordings were met
+}
+
+TEST(WindowedFindingsTest, FindingsWithFiltersInWindowsAreTheFilteredWholeTraces) {
+  // Every finding with its seq, the time analysed and what the filters matched, for the filter
+  // sets above and the option sets that make each rule fire.
+  TempDir dir;
+  size_t exact = 0, cases = 0, findings = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE(seed);
+    const TraceBuilder b = FindingsLoop(seed, 30, {.epoch_range = seed % 3 == 0});
+    std::mt19937_64 rng(seed * 7);
+    const double flush_us = 20 + static_cast<double>(rng() % 300);
+    const double lag_us = static_cast<double>(rng() % 300);
+    const std::string path = dir.Path("loop.pb");
+    b.WriteFlushed(path, flush_us, lag_us);
+    const WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
+    const ProcessTrace loaded = FilterWhole(path, {}).trace.value();
+    for (const FilterOptions& filters : FilterSets(loaded.window_ns())) {
+      SCOPED_TRACE(FilterName(filters));
+      const WholeFiltered whole = FilterWhole(path, filters);
+      for (const FindingsOptions& options : OptionSets()) {
+        ++cases;
+        auto plan = WindowedFindings::Plan(path, options, filters, limits);
+        ASSERT_TRUE(plan.has_value());
+        if (!plan->exact()) continue;
+        ++exact;
+        ExpectSameMatches(plan->matches(), whole.matches);
+        ASSERT_EQ(plan->kept(), whole.trace.has_value());
+        if (!plan->kept()) continue;
+        EXPECT_EQ(plan->whole().window_ns(), whole.trace->window_ns());
+        std::vector<std::pair<uint64_t, std::string>> found;
+        ASSERT_TRUE(plan->Run([&](Finding&& f, uint64_t seq) {
+                          found.push_back({seq, Describe(seq, f)});
+                        })
+                        .has_value());
+        std::sort(found.begin(), found.end());
+        std::vector<std::string> lines;
+        for (auto& [seq, line] : found) lines.push_back(line);
+        std::vector<std::pair<uint64_t, std::string>> expected;
+        StreamFindings(*whole.trace, options, [&](Finding&& f, uint64_t seq) {
+          expected.push_back({seq, Describe(seq, f)});
+        });
+        std::sort(expected.begin(), expected.end());
+        std::vector<std::string> whole_lines;
+        for (auto& [seq, line] : expected) whole_lines.push_back(line);
+        EXPECT_TRUE(SameLines(lines, whole_lines));
+        findings += lines.size();
+      }
+    }
+  }
+  EXPECT_GT(exact, cases * 3 / 4);  // the filters rarely stop the windows
+  EXPECT_GT(findings, 1000u);
+}
+
+TEST(WindowedFindingsTest, FiltersThatSelectNoTimeLeaveTheErrorToTheWholePath) {
+  TempDir dir;
+  const TraceBuilder b = FindingsLoop(5, 5);
+  b.Write(dir.Path("t.pb"));
+  FilterOptions filters;
+  filters.from_ns = 5'000;
+  filters.to_ns = 5'000;
+  auto plan = WindowedFindings::Plan(dir.Path("t.pb"), FindingsOptions{}, filters);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_FALSE(plan->exact());
 }
 
 }  // namespace
