@@ -25,6 +25,19 @@ class IdTable {
       dense_.assign(hi - lo + 1, kNone);
     }
   }
+  // Reset for the non-zero correlation ids of `items` (records with a `correlation_id`).
+  template <typename Items>
+  void ResetForIds(const Items& items) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t count = 0;
+    for (const auto& item : items) {
+      if (item.correlation_id == 0) continue;
+      lo = item.correlation_id < lo ? item.correlation_id : lo;
+      hi = item.correlation_id > hi ? item.correlation_id : hi;
+      ++count;
+    }
+    Reset(lo, hi, count);
+  }
   // The index stored for `id`, or -1.
   int64_t Find(uint64_t id) const {
     if (!dense_.empty()) {

@@ -77,15 +77,7 @@ StreamModel::StreamModel(const TraceIndex& index, const Elsewhere& elsewhere)
   };
 
   // Units: one per correlation id (ops without one stand alone).
-  uint64_t lo = UINT64_MAX, hi = 0;
-  size_t with_id = 0;
-  for (const DeviceOp& op : ops) {
-    if (op.correlation_id == 0) continue;
-    lo = std::min(lo, op.correlation_id);
-    hi = std::max(hi, op.correlation_id);
-    ++with_id;
-  }
-  unit_by_corr_.Reset(lo, hi, with_id);
+  unit_by_corr_.ResetForIds(ops);
   units_.reserve(ops.size());
   for (uint32_t i = 0; i < ops.size(); ++i) {
     const DeviceOp& op = ops[i];

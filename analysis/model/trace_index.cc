@@ -223,15 +223,7 @@ TraceIndex::TraceIndex(const ProcessTrace& trace) : trace_(&trace) {
   }
 
   // The launching call of each id (proto/correlation_join.h); calls come in file order.
-  uint64_t lo = UINT64_MAX, hi = 0;
-  size_t with_id = 0;
-  for (const ApiCall& c : r.api_calls) {
-    if (c.correlation_id == 0) continue;
-    lo = std::min(lo, c.correlation_id);
-    hi = std::max(hi, c.correlation_id);
-    ++with_id;
-  }
-  call_by_corr_.Reset(lo, hi, with_id);
+  call_by_corr_.ResetForIds(r.api_calls);
   for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
     const uint64_t corr = r.api_calls[i].correlation_id;
     if (corr == 0) continue;

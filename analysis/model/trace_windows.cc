@@ -40,16 +40,8 @@ bool Untimed(const T& r) {
 class WaitingCalls {
  public:
   explicit WaitingCalls(const std::vector<ApiCall>& calls) : calls_(calls) {
-    uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
-    size_t count = 0;
-    for (const ApiCall& c : calls) {
-      if (c.correlation_id == 0) continue;
-      lo = std::min(lo, c.correlation_id);
-      hi = std::max(hi, c.correlation_id);
-      ++count;
-    }
-    earliest_.Reset(lo, hi, count);
-    last_.Reset(lo, hi, count);
+    earliest_.ResetForIds(calls);
+    last_ = earliest_;  // empty, over the same ids
     for (uint32_t i = 0; i < calls.size(); ++i) {
       const uint64_t id = calls[i].correlation_id;
       if (id == 0) continue;
