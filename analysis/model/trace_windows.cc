@@ -1,9 +1,12 @@
 #include "analysis/model/trace_windows.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <iterator>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -353,6 +356,81 @@ class Windower {
   uint64_t lo_ = std::numeric_limits<uint64_t>::max(), hi_ = 0;
 };
 
+// Hands windows from the thread that reads and cuts the trace to the caller's thread, one
+// waiting at most, so that cutting the next window overlaps the caller's work on this one; the
+// caller's finished windows come back emptied, their lists keeping their room for the next.
+class WindowQueue {
+ public:
+  // The reading thread's: false once the caller stopped taking windows.
+  bool Push(ProcessTrace* w, const WindowSpan& span) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stopped_ || !waiting_; });
+    if (stopped_) return false;
+    waiting_.emplace(std::move(*w), span);
+    w->records = std::move(returned_);  // emptied lists from the caller, or none yet
+    returned_ = TraceRecords();
+    changed_.notify_all();
+    return true;
+  }
+  void Close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+  // The caller's: the next window, or none once the reading thread closed the queue.
+  std::optional<std::pair<ProcessTrace, WindowSpan>> Pop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return waiting_ || closed_; });
+    if (!waiting_) return std::nullopt;
+    auto w = std::move(waiting_);
+    waiting_.reset();
+    changed_.notify_all();
+    return w;
+  }
+  void Return(TraceRecords records) {
+    ForEachList(records, [](auto& list) { list.clear(); });
+    std::lock_guard lock(mutex_);
+    returned_ = std::move(records);
+  }
+  void Stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<std::pair<ProcessTrace, WindowSpan>> waiting_;
+  TraceRecords returned_;
+  bool closed_ = false, stopped_ = false;
+};
+
+// Reads and cuts `path` (opened as `reader`) into `out`, handing each window to `emit`; the read's
+// error, if any.
+std::expected<void, std::string> ReadAndCut(
+    const std::string& path, TraceReader& reader, const WindowLimits& limits, WindowedRead* out,
+    const std::function<void(ProcessTrace&, const WindowSpan&)>& emit) {
+  ChunkPrefetcher chunks(reader, 1);  // decodes the next chunk while this one is cut
+  Windower windower(limits, chunks, out, emit);
+  TraceRecords chunk;
+  while (chunks.Next(&chunk)) {
+    if (chunk.process_index != 0) {
+      return std::unexpected(path + ": a chunk names process " +
+                             std::to_string(chunk.process_index) + " but the file has 1 header(s)");
+    }
+    if (!windower.Add(chunk)) return {};
+  }
+  if (!chunks.error().empty()) return std::unexpected(chunks.error());
+  windower.Finish();
+  out->whole.strings = reader.strings(0);
+  out->whole.truncated = reader.truncated();
+  out->whole.windows = {RecordingWindow(out->whole.header.start_time_ns, windower.lo(),
+                                        windower.hi(), out->whole.records.run_end)};
+  out->whole.origin_ns = out->whole.windows.front().start_ns;
+  return {};
+}
+
 }  // namespace
 
 std::expected<WindowedRead, std::string> ReadInWindows(
@@ -378,23 +456,35 @@ std::expected<WindowedRead, std::string> ReadInWindows(
   out.whole.header = reader.header();
   WindowLimits resolved = limits;
   if (resolved.horizon_ns == 0) resolved.horizon_ns = ArrivalHorizon(out.whole.header);
-  ChunkPrefetcher chunks(reader);  // decodes the next chunks while this one is cut
-  Windower windower(resolved, chunks, &out, window);
-  TraceRecords chunk;
-  while (chunks.Next(&chunk)) {
-    if (chunk.process_index != 0) {
-      return std::unexpected(path + ": a chunk names process " +
-                             std::to_string(chunk.process_index) + " but the file has 1 header(s)");
+  // A thread reads and cuts while this one runs `window` on the windows cut so far. If `window`
+  // throws, the reading thread is stopped and joined before the exception leaves.
+  WindowQueue queue;
+  std::expected<void, std::string> read;
+  std::thread reading([&] {
+    try {
+      read = ReadAndCut(path, reader, resolved, &out, [&](ProcessTrace& w, const WindowSpan& s) {
+        if (!queue.Push(&w, s)) out.exact = false;  // (the caller stopped: nothing uses `out`)
+      });
+    } catch (const std::exception& e) {
+      read = std::unexpected(path + ": reading failed: " + e.what());
     }
-    if (!windower.Add(chunk)) return out;
+    queue.Close();
+  });
+  struct Joiner {
+    WindowQueue& queue;
+    std::thread& thread;
+    ~Joiner() {
+      queue.Stop();
+      if (thread.joinable()) thread.join();
+    }
+  } joiner{queue, reading};
+  while (auto w = queue.Pop()) {
+    window(w->first, w->second);
+    queue.Return(std::move(w->first.records));
   }
-  if (!chunks.error().empty()) return std::unexpected(chunks.error());
-  windower.Finish();
-  out.whole.strings = reader.strings(0);
-  out.whole.truncated = reader.truncated();
-  out.whole.windows = {RecordingWindow(out.whole.header.start_time_ns, windower.lo(),
-                                       windower.hi(), out.whole.records.run_end)};
-  out.whole.origin_ns = out.whole.windows.front().start_ns;
+  reading.join();
+  if (!read) return std::unexpected(read.error());
+  if (!out.exact) return out;
   if (reader.truncated()) out.warnings.push_back(TruncationWarning(path, reader.chunks_read()));
   if (const uint64_t dropped = DroppedRecords(out.whole.records); dropped > 0) {
     out.warnings.push_back(DroppedWarning(out.whole, dropped));

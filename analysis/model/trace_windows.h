@@ -42,7 +42,7 @@ struct WindowLimits {
   uint64_t horizon_ns = 0;
   // A cut is tried once this many timed records wait; memory holds about this many records
   // plus those of the horizon.
-  size_t cut_every_records = size_t{1} << 18;
+  size_t cut_every_records = size_t{1} << 17;
   // Waiting records beyond which the read gives up (inexact): no quiescent point came.
   size_t max_pending_records = size_t{1} << 23;
   // Also hand each window the call stacks (with their frames and modules) read so far: untimed,

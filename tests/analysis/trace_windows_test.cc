@@ -191,6 +191,51 @@ TEST(TraceWindowsTest, AKernelDeliveredAfterTheCutOfItsLaunchIsNoticed) {
   EXPECT_FALSE(w.exact);
 }
 
+// Windows are cut on a thread of their own while the caller works on the last one: they still
+// come in time order, each once (spans one after another; a stretch without records makes no
+// window), with every record; and a caller that throws gets its
+// exception back (the reading thread stopped and joined), not a hang or a terminated program.
+TEST(TraceWindowsTest, WindowsComeInOrderAndACallersExceptionComesBack) {
+  TempDir dir;
+  TraceBuilder b = RandomLoop(3, 60);
+  const std::string path = dir.Path("loop.pb");
+  b.WriteFlushed(path, 50, 0);
+  const WindowLimits limits{.horizon_ns = 60'000, .cut_every_records = 16};
+  std::vector<WindowSpan> spans;
+  size_t records = 0;
+  auto read = ReadInWindows(path, limits, [&](ProcessTrace& w, const WindowSpan& span) {
+    spans.push_back(span);
+    ForEachList(w.records, [&]<typename T>(const std::vector<T>& list) {
+      if constexpr (kIsTimed<T>) records += list.size();
+    });
+    w.records = TraceRecords();  // a caller may take the records
+  });
+  ASSERT_TRUE(read.has_value());
+  ASSERT_TRUE(read->exact) << read->why_inexact;
+  ASSERT_GT(spans.size(), 3u);
+  EXPECT_EQ(spans.size(), read->windows);
+  EXPECT_EQ(spans.back().to_ns, UINT64_MAX);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    EXPECT_LT(spans[i].from_ns, spans[i].to_ns);
+    if (i > 0) EXPECT_GE(spans[i].from_ns, spans[i - 1].to_ns);
+  }
+  size_t timed = 0;
+  ForEachList(b.records(), [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kIsTimed<T>) timed += list.size();
+  });
+  EXPECT_EQ(records, timed);
+
+  for (size_t throw_at : {size_t{0}, size_t{2}}) {
+    size_t seen = 0;
+    EXPECT_THROW(ReadInWindows(path, limits,
+                               [&](ProcessTrace&, const WindowSpan&) {
+                                 if (seen++ == throw_at) throw std::runtime_error("caller");
+                               }),
+                 std::runtime_error);
+    EXPECT_EQ(seen, throw_at + 1);
+  }
+}
+
 TEST(TraceWindowsTest, AFileOfSeveralProcessesIsReadWhole) {
   TempDir dir;
   TraceBuilder a(1), c(2);
