@@ -605,7 +605,7 @@ int main(int argc, char** argv) {
                    "iteration: time in the range) are noise (default 0.1%)")
       ->type_name("PERCENT");
   diff_cmd->add_flag("--no-findings", diff_no_findings,
-                     "do not compare findings (they load each trace whole; the rest streams)");
+                     "do not compare findings (they read each trace twice more, in windows; the rest streams)");
   diff_cmd
       ->add_option("--min-wait", diff_min_wait,
                    "findings: waits and synchronous costs of at least this long (default 20us)")

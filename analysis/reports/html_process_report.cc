@@ -1,7 +1,6 @@
 #include "analysis/reports/html_process_report.h"
 
 #include <algorithm>
-#include <future>
 
 #include "analysis/metrics/copy_bandwidth.h"
 #include "analysis/metrics/memory.h"
@@ -43,14 +42,11 @@ class ProcessRenderer {
       : trace_(trace),
         options_(options),
         prefix_("p" + std::to_string(number)),
-        // The summary needs nothing of what follows: it is made on a thread of its own meanwhile.
-        summarizing_(std::async(std::launch::async,
-                                [&] { return Summarize(trace, SummaryOptions{.raw = options.raw}); })),
+        summary_(Summarize(trace, SummaryOptions{.raw = options.raw})),
         index_(trace),
         streams_(index_),
         findings_(FindFindings(trace, index_, streams_, options.findings)),
-        timeline_(index_, streams_, findings_, options.raw),
-        summary_(summarizing_.get()) {
+        timeline_(index_, streams_, findings_, options.raw) {
     scale_ = {.t0_ns = trace.start_ns(),
               .t1_ns = std::max(trace.end_ns(), trace.start_ns() + 1),
               .origin_ns = trace.origin_ns,
@@ -390,12 +386,11 @@ class ProcessRenderer {
   const ProcessTrace& trace_;
   const HtmlReportOptions& options_;
   const std::string prefix_;
-  std::future<Summary> summarizing_;
+  const Summary summary_;
   const TraceIndex index_;
   const StreamModel streams_;
   const std::vector<Finding> findings_;  // over index_ and streams_, built once for all
   const HtmlTimeline timeline_;
-  const Summary summary_;
   TimeScale scale_;
   std::optional<TimeScale> active_;  // the span where the GPU ran work, when it is short
   std::vector<FindingGroup> groups_;  // set by Findings()

@@ -225,8 +225,8 @@ void OverlapAccumulator::Finish(const ProcessTrace& whole, const FindingsOptions
   }
 }
 
-bool PageablePairLeavesWindow(const TraceIndex& window) {
-  bool leaves = false;
+std::vector<uint32_t> ThreadsWhosePageablePairLeavesWindow(const TraceIndex& window) {
+  std::vector<uint32_t> threads;
   const TraceRecords& r = window.records();
   ForEachHeldPageableCopy(window,
                           [&](const DeviceOp&, const std::vector<uint32_t>& calls,
@@ -242,9 +242,12 @@ bool PageablePairLeavesWindow(const TraceIndex& window) {
                                 return;
                               }
                             }
-                            leaves = true;
+                            const uint32_t thread = r.api_calls[*pos].thread_id;
+                            if (std::find(threads.begin(), threads.end(), thread) == threads.end()) {
+                              threads.push_back(thread);
+                            }
                           });
-  return leaves;
+  return threads;
 }
 
 void FindOverlapFindings(const RuleInput& input, std::vector<Finding>* out) {

@@ -56,8 +56,9 @@ class OverlapAccumulator {
   std::map<uint32_t, Sums> pageable_;                     // device
 };
 
-// True when a pageable copy of `window` would be paired with the next call of its thread and
-// none in the window can say (the window ends first): its pair may lie in a later window.
-bool PageablePairLeavesWindow(const TraceIndex& window);
+// The threads of `window` with a pageable copy that would be paired with the next call of its
+// thread and none in the window can say (the window ends first): its pair may lie in a later
+// window, unless the thread makes no later call.
+std::vector<uint32_t> ThreadsWhosePageablePairLeavesWindow(const TraceIndex& window);
 
 }  // namespace libprof::analysis

@@ -185,6 +185,7 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
   CarriedEvents events;
   std::unordered_set<uint64_t> sync_ids, unresolved;  // every known recording's; named, not carried
   MissingStacks missing;
+  std::unordered_set<uint32_t> unpaired_threads;  // a pageable copy's pairing left their window
   std::map<uint32_t, uint32_t> stream_context;
   auto read = ReadInWindows(plan.path_, plan.limits_, [&](ProcessTrace& w, const WindowSpan& span) {
     if (!plan.exact_) return;
@@ -246,8 +247,16 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
     }
     events.Add(index);
     missing.Check(r);
-    if (PageablePairLeavesWindow(index)) {
-      return plan.Inexact("a pageable copy's next launch may lie in the next window");
+    // A pageable copy whose pairing ran off an earlier window: the whole trace would pair it
+    // in a later one only if its thread calls again (with filters, the call after it may be
+    // windows later, or never: none after --to).
+    for (const ApiCall& c : r.api_calls) {
+      if (unpaired_threads.contains(c.thread_id)) {
+        return plan.Inexact("a pageable copy's next launch may lie in a later window");
+      }
+    }
+    for (uint32_t thread : ThreadsWhosePageablePairLeavesWindow(index)) {
+      unpaired_threads.insert(thread);
     }
     scan.Add(index);
     for (const auto& [device, span] : busy) {
