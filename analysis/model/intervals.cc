@@ -66,12 +66,6 @@ std::vector<Interval> Gaps(const std::vector<Interval>& merged) {
   return gaps;
 }
 
-uint64_t OverlapLength(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
-  const uint64_t start = std::max(a_start, b_start);
-  const uint64_t end = std::min(a_end, b_end);
-  return end > start ? end - start : 0;
-}
-
 void MergeShifted(const std::vector<Interval>& part, int64_t offset, std::vector<Interval>* total) {
   std::vector<Interval> out;
   out.reserve(total->size() + part.size());

@@ -36,7 +36,13 @@ std::vector<Interval> Gaps(const std::vector<Interval>& merged);
 // coalescing overlapping and touching pieces as MergeIntervals does; linear time.
 void MergeShifted(const std::vector<Interval>& part, int64_t offset_ns, std::vector<Interval>* total);
 
-// Length of [a_start, a_end) ∩ [b_start, b_end).
-uint64_t OverlapLength(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end);
+// Length of [a_start, a_end) ∩ [b_start, b_end). Inline: the GPU rules call it per idle piece
+// and chunk (millions of times).
+inline uint64_t OverlapLength(uint64_t a_start, uint64_t a_end, uint64_t b_start,
+                              uint64_t b_end) {
+  const uint64_t start = a_start > b_start ? a_start : b_start;
+  const uint64_t end = a_end < b_end ? a_end : b_end;
+  return end > start ? end - start : 0;
+}
 
 }  // namespace libprof::analysis

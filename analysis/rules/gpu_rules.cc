@@ -139,7 +139,13 @@ GpuRulesAccumulator::GpuRulesAccumulator(const FindingsOptions& options, const S
     d.from_ns = d.cut ? bounds.end_ns : 0;
     d.steady = d.cut ? Interval{std::min(bounds.end_ns, span.end_ns), span.end_ns} : span;
     const uint32_t chunks = options.util_chunks;
-    if (chunks > 0 && d.steady.length() >= chunks) d.chunks.resize(chunks);
+    if (chunks > 0 && d.steady.length() >= chunks) {
+      d.chunks.resize(chunks);
+      // Computed once: the sums per chunk place millions of intervals.
+      for (uint64_t k = 0; k <= chunks; ++k) {
+        d.chunk_from.push_back(d.steady.start_ns + d.steady.length() * k / chunks);
+      }
+    }
   }
 }
 
@@ -215,9 +221,8 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   // Sums per utilization chunk: busy and idle time (module loading after start-up is neither),
   // and the kernels that started in it.
   if (!dev.chunks.empty()) {
-    const uint64_t span = dev.steady.length();
     const uint64_t n = dev.chunks.size();
-    auto from_of = [&](uint64_t k) { return s0 + span * k / n; };
+    auto from_of = [&](uint64_t k) { return dev.chunk_from[k]; };
     // The chunks [from, to) overlaps, for intervals in time order: a cursor moves forward.
     uint64_t cursor = 0;
     auto each_chunk = [&](uint64_t from, uint64_t to, auto&& add) {

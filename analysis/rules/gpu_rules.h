@@ -70,6 +70,7 @@ class GpuRulesAccumulator {
     uint64_t from_ns = 0;
     Interval steady;         // the active span from start-up's end
     std::vector<Sums> chunks;  // per utilization chunk of `steady`
+    std::vector<uint64_t> chunk_from;  // where each chunk starts, then where the last ends
     Sums whole;                // over `steady`
     uint64_t launches = 0, launch_ns = 0;
     std::vector<Finding> gaps;
