@@ -3,6 +3,15 @@
 
 namespace libprof {
 
+void EmptyKeepingRoom(TraceRecords* records) {
+  TraceRecords empty;
+  ForEachList(*records, [&]<typename T>(std::vector<T>& list) {
+    list.clear();
+    ListOf<T>(empty) = std::move(list);
+  });
+  *records = std::move(empty);
+}
+
 void AppendRecords(const TraceRecords& from, TraceRecords* to) {
   ForEachList(from, [&]<typename T>(const std::vector<T>& list) {
     std::vector<T>& into = ListOf<T>(*to);

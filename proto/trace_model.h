@@ -409,6 +409,10 @@ struct TraceRecords {
 // Appends every list of `from` to the same list of `to`; takes `from`'s run_end and runtime
 // version when it has them (a later chunk's facts replace an earlier one's).
 void AppendRecords(const TraceRecords& from, TraceRecords* to);
+// Empties *records, its lists keeping their room: whoever fills one TraceRecords again and
+// again (a reader chunk after chunk, the windowed read window after window) then allocates and
+// page-faults nothing anew.
+void EmptyKeepingRoom(TraceRecords* records);
 
 // Readable names of the enums, as profview prints them ("pageable", "HtoD", ...).
 const char* ToString(CopyKind kind);

@@ -17,17 +17,6 @@
 namespace libprof {
 namespace {
 
-// Empties *out, its lists keeping their room: a reader of chunk after chunk into one
-// TraceRecords (the read floor, streamed and windowed reads) then allocates nothing per chunk.
-void EmptyKeepingRoom(TraceRecords* out) {
-  TraceRecords empty;
-  ForEachList(*out, [&]<typename T>(std::vector<T>& list) {
-    list.clear();
-    ListOf<T>(empty) = std::move(list);
-  });
-  *out = std::move(empty);
-}
-
 // The writer closes chunks at about 1 MiB; anything near this is corrupt, and refusing it keeps
 // a damaged length from making us allocate gigabytes.
 constexpr uint64_t kMaxFieldBytes = uint64_t{1} << 30;

@@ -259,8 +259,7 @@ class Windower {
     // Before the cut (by their span's start): handed on; the rest waits, moved to the front of
     // its list (the lists keep their room for the chunks to come).
     const uint64_t q = *cut;
-    TraceRecords before = std::move(recycled_);
-    recycled_ = TraceRecords();
+    TraceRecords before = std::exchange(recycled_, TraceRecords());
     size_t kept = 0;
     const uint64_t* key = keys_.data();
     ForEachList(pending_, [&]<typename T>(std::vector<T>& list) {
@@ -324,10 +323,8 @@ class Windower {
     ++out_.windows;
     window_(w, WindowSpan{from.value_or(last_cut_), to});
     // The window's lists, emptied, hold the next window (fresh ones would page-fault again).
-    ForEachList(w.records, [&]<typename T>(std::vector<T>& list) {
-      list.clear();
-      ListOf<T>(recycled_) = std::move(list);
-    });
+    recycled_ = std::move(w.records);
+    EmptyKeepingRoom(&recycled_);
   }
 
   const WindowLimits& limits_;
@@ -350,7 +347,7 @@ class Windower {
 
 // Hands windows from the thread that reads and cuts the trace to the caller's thread, one
 // waiting at most, so that cutting the next window overlaps the caller's work on this one; the
-// caller's finished windows come back emptied, their lists keeping their room for the next.
+// caller's finished windows come back, for their lists' room (the Windower empties them).
 class WindowQueue {
  public:
   // The reading thread's: false once the caller stopped taking windows.
@@ -359,8 +356,7 @@ class WindowQueue {
     changed_.wait(lock, [&] { return stopped_ || !waiting_; });
     if (stopped_) return false;
     waiting_.emplace(std::move(*w), span);
-    w->records = std::move(returned_);  // emptied lists from the caller, or none yet
-    returned_ = TraceRecords();
+    w->records = std::exchange(returned_, TraceRecords());  // the caller's last, or none yet
     changed_.notify_all();
     return true;
   }
@@ -379,8 +375,7 @@ class WindowQueue {
     changed_.notify_all();
     return w;
   }
-  void Return(TraceRecords records) {
-    ForEachList(records, [](auto& list) { list.clear(); });
+  void Return(TraceRecords records) {  // emptied by the Windower when it takes them back
     std::lock_guard lock(mutex_);
     returned_ = std::move(records);
   }
