@@ -9,26 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "proto/trace_writer.h"
-#include "tests/proto/trace_test_util.h"
+#include "tests/proto/trace_read_util.h"
 
 namespace libprof {
 namespace {
 
-using testing::MemorySink;
-using testing::SampleHeader;
-using testing::SampleRecords;
+using testing::SampleTrace;
 using testing::ScratchDir;
 using testing::WriteFile;
-
-std::string SampleTrace(size_t chunk_bytes) {
-  MemorySink sink;
-  TraceWriter writer(&sink, {.chunk_bytes = chunk_bytes});
-  writer.WriteHeader(SampleHeader());
-  for (uint32_t salt = 0; salt < 6; ++salt) writer.AddAll(SampleRecords(writer.strings(), salt));
-  writer.Finish({.reason = "exit"});
-  return sink.bytes();
-}
 
 struct Read {
   std::vector<TraceRecords> chunks;
@@ -75,7 +63,7 @@ TEST(ChunkPrefetcherTest, HandsOutWhatNextDoes) {
   const std::string path = dir.Path("trace.pb");
   int strings_grew = 0;
   for (size_t chunk_bytes : {size_t{100}, size_t{400}, size_t{1} << 20}) {
-    const std::string trace = SampleTrace(chunk_bytes);
+    const std::string trace = SampleTrace(chunk_bytes, 6);
     std::string corrupt = trace;
     corrupt[corrupt.size() / 2] ^= 0x5a;
     for (const std::string& bytes : {trace, trace.substr(0, trace.size() - 5), corrupt}) {
@@ -103,7 +91,7 @@ TEST(ChunkPrefetcherTest, HandsOutWhatNextDoes) {
 TEST(ChunkPrefetcherTest, StopsWhenDroppedHalfway) {
   ScratchDir dir;
   const std::string path = dir.Path("trace.pb");
-  WriteFile(path, SampleTrace(100));
+  WriteFile(path, SampleTrace(100, 6));
   auto reader = TraceReader::Open(path);
   ASSERT_TRUE(reader.has_value());
   {

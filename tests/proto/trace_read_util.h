@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "proto/trace_reader.h"
+#include "proto/trace_writer.h"
 #include "tests/proto/trace_test_util.h"
 
 namespace libprof::testing {
@@ -31,6 +32,19 @@ inline ReadResult ReadAll(const std::string& path) {
     result.chunks.push_back(std::move(chunk));
   }
   return result;
+}
+
+// A valid trace written by TraceWriter in chunks of about `chunk_bytes`: the sample records
+// `rounds` times over (each round salted), strings defined in the chunks that first use them.
+inline std::string SampleTrace(size_t chunk_bytes = 300, uint32_t rounds = 3) {
+  MemorySink sink;
+  TraceWriter writer(&sink, {.chunk_bytes = chunk_bytes});
+  writer.WriteHeader(SampleHeader());
+  for (uint32_t salt = 0; salt < rounds; ++salt) {
+    writer.AddAll(SampleRecords(writer.strings(), salt));
+  }
+  writer.Finish({.reason = "exit"});
+  return sink.bytes();
 }
 
 // The error Open gives for `path`, or "" when it opens.

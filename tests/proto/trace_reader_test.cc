@@ -20,6 +20,7 @@ using testing::ReadAll;
 using testing::ReadFile;
 using testing::SampleHeader;
 using testing::SampleRecords;
+using testing::SampleTrace;
 using testing::ScratchDir;
 using testing::WriteFile;
 
@@ -45,16 +46,6 @@ std::string HeaderField(const std::string& format, uint32_t schema_version) {
 }
 
 std::string ChunkField(const trace::Chunk& chunk) { return Field(2, chunk.SerializeAsString()); }
-
-// A valid trace of several chunks, written by TraceWriter.
-std::string SampleTrace(size_t chunk_bytes = 300) {
-  MemorySink sink;
-  TraceWriter writer(&sink, {.chunk_bytes = chunk_bytes});
-  writer.WriteHeader(SampleHeader());
-  for (uint32_t salt = 0; salt < 3; ++salt) writer.AddAll(SampleRecords(writer.strings(), salt));
-  writer.Finish({.reason = "exit"});
-  return sink.bytes();
-}
 
 // Start offsets of the top-level fields of a well-formed file.
 std::vector<size_t> FieldOffsets(const std::string& bytes) {
