@@ -137,12 +137,12 @@ std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& option
       std::async(std::launch::async, [&] { return ReadRun(*base_files, filters, options); });
   RunRead next_read = ReadRun(*next_files, filters, options);
   RunRead base_read = base_reading.get();
+  // (A side that fails ends the diff before the next side's warnings, as when read in turn.)
   for (const RunRead* read : {&base_read, &next_read}) {
     warnings->insert(warnings->end(), read->summary_warnings.begin(),
                      read->summary_warnings.end());
+    if (!read->summary) return std::unexpected(read->summary.error());
   }
-  if (!base_read.summary) return std::unexpected(base_read.summary.error());
-  if (!next_read.summary) return std::unexpected(next_read.summary.error());
   const SummaryReport* base = &*base_read.summary;
   const SummaryReport* next = &*next_read.summary;
   RunComparison diff = CompareRuns(*base, *next, base_iterations, next_iterations,
@@ -161,9 +161,8 @@ std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& option
     for (const RunRead* read : {&base_read, &next_read}) {
       warnings->insert(warnings->end(), read->findings_warnings.begin(),
                        read->findings_warnings.end());
+      if (!*read->findings) return std::unexpected(read->findings->error());
     }
-    if (!*base_read.findings) return std::unexpected(base_read.findings->error());
-    if (!*next_read.findings) return std::unexpected(next_read.findings->error());
     findings = CompareFindings((*base_read.findings)->Totals(), (*next_read.findings)->Totals(),
                                diff.base_per, diff.next_per, options.threshold, diff.floor_ns);
   }
