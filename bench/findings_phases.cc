@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "analysis/model/ordered_pipeline.h"
 #include "analysis/model/trace_windows.h"
 #include "analysis/rules/windowed_findings.h"
 #include "proto/trace_reader.h"
@@ -19,6 +20,7 @@ double Since(std::chrono::steady_clock::time_point begin) {
 
 int main(int argc, char** argv) {
   using libprof::analysis::WindowedFindings;
+  libprof::analysis::LimitMallocArenas();  // as profview
   if (argc != 2) {
     std::fputs("usage: findings_phases TRACE\n", stderr);
     return 2;
@@ -33,8 +35,8 @@ int main(int argc, char** argv) {
   libprof::TraceRecords chunk;
   uint64_t records = 0;
   while ((*reader)->Next(&chunk)) records += chunk.RecordCount();
-  std::printf("records=%llu floor_s=%.3f\n", static_cast<unsigned long long>(records),
-              Since(begin));
+  std::printf("records=%llu floor_s=%.3f workers=%zu\n", static_cast<unsigned long long>(records),
+              Since(begin), libprof::analysis::AnalysisWorkers());
 
   libprof::analysis::WindowLimits limits;
   limits.call_stacks = true;
