@@ -74,13 +74,12 @@ class Windower {
   // the read is inexact.
   bool Add(TraceRecords& chunk) {
     ++out_.whole.chunks;
-    CoverRecords(chunk, &lo_, &hi_);
     if (chunk.run_end) out_.whole.records.run_end = chunk.run_end;
     ForEachList(chunk, [&]<typename T>(std::vector<T>& list) {
       if (!out_.exact) return;
       if constexpr (kIsTimed<T>) {
-        std::vector<T>& pending = ListOf<T>(pending_);
-        for (T& r : list) {
+        // Checked (and the recording's span widened: CoverRecords), then moved in one go.
+        for (const T& r : list) {
           if constexpr (kHasCorrelation<T>) {
             if (r.correlation_id != 0 && r.correlation_id <= handed_on_corr_) {
               return Inexact("a record arrived whose correlation id was already handed on");
@@ -94,11 +93,15 @@ class Windower {
                 }
               }
               newest_ = std::max(newest_, EndNs(r));
+              lo_ = std::min(lo_, StartNs(r));
+              hi_ = std::max({hi_, StartNs(r), EndNs(r)});
             }
           }
-          pending.push_back(std::move(r));
-          ++pending_records_;
         }
+        std::vector<T>& pending = ListOf<T>(pending_);
+        pending.insert(pending.end(), std::make_move_iterator(list.begin()),
+                       std::make_move_iterator(list.end()));
+        pending_records_ += list.size();
       } else {
         std::vector<T>& whole = ListOf<T>(out_.whole.records);
         whole.insert(whole.end(), std::make_move_iterator(list.begin()),
@@ -271,7 +274,20 @@ class Windower {
     const uint64_t* key = keys_.data();
     ForEachList(pending_, [&]<typename T>(std::vector<T>& list) {
       if constexpr (kIsTimed<T>) {
-        size_t w = 0;
+        // Runs of records with the same destination move in one go (most records are trivially
+        // copyable: a run is a memmove); what waits moves to the front.
+        size_t w = 0, run = 0, run_to = 0;
+        auto flush = [&](size_t end) {
+          if (end == run) return;
+          if (run_to < n) {
+            std::vector<T>& to = ListOf<T>(windows[run_to]);
+            to.insert(to.end(), std::make_move_iterator(list.begin() + run),
+                      std::make_move_iterator(list.begin() + end));
+          } else {
+            if (w != run) std::move(list.begin() + run, list.begin() + end, list.begin() + w);
+            w += end - run;
+          }
+        };
         for (size_t i = 0; i < list.size(); ++i) {
           const size_t j = n == 1 ? (key[i] < cuts[0] ? 0 : 1)
                                   : std::upper_bound(cuts.begin(), cuts.end(), key[i]) -
@@ -282,13 +298,13 @@ class Windower {
               max_corr[j] = std::max(max_corr[j], c);
             }
           }
-          if (j < n) {
-            ListOf<T>(windows[j]).push_back(std::move(list[i]));
-          } else {
-            if (w != i) list[w] = std::move(list[i]);
-            ++w;
+          if (j != run_to) {
+            flush(i);
+            run = i;
+            run_to = j;
           }
         }
+        flush(list.size());
         key += list.size();
         list.erase(list.begin() + w, list.end());
         kept += w;
