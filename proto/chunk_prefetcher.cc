@@ -1,17 +1,11 @@
 #include "proto/chunk_prefetcher.h"
 
 #include <exception>
-#include <memory>
-#include <stdexcept>
-
-#include "proto/chunk_parsers.h"
 
 namespace libprof {
 
-ChunkPrefetcher::ChunkPrefetcher(TraceReader& reader, size_t ahead, size_t parsers)
-    : reader_(reader),
-      ahead_(ahead < 1 ? 1 : ahead),
-      parsers_(parsers == 0 ? ChunkParsers::ForThisMachine() : parsers) {
+ChunkPrefetcher::ChunkPrefetcher(TraceReader& reader, size_t ahead)
+    : reader_(reader), ahead_(ahead < 1 ? 1 : ahead) {
   for (uint32_t p = 0; p < reader.headers().size(); ++p) strings_.push_back(reader.strings(p));
   thread_ = std::thread([this] { Decode(); });
 }
@@ -28,13 +22,6 @@ void ChunkPrefetcher::Stop() {
 }
 
 void ChunkPrefetcher::Decode() {
-  // The bytes of the next few chunks are read ahead and parsed on the parsing threads while
-  // this thread decodes the oldest, in file order.
-  std::deque<std::unique_ptr<ChunkParsers::Job>> in_flight, idle;
-  ChunkParsers parsers(parsers_);  // (joined before the jobs go)
-  const size_t in_flight_max = parsers_ + 1;
-  TraceReader::ChunkRead read = TraceReader::ChunkRead::kChunk;
-  std::string read_failure;
   while (true) {
     Slot slot;
     {
@@ -48,30 +35,8 @@ void ChunkPrefetcher::Decode() {
     }
     // No exception may leave the thread (it would end the program): a failure ends the read.
     try {
-      while (read == TraceReader::ChunkRead::kChunk && in_flight.size() < in_flight_max) {
-        std::unique_ptr<ChunkParsers::Job> job;
-        if (idle.empty()) {
-          job = std::make_unique<ChunkParsers::Job>();
-        } else {
-          job = std::move(idle.front());
-          idle.pop_front();
-        }
-        read = reader_.NextChunkBytes(&job->raw, &read_failure);
-        if (read == TraceReader::ChunkRead::kChunk) parsers.Submit(job.get());
-        (read == TraceReader::ChunkRead::kChunk ? in_flight : idle).push_back(std::move(job));
-      }
       slot.strings.clear();
-      if (in_flight.empty()) {
-        slot.ok = reader_.EndRead(read, read_failure);
-      } else {
-        std::unique_ptr<ChunkParsers::Job> job = std::move(in_flight.front());
-        in_flight.pop_front();
-        parsers.Wait(job.get());
-        if (!job->failure.empty()) throw std::runtime_error(job->failure);
-        slot.ok = reader_.DecodeRawChunk(job->raw, job->parsed ? &job->message : nullptr,
-                                         &slot.records);
-        idle.push_back(std::move(job));
-      }
+      slot.ok = reader_.Next(&slot.records);
       if (slot.ok) {
         const uint32_t p = slot.records.process_index;
         for (uint32_t id : reader_.strings_defined(p)) {
@@ -88,7 +53,7 @@ void ChunkPrefetcher::Decode() {
       ready_.push_back(std::move(slot));
     }
     changed_.notify_all();
-    if (last) return;  // (parsers' destructor waits for the jobs still parsing)
+    if (last) return;
   }
 }
 

@@ -1,9 +1,7 @@
 // Decodes a trace's chunks on a second thread, a few chunks ahead of the caller, so that the
 // caller's work on one chunk overlaps the decoding of the next: the streamed summary and the
 // windowed reads then take about the longer of the two instead of their sum (profview runs on
-// machines with more than one core). The decoding thread reads each chunk's bytes a few chunks
-// ahead and has them parsed on threads of their own (chunk_parsers.h), so that it only turns
-// parsed chunks into records. The chunks and strings it hands out are TraceReader::Next's.
+// machines with more than one core). The chunks and strings it hands out are TraceReader::Next's.
 //
 // Layer: proto/ (CUDA-free). The reader is used only by the decoding thread until Next returns
 // false; after that (the thread has ended) its truncated(), error(), chunks_read() etc. tell
@@ -26,9 +24,8 @@ namespace libprof {
 
 class ChunkPrefetcher {
  public:
-  // Starts decoding `reader`'s chunks (from where it stands), at most `ahead` ahead of Next,
-  // their bytes parsed on `parsers` threads (chunk_parsers.h; 0: as suits the machine).
-  explicit ChunkPrefetcher(TraceReader& reader, size_t ahead = 2, size_t parsers = 0);
+  // Starts decoding `reader`'s chunks (from where it stands), at most `ahead` ahead of Next.
+  explicit ChunkPrefetcher(TraceReader& reader, size_t ahead = 2);
   ~ChunkPrefetcher();  // stops the decoding thread and waits for it
   ChunkPrefetcher(const ChunkPrefetcher&) = delete;
   ChunkPrefetcher& operator=(const ChunkPrefetcher&) = delete;
@@ -54,7 +51,6 @@ class ChunkPrefetcher {
 
   TraceReader& reader_;
   const size_t ahead_;
-  const size_t parsers_;
   std::vector<std::vector<std::string>> strings_;  // the caller's copy
   std::string error_;
   bool ended_ = false;

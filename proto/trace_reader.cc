@@ -208,58 +208,6 @@ bool TraceReader::AppendNext(std::span<TraceRecords* const> into, uint32_t* proc
   return NextChunk(Mode::kAppend, nullptr, into, process_index);
 }
 
-TraceReader::ChunkRead TraceReader::ReadChunkField(Field* field, std::string* failure) {
-  while (true) {
-    switch (ReadField(field)) {
-      case Read::kOk:
-        break;
-      case Read::kEnd:
-        return ChunkRead::kEnd;
-      case Read::kTruncated:
-        return ChunkRead::kTruncated;
-      case Read::kBad:
-        *failure = field->oversized != 0
-                       ? "field at byte " + std::to_string(field->offset) + " is " +
-                             std::to_string(field->oversized) +
-                             " bytes long (over the 1 GiB limit)"
-                       : "invalid field tag at byte " + std::to_string(field->offset);
-        return ChunkRead::kFailed;
-    }
-    if (field->number == kHeaderField) {
-      *failure = "header at byte " + std::to_string(field->offset) +
-                 " follows trace data (concatenated trace files are not supported)";
-      return ChunkRead::kFailed;
-    }
-    if (field->number == kChunkField && field->wire_type == kLengthDelimited) {
-      return ChunkRead::kChunk;
-    }
-    // A field of a newer schema: skip it (past it once the chunks read ahead are decoded).
-    if (unread_chunks_ == 0) {
-      bytes_read_ = offset_;
-    } else {
-      skipped_to_ = offset_;
-    }
-  }
-}
-
-bool TraceReader::EndRead(ChunkRead how, const std::string& failure) {
-  if (!error_.empty()) return false;  // the read already ended there
-  bytes_read_ = std::max(bytes_read_, skipped_to_);
-  switch (how) {
-    case ChunkRead::kEnd:
-      ended_ = true;
-      return false;
-    case ChunkRead::kTruncated:
-      truncated_ = true;
-      return false;
-    case ChunkRead::kFailed:
-      return Fail(failure);
-    case ChunkRead::kChunk:
-      break;
-  }
-  return true;
-}
-
 bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords* const> into,
                             uint32_t* process_index) {
   if (out != nullptr) EmptyKeepingRoom(out);
@@ -267,94 +215,78 @@ bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords
   if (!error_.empty() || truncated_ || ended_) return false;
   try {
     Field field;
-    std::string failure;
-    const ChunkRead read = ReadChunkField(&field, &failure);
-    if (read != ChunkRead::kChunk) return EndRead(read, failure);
-    const std::string at = std::to_string(field.offset);
-    std::string problem;
-    if (mode == Mode::kNvtx) {
-      const uint32_t index = PeekProcessIndex(field.bytes);
-      if (index >= processes_.size()) {
-        return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
-                    " but the file has " + std::to_string(headers_.size()) + " header(s)");
+    while (true) {
+      switch (ReadField(&field)) {
+        case Read::kOk:
+          break;
+        case Read::kEnd:
+          ended_ = true;
+          return false;
+        case Read::kTruncated:
+          truncated_ = true;
+          return false;
+        case Read::kBad:
+          if (field.oversized != 0) {
+            return Fail("field at byte " + std::to_string(field.offset) + " is " +
+                        std::to_string(field.oversized) + " bytes long (over the 1 GiB limit)");
+          }
+          return Fail("invalid field tag at byte " + std::to_string(field.offset));
       }
-      if (!DecodeNvtxChunk(field.bytes, processes_[index].get(), out, &problem)) {
-        *out = TraceRecords{};
-        return Fail("chunk at byte " + at + " " + problem);
+      const std::string at = std::to_string(field.offset);
+      if (field.number == kHeaderField) {
+        return Fail("header at byte " + at +
+                    " follows trace data (concatenated trace files are not supported)");
+      }
+      if (field.number != kChunkField || field.wire_type != kLengthDelimited) {
+        bytes_read_ = offset_;  // a field of a newer schema: skip it
+        continue;
+      }
+      std::string problem;
+      if (mode == Mode::kNvtx) {
+        const uint32_t index = PeekProcessIndex(field.bytes);
+        if (index >= processes_.size()) {
+          return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
+                      " but the file has " + std::to_string(headers_.size()) + " header(s)");
+        }
+        if (!DecodeNvtxChunk(field.bytes, processes_[index].get(), out, &problem)) {
+          *out = TraceRecords{};
+          return Fail("chunk at byte " + at + " " + problem);
+        }
+      } else {
+        if (!chunk_) chunk_ = std::make_unique<trace::Chunk>();
+        if (!ParseQuietly(field.bytes, chunk_.get())) {
+          return Fail("chunk at byte " + at + " is corrupt");
+        }
+        if (chunk_->process_index() >= processes_.size()) {
+          return Fail("chunk at byte " + at + " belongs to process " +
+                      std::to_string(chunk_->process_index()) + " but the file has " +
+                      std::to_string(headers_.size()) + " header(s)");
+        }
+        const uint32_t index = chunk_->process_index();
+        if (mode == Mode::kAppend && index >= into.size()) {
+          return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
+                      " but only " + std::to_string(into.size()) + " were asked for");
+        }
+        const bool decoded =
+            mode == Mode::kAppend
+                ? AppendChunk(*chunk_, processes_[index].get(), into[index], &problem)
+                : DecodeChunk(*chunk_, processes_[index].get(), out, &problem);
+        if (!decoded) {
+          if (out != nullptr) *out = TraceRecords{};
+          return Fail("chunk at byte " + at + " " + problem);
+        }
+        if (process_index != nullptr) *process_index = index;
+        const auto& unknown = chunk_->GetReflection()->GetUnknownFields(*chunk_);
+        for (int i = 0; i < unknown.field_count(); ++i) {
+          ++unknown_chunk_fields_[static_cast<uint32_t>(unknown.field(i).number())];
+        }
       }
       bytes_read_ = offset_;
       ++chunks_read_;
       return true;
     }
-    if (!chunk_) chunk_ = std::make_unique<trace::Chunk>();
-    const bool parsed = ParseChunk(field.bytes, chunk_.get());
-    return DecodeChunkAt(parsed ? chunk_.get() : nullptr, field.offset, offset_, mode, out, into,
-                         process_index);
   } catch (const std::exception& e) {
     if (out != nullptr) *out = TraceRecords{};
-    return Fail("chunk after byte " + std::to_string(bytes_read_) + " cannot be decoded (" +
-                e.what() + ")");
-  }
-}
-
-bool TraceReader::ParseChunk(const std::string& bytes, trace::Chunk* chunk) {
-  return ParseQuietly(bytes, chunk);
-}
-
-bool TraceReader::DecodeChunkAt(const trace::Chunk* chunk, uint64_t offset, uint64_t end,
-                                Mode mode, TraceRecords* out,
-                                std::span<TraceRecords* const> into, uint32_t* process_index) {
-  const std::string at = std::to_string(offset);
-  if (chunk == nullptr) return Fail("chunk at byte " + at + " is corrupt");
-  if (chunk->process_index() >= processes_.size()) {
-    return Fail("chunk at byte " + at + " belongs to process " +
-                std::to_string(chunk->process_index()) + " but the file has " +
-                std::to_string(headers_.size()) + " header(s)");
-  }
-  const uint32_t index = chunk->process_index();
-  if (mode == Mode::kAppend && index >= into.size()) {
-    return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
-                " but only " + std::to_string(into.size()) + " were asked for");
-  }
-  std::string problem;
-  const bool decoded = mode == Mode::kAppend
-                           ? AppendChunk(*chunk, processes_[index].get(), into[index], &problem)
-                           : DecodeChunk(*chunk, processes_[index].get(), out, &problem);
-  if (!decoded) {
-    if (out != nullptr) *out = TraceRecords{};
-    return Fail("chunk at byte " + at + " " + problem);
-  }
-  if (process_index != nullptr) *process_index = index;
-  const auto& unknown = chunk->GetReflection()->GetUnknownFields(*chunk);
-  for (int i = 0; i < unknown.field_count(); ++i) {
-    ++unknown_chunk_fields_[static_cast<uint32_t>(unknown.field(i).number())];
-  }
-  bytes_read_ = end;
-  ++chunks_read_;
-  return true;
-}
-
-TraceReader::ChunkRead TraceReader::NextChunkBytes(RawChunk* out, std::string* failure) {
-  if (!error_.empty() || truncated_ || ended_) return ChunkRead::kEnd;
-  Field field{.bytes = std::move(out->bytes)};
-  const ChunkRead read = ReadChunkField(&field, failure);
-  out->bytes = std::move(field.bytes);
-  out->offset = field.offset;
-  out->end = offset_;
-  if (read == ChunkRead::kChunk) ++unread_chunks_;
-  return read;
-}
-
-bool TraceReader::DecodeRawChunk(const RawChunk& raw, const trace::Chunk* parsed,
-                                 TraceRecords* out) {
-  EmptyKeepingRoom(out);
-  for (auto& process : processes_) process->defined.clear();
-  --unread_chunks_;
-  if (!error_.empty()) return false;
-  try {
-    return DecodeChunkAt(parsed, raw.offset, raw.end, Mode::kRecords, out, {}, nullptr);
-  } catch (const std::exception& e) {
-    *out = TraceRecords{};
     return Fail("chunk after byte " + std::to_string(bytes_read_) + " cannot be decoded (" +
                 e.what() + ")");
   }

@@ -48,24 +48,6 @@ class TraceReader {
   // corrupt chunk *into[p] may hold part of it.
   bool AppendNext(std::span<TraceRecords* const> into, uint32_t* process_index);
 
-  // Next in two steps, for a caller that parses chunks on threads of its own (ChunkPrefetcher):
-  // NextChunkBytes reads the next chunk's bytes (unparsed) ahead of the decoding, ParseChunk
-  // parses them (any thread, a message per thread), DecodeRawChunk decodes them in file order
-  // (nullptr: they did not parse) as Next would have. When NextChunkBytes finds no chunk, the
-  // caller decodes the chunks it still holds, then calls EndRead with what it found, which sets
-  // truncated() or error() as Next would have (an earlier chunk's failure stands).
-  enum class ChunkRead { kChunk, kEnd, kTruncated, kFailed };
-  struct RawChunk {
-    std::string bytes;
-    uint64_t offset = 0;  // of the chunk's field in the file
-    uint64_t end = 0;     // just past it
-  };
-  ChunkRead NextChunkBytes(RawChunk* out, std::string* failure);
-  static bool ParseChunk(const std::string& bytes, trace::Chunk* chunk);
-  bool DecodeRawChunk(const RawChunk& raw, const trace::Chunk* parsed, TraceRecords* out);
-  // False (the read is over), having set its outcome unless an error came first.
-  bool EndRead(ChunkRead how, const std::string& failure);
-
   // The string table of a process, as far as the chunks read so far define it.
   const std::vector<std::string>& strings(uint32_t process_index = 0) const;
   // The ids of the strings the last chunk read defined (in its process's table).
@@ -100,18 +82,12 @@ class TraceReader {
   Read ReadVarint(uint64_t* value);
   Read ReadBytes(uint64_t size, std::string* out);
   Read ReadField(Field* field);
-  // The next chunk's field, skipping fields of a newer schema; *failure says why on kFailed.
-  ChunkRead ReadChunkField(Field* field, std::string* failure);
   bool Fail(const std::string& problem);  // sets error_ to "path: problem"; returns false
   // What NextChunk does with a chunk: Next, NextNvtx or AppendNext.
   enum class Mode { kRecords, kNvtx, kAppend };
   // `out` for kRecords and kNvtx; `into` and `process_index` for kAppend.
   bool NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords* const> into,
                  uint32_t* process_index);
-  // A parsed chunk (nullptr: its bytes did not parse) that lay at [offset, end) into *out or *into.
-  bool DecodeChunkAt(const trace::Chunk* chunk, uint64_t offset, uint64_t end, Mode mode,
-                     TraceRecords* out, std::span<TraceRecords* const> into,
-                     uint32_t* process_index);
 
   std::ifstream file_;
   uint64_t offset_ = 0;  // of the next byte file_ gives
@@ -124,8 +100,6 @@ class TraceReader {
   std::string error_;
   uint64_t bytes_read_ = 0;
   uint64_t chunks_read_ = 0;
-  uint64_t unread_chunks_ = 0;  // read by NextChunkBytes, not yet decoded
-  uint64_t skipped_to_ = 0;     // past the fields of a newer schema skipped while chunks were unread
   uint64_t file_size_ = 0;
   std::map<uint32_t, uint64_t> unknown_chunk_fields_;
 };

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "proto/chunk_prefetcher.h"
 #include "proto/trace.pb.h"
 #include "proto/trace_writer.h"
 #include "tests/proto/trace_read_util.h"
@@ -269,17 +268,6 @@ TEST(TraceReaderTest, SkipsUnknownTopLevelFields) {
   EXPECT_EQ(result.reader->error(), "");
   EXPECT_FALSE(result.reader->truncated());
   EXPECT_EQ(result.reader->bytes_read(), trace.size());
-  {  // The same through ChunkPrefetcher (bytes read ahead, then decoded): past the trailing fields.
-    auto reader = TraceReader::Open(path);
-    ASSERT_TRUE(reader.has_value());
-    ChunkPrefetcher chunks(**reader, 1, 2);
-    TraceRecords records;
-    ASSERT_TRUE(chunks.Next(&records));
-    EXPECT_EQ(records.overheads.size(), 1u);
-    EXPECT_FALSE(chunks.Next(&records));
-    EXPECT_EQ(chunks.error(), "");
-    EXPECT_EQ((*reader)->bytes_read(), trace.size());
-  }
 
   WriteFile(path, trace.substr(0, trace.size() - 3));
   result = ReadAll(path);
