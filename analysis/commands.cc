@@ -8,6 +8,7 @@
 #include "analysis/model/trace_windows.h"
 #include "analysis/reports/collectives_report.h"
 #include "analysis/reports/findings_report.h"
+#include "analysis/reports/html_process_report.h"
 #include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_in_windows.h"
@@ -541,10 +542,29 @@ std::expected<std::string, std::string> RunReport(const ReportCommandOptions& op
   // (never renamed into place) when reading or writing fails.
   auto file = OutputFile::Create(options.output);
   if (!file) return std::unexpected(file.error());
-  auto traces = Load(options, warnings);
-  if (!traces) return std::unexpected(traces.error());
   const HtmlReportOptions report_options{.raw = options.raw, .findings = options.thresholds};
-  auto stats = WriteHtmlReport(*traces, report_options, &(*file)->stream());
+  // One file at a time: in windows where they give the exact page (bounded memory,
+  // html_process_report.h), else loaded whole (filters, several processes in a file).
+  std::vector<HtmlProcessPart> parts;
+  // A page of several processes from one file loads that file whole.
+  auto files = ExpandTraceInputs(options.files);  // its errors: ForEachFileInWindows's
+  const bool overview = files && files->size() > 1;
+  auto windowed = [&](const std::string& path,
+                      FilterMatches*) -> std::expected<bool, std::string> {
+    if (options.filters.active()) return false;
+    auto part = RenderProcessInWindows(path, parts.size(), report_options, overview);
+    if (!part) return std::unexpected(part.error());
+    if (!*part) return false;
+    warnings->insert(warnings->end(), (*part)->warnings.begin(), (*part)->warnings.end());
+    parts.push_back(std::move(**part));
+    return true;
+  };
+  auto whole = [&](const ProcessTrace& t) {
+    parts.push_back(RenderProcess(t, parts.size(), report_options));
+  };
+  auto read = ForEachFileInWindows(options.files, options.filters, warnings, windowed, whole);
+  if (!read) return std::unexpected(read.error());
+  auto stats = WriteHtmlReport(parts, &(*file)->stream());
   if (!stats) return std::unexpected(options.output + ": " + stats.error());
   if (auto committed = (*file)->Commit(); !committed) return std::unexpected(committed.error());
   return "Wrote the report of " + std::to_string(stats->processes) +

@@ -1,13 +1,20 @@
 #include "analysis/reports/html_process_report.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/metrics/copy_bandwidth.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_timeline.h"
 #include "analysis/metrics/summary.h"
+#include "analysis/metrics/time_bins.h"
 #include "analysis/metrics/unified_memory.h"
 #include "analysis/metrics/utilization.h"
+#include "analysis/model/device_ops.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
 #include "analysis/model/units.h"
@@ -17,6 +24,8 @@
 #include "analysis/reports/html_timeline.h"
 #include "analysis/reports/html_writer.h"
 #include "analysis/reports/summary_report.h"
+#include "analysis/rules/findings_digest.h"
+#include "analysis/rules/windowed_findings.h"
 
 namespace libprof::analysis {
 namespace {
@@ -36,28 +45,296 @@ std::string Stat(const std::string& value, const std::string& label, bool warn =
          HtmlEscape(value) + "</div><div class=\"label\">" + HtmlEscape(label) + "</div></div>";
 }
 
-class ProcessRenderer {
+// Intervals that arrive by start (a window's device operations, window after window) merged as
+// MergeIntervals merges them all at once, each handed to `emit` once it can grow no more.
+class StreamingMerge {
  public:
-  ProcessRenderer(const ProcessTrace& trace, size_t number, const HtmlReportOptions& options)
-      : trace_(trace),
+  template <typename Emit>
+  void Add(uint64_t start_ns, uint64_t end_ns, const Emit& emit) {
+    if (end_ns <= start_ns) return;  // as MergeIntervals: empty intervals count for nothing
+    if (open_ && start_ns <= current_.end_ns) {
+      current_.end_ns = std::max(current_.end_ns, end_ns);
+      return;
+    }
+    if (open_) emit(current_);
+    current_ = {start_ns, end_ns};
+    open_ = true;
+  }
+  template <typename Emit>
+  void Finish(const Emit& emit) {
+    if (open_) emit(current_);
+    open_ = false;
+  }
+
+ private:
+  bool open_ = false;
+  Interval current_;
+};
+
+// The findings of one process as the page uses them: grouped (FindingsDigest, as GroupFindings
+// groups a list), counted, and the blocked calls the timeline marks. Filled as StreamFindings
+// or the windowed findings hand them on, in any order.
+class ReportFindings {
+ public:
+  ReportFindings() { digest_.BeginProcess(); }
+
+  // What must come whole: a group's worst (the page prints it) and a blocked call (each piece
+  // of work it waited for gets a mark; only a whole finding lists them all).
+  FindingFilter Filter() const {
+    return [this](const Finding& f, uint64_t seq) {
+      return Marked(f) || digest_.WantsWhole(f, seq);
+    };
+  }
+  void Add(Finding&& f, uint64_t seq) {
+    ++count_;
+    const RuleFamily family = Rule(f.rule).family;
+    if (family == RuleFamily::kHostWait || family == RuleFamily::kHostCost) {
+      host_lost_ns_ += f.blocked_ns;
+    }
+    if (Marked(f)) {
+      auto [api, added] = api_ids_.try_emplace(f.api, static_cast<uint32_t>(apis_.size()));
+      if (added) apis_.push_back(f.api);
+      Blocked b{.order = {f.host_start_ns, f.correlation_id, seq},
+                .thread_id = f.thread_id,
+                .correlation_id = f.correlation_id,
+                .api = api->second,
+                .blocked_ns = f.blocked_ns,
+                .blamed = {}};
+      for (const Blamed& x : f.blamed) b.blamed.push_back(x.correlation_id);
+      blocked_.push_back(std::move(b));
+    }
+    digest_.Add(std::move(f), seq);
+  }
+
+  struct Blocked {
+    std::tuple<uint64_t, uint64_t, uint64_t> order;  // FindFindings' (time, correlation, seq)
+    uint32_t thread_id = 0;
+    uint64_t correlation_id = 0;
+    uint32_t api = 0;  // into apis()
+    uint64_t blocked_ns = 0;
+    std::vector<uint64_t> blamed;  // correlation ids
+  };
+  // In the order of the timeline's marks: most time lost first, then FindFindings' order.
+  std::vector<Blocked> TakeBlocked() {
+    std::sort(blocked_.begin(), blocked_.end(), [](const Blocked& a, const Blocked& b) {
+      return a.blocked_ns != b.blocked_ns ? a.blocked_ns > b.blocked_ns : a.order < b.order;
+    });
+    return std::move(blocked_);
+  }
+  const std::vector<std::string>& apis() const { return apis_; }
+
+  const FindingsDigest& digest() const { return digest_; }
+  uint64_t count() const { return count_; }
+  uint64_t host_lost_ns() const { return host_lost_ns_; }
+
+ private:
+  static bool Marked(const Finding& f) {
+    return Rule(f.rule).family == RuleFamily::kHostWait && f.correlation_id != 0;
+  }
+
+  FindingsDigest digest_;
+  uint64_t count_ = 0, host_lost_ns_ = 0;
+  std::vector<Blocked> blocked_;
+  std::vector<std::string> apis_;
+  std::unordered_map<std::string, uint32_t> api_ids_;
+};
+
+// What the page needs to know of correlation ids: the call that issued one (TraceIndex
+// LaunchingCall) and its device work (OpsOf), looked up window by window for the ids wanted
+// (every blocked call and the work it waited for: flat tables, a million ids in a big trace).
+// A window holds the ids between its smallest and largest (later windows' are larger).
+class CorrLookup {
+ public:
+  struct Call {
+    bool found = false;
+    uint32_t thread_id = 0;
+    uint64_t start_ns = 0, end_ns = 0;
+  };
+  struct Ops {
+    bool found = false;
+    uint64_t first_start_ns = UINT64_MAX;
+    // The operation that ended last (the first of equals).
+    uint64_t end_ns = 0;
+    uint32_t device_id = 0, stream_id = 0;
+    uint64_t correlation_id = 0;
+    bool kernel = false;
+    uint32_t name = 0;  // into names()
+  };
+
+  void WantCall(uint64_t corr) {
+    if (corr != 0) call_ids_.push_back(corr);
+  }
+  void WantOps(uint64_t corr) {
+    if (corr != 0) op_ids_.push_back(corr);
+  }
+  // After the last Want.
+  void Seal() {
+    for (std::vector<uint64_t>* ids : {&call_ids_, &op_ids_}) {
+      std::sort(ids->begin(), ids->end());
+      ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
+      ids->shrink_to_fit();
+    }
+    calls_.assign(call_ids_.size(), {});
+    ops_.assign(op_ids_.size(), {});
+  }
+
+  void Add(const TraceIndex& index) {
+    const TraceRecords& r = index.records();
+    const std::vector<DeviceOp>& ops = index.device_ops();
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (const ApiCall& c : r.api_calls) {
+      lo = std::min(lo, c.correlation_id);
+      hi = std::max(hi, c.correlation_id);
+    }
+    for (const DeviceOp& op : ops) {
+      lo = std::min(lo, op.correlation_id);
+      hi = std::max(hi, op.correlation_id);
+    }
+    if (lo > hi) return;
+    const auto range = [&](const std::vector<uint64_t>& ids) {
+      return std::pair(std::lower_bound(ids.begin(), ids.end(), lo) - ids.begin(),
+                       std::upper_bound(ids.begin(), ids.end(), hi) - ids.begin());
+    };
+    const auto [call_lo, call_hi] = range(call_ids_);
+    for (auto i = call_lo; i < call_hi; ++i) {
+      Call& f = calls_[i];
+      if (f.found) continue;
+      if (const int64_t call = index.LaunchingCall(call_ids_[i]); call >= 0) {
+        const ApiCall& c = r.api_calls[call];
+        f = {.found = true,
+             .thread_id = c.thread_id,
+             .start_ns = c.start_ns,
+             .end_ns = std::max(c.start_ns, c.end_ns)};
+      }
+    }
+    const auto [op_lo, op_hi] = range(op_ids_);
+    for (auto i = op_lo; i < op_hi; ++i) {
+      Ops& f = ops_[i];
+      for (uint32_t k : index.OpsOf(op_ids_[i])) {
+        const DeviceOp& op = ops[k];
+        f.first_start_ns = std::min(f.first_start_ns, op.start_ns);
+        if (!f.found || op.end_ns > f.end_ns) {
+          const std::string& name = index.OpName(op);
+          auto [id, added] = name_ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
+          if (added) names_.push_back(name);
+          f.end_ns = op.end_ns;
+          f.device_id = op.device_id;
+          f.stream_id = op.stream_id;
+          f.correlation_id = op.correlation_id;
+          f.kernel = op.kind == DeviceOpKind::kKernel;
+          f.name = id->second;
+        }
+        f.found = true;
+      }
+    }
+  }
+
+  // The facts of a wanted id; nullptr when it was not found.
+  const Call* FindCall(uint64_t corr) const { return Find(call_ids_, calls_, corr); }
+  const Ops* FindOps(uint64_t corr) const { return Find(op_ids_, ops_, corr); }
+  const std::string& Name(uint32_t id) const { return names_[id]; }
+
+ private:
+  template <typename Facts>
+  static const Facts* Find(const std::vector<uint64_t>& ids, const std::vector<Facts>& facts,
+                           uint64_t corr) {
+    auto it = std::lower_bound(ids.begin(), ids.end(), corr);
+    if (it == ids.end() || *it != corr) return nullptr;
+    const Facts& f = facts[it - ids.begin()];
+    return f.found ? &f : nullptr;
+  }
+
+  std::vector<uint64_t> call_ids_, op_ids_;  // sorted
+  std::vector<Call> calls_;
+  std::vector<Ops> ops_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, uint32_t> name_ids_;
+};
+
+// One process's page, its figures added window by window (the whole trace: one window) in two
+// passes: the first fills the whole-trace timeline, utilisation, memory and bandwidth and looks
+// up what the marks and detail windows need; the second draws the views placed from it.
+class ProcessPage {
+ public:
+  // `whole`: the process (its timed records are not read here); `summary` its summary;
+  // `findings` all its findings.
+  // `overview`: keep the merged device busy time for the per-rank overview.
+  ProcessPage(const ProcessTrace& whole, size_t number, const HtmlReportOptions& options,
+              Summary summary, ReportFindings findings, bool overview)
+      : overview_(overview),
+        whole_(whole),
         options_(options),
         prefix_("p" + std::to_string(number)),
-        summary_(Summarize(trace, SummaryOptions{.raw = options.raw})),
-        index_(trace),
-        streams_(index_),
-        findings_(FindFindings(trace, index_, streams_, options.findings)),
-        timeline_(index_, streams_, findings_, options.raw) {
-    scale_ = {.t0_ns = trace.start_ns(),
-              .t1_ns = std::max(trace.end_ns(), trace.start_ns() + 1),
-              .origin_ns = trace.origin_ns,
+        summary_(std::move(summary)),
+        findings_(std::move(findings)),
+        timeline_(options.raw, whole.header.pid) {
+    scale_ = {.t0_ns = whole.start_ns(),
+              .t1_ns = std::max(whole.end_ns(), whole.start_ns() + 1),
+              .origin_ns = whole.origin_ns,
               .x0 = kPlotX0,
               .width = kPlotWidth};
+    timeline_.AddView(scale_);
+    blocked_ = findings_.TakeBlocked();
+    for (const ReportFindings::Blocked& b : blocked_) {
+      lookup_.WantCall(b.correlation_id);
+      for (uint64_t corr : b.blamed) lookup_.WantOps(corr);
+    }
+    groups_ = findings_.digest().Groups();
+    for (size_t i = 0; i < groups_.size() && i < options_.top_findings; ++i) {
+      for (const Blamed& b : groups_[i].worst.blamed) {
+        lookup_.WantCall(b.correlation_id);
+        lookup_.WantOps(b.correlation_id);
+      }
+    }
+    lookup_.Seal();
+  }
+
+  // The first pass, window by window. `model`: the window's, needed only when it has memory
+  // records (MemoryAnalysis).
+  // `carried_nvtx`: the window's first NVTX ranges are earlier windows' (for MemoryAnalysis).
+  void FirstPass(const TraceIndex& window, const StreamModel* model, size_t carried_nvtx) {
+    const TraceRecords& r = window.records();
+    timeline_.Add(window, {0}, carried_nvtx);
+    lookup_.Add(window);
+    for (uint32_t s : PerThreadStreams(window)) per_thread_streams_.insert(s);
+    const auto busy = [&](const Interval& i) {
+      if (overview_) device_busy_.push_back(i);
+    };
+    for (const DeviceOp& op : window.device_ops()) {  // by start
+      first_op_ns_ = std::min(first_op_ns_, op.start_ns);
+      last_op_ns_ = std::max(last_op_ns_, op.end_ns);
+      any_op_ = true;
+      busy_merge_.Add(op.start_ns, op.end_ns, busy);
+      Utilization& u = utilization_[op.device_id];
+      if (!u.bins) u.bins = std::make_unique<TimeBins>(scale_.t0_ns, scale_.t1_ns, kUtilizationSlices);
+      u.merge.Add(op.start_ns, op.end_ns, [&](const Interval& i) { u.Emit(i, scale_); });
+      if (op.kind != DeviceOpKind::kMemcpy) continue;
+      const Memcpy& m = r.memcpys[op.record];
+      CopyBandwidth& row = bandwidth_[{m.copy_kind, m.src_kind, m.dst_kind}];
+      row.copy_kind = m.copy_kind;
+      row.src_kind = m.src_kind;
+      row.dst_kind = m.dst_kind;
+      ++row.count;
+      row.bytes += m.bytes;
+      row.total_ns += op.duration();
+      row.best_gb_per_s = std::max(row.best_gb_per_s, GigabytesPerSecond(m.bytes, op.duration()));
+    }
+    memory_timeline_.Add(r);
+    if (!r.memory_ops.empty()) memory_.Add(window, *model);
+    migrations_ |= !r.unified_memory_counters.empty();
+  }
+
+  // After the first pass: places the views that depend on it (the span where the GPU ran work,
+  // the detail views); returns the views the second pass fills (none: no second pass).
+  const std::vector<size_t>& EndFirstPass() {
+    busy_merge_.Finish([&](const Interval& i) {
+      if (overview_) device_busy_.push_back(i);
+    });
+    for (auto& [device, u] : utilization_) u.merge.Finish([&](const Interval& i) { u.Emit(i, scale_); });
     // Programs often spend most of a short trace starting up: then the span where the GPU ran
     // work gets its own picture, at a scale where its slices can be told apart.
-    const std::vector<DeviceOp>& ops = index_.device_ops();
-    if (!ops.empty()) {
-      uint64_t first = ops.front().start_ns, last = 0;
-      for (const DeviceOp& op : ops) last = std::max(last, op.end_ns);
+    if (any_op_) {
+      const uint64_t first = first_op_ns_, last = last_op_ns_;
       const uint64_t margin = (last - first) / 20 + 1;
       TimeScale active = scale_;
       active.t0_ns = std::max(scale_.t0_ns, first > margin ? first - margin : 0);
@@ -65,46 +342,128 @@ class ProcessRenderer {
       if (active.t1_ns > active.t0_ns &&
           (active.t1_ns - active.t0_ns) * 2 < scale_.t1_ns - scale_.t0_ns) {
         active_ = active;
+        active_view_ = timeline_.AddView(active);
+        second_views_.push_back(active_view_);
       }
     }
+    // The groups that get a detail view: the first ones (among those listed) whose window is a
+    // close-up (at most 40% of the closest picture above it), not that picture again (a finding
+    // about the whole active span, or a pattern over many calls, is already the whole-trace
+    // picture).
+    for (size_t i = 0; i < groups_.size() && i < options_.top_findings &&
+                       detailed_.size() < options_.detail_views;
+         ++i) {
+      const auto window = DetailWindow(groups_[i].worst);
+      const TimeScale& widest = active_ ? *active_ : scale_;  // the closest picture drawn
+      if (window && (window->second - window->first) * 5 <= (widest.t1_ns - widest.t0_ns) * 2) {
+        TimeScale scale = scale_;
+        scale.t0_ns = window->first;
+        scale.t1_ns = std::max(window->second, window->first + 1);
+        detailed_.push_back({i, timeline_.AddView(scale)});
+        detail_scales_[detailed_.back().view] = scale;
+        second_views_.push_back(detailed_.back().view);
+      }
+    }
+    return second_views_;
   }
 
-  HtmlProcessPart Render(const std::string& title) {
+  void SecondPass(const TraceIndex& window) { timeline_.Add(window, second_views_); }
+  // Whether a window whose API calls and device work all lie in [from_ns, to_ns] has anything
+  // the second pass draws.
+  bool SecondPassSees(uint64_t from_ns, uint64_t to_ns) const {
+    return std::any_of(second_views_.begin(), second_views_.end(), [&](size_t v) {
+      const TimeScale& s = v == active_view_ && active_ ? *active_ : detail_scales_.at(v);
+      return from_ns < s.t1_ns && to_ns >= s.t0_ns;
+    });
+  }
+
+  HtmlProcessPart Render() {
+    // The streams' classes as StreamModel gives them over the whole trace.
+    const StreamClassifier classifier(whole_.records);
+    timeline_done_ = timeline_.Finish(
+        [&](uint32_t stream) {
+          return classifier.Classify(stream, per_thread_streams_.contains(stream));
+        },
+        Marks());
     HtmlProcessPart part;
-    part.pid = trace_.header.pid;
-    part.hostname = trace_.header.hostname;
-    part.rank = trace_.header.rank;
+    part.header = whole_.header;
+    part.path = whole_.path;
+    part.start_ns = whole_.start_ns();
+    part.end_ns = whole_.end_ns();
+    part.origin_ns = whole_.origin_ns;
     part.trace_ns = summary_.trace_ns;
     part.host_api_ns = summary_.host_api_ns;
     part.gpu_busy_ns = summary_.gpu_busy_ns;
     part.dropped_records = summary_.dropped_records;
-    part.findings = findings_.size();
-    std::vector<Interval> busy;
-    for (const DeviceOp& op : index_.device_ops()) busy.push_back({op.start_ns, op.end_ns});
-    part.device_busy = MergeIntervals(std::move(busy));
-    for (const Finding& f : findings_) {
-      const RuleFamily family = Rule(f.rule).family;
-      if (family == RuleFamily::kHostWait || family == RuleFamily::kHostCost) {
-        part.host_lost_ns += f.blocked_ns;
-      }
-    }
+    part.findings = findings_.count();
+    part.host_lost_ns = findings_.host_lost_ns();
+    part.device_busy = std::move(device_busy_);
     std::string html;
-    if (!title.empty()) html += "<h2 class=\"process-title\">" + HtmlEscape(title) + "</h2>\n";
-    // One after the other: Findings() groups the findings that Details() then draws.
     html += Headline();
     html += Findings();
     html += Timeline();
     html += Details();
-    html += Utilization();
+    html += UtilizationSection();
     html += Memory();
     html += Bandwidth();
     html += SummaryTables();
-    part.html = "<div class=\"process\" id=\"" + prefix_ + "\">\n" + html + "</div>\n";
+    part.html = std::move(html);
     return part;
   }
 
+  // Whether the figures could be added up window by window (the unified-memory chart needs the
+  // whole trace's counters).
+  bool windowable() const { return !migrations_; }
+
  private:
+  struct Utilization {
+    StreamingMerge merge;
+    std::unique_ptr<TimeBins> bins;
+    uint64_t busy_ns = 0;
+    void Emit(const Interval& i, const TimeScale& scale) {
+      bins->Add(i.start_ns, i.end_ns);
+      busy_ns += OverlapLength(i.start_ns, i.end_ns, scale.t0_ns, scale.t1_ns);
+    }
+  };
+  struct Detailed {
+    size_t group;  // into groups_
+    size_t view;   // the timeline's
+  };
+
   std::string Id(const char* what) const { return prefix_ + "-" + what; }
+
+  // The marks, as the timeline lists them: per blocked call whose call is known on its thread,
+  // one per piece of work it waited for, most time lost first (ties in FindFindings' order).
+  HtmlTimeline::Marks Marks() const {
+    HtmlTimeline::Marks marks;
+    const auto each = [this](const std::function<bool(const HtmlTimeline::Mark&)>& visit) {
+      HtmlTimeline::Mark m;
+      for (const ReportFindings::Blocked& b : blocked_) {
+        const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id);
+        if (call == nullptr || call->thread_id != b.thread_id) continue;
+        for (uint64_t corr : b.blamed) {
+          const CorrLookup::Ops* work = lookup_.FindOps(corr);
+          if (work == nullptr) continue;
+          m.thread_id = call->thread_id;
+          m.correlation_id = b.correlation_id;
+          m.api = findings_.apis()[b.api];
+          m.call_start_ns = call->start_ns;
+          m.call_end_ns = call->end_ns;
+          m.blocked_ns = b.blocked_ns;
+          m.op = {.end_ns = work->end_ns,
+                  .device_id = work->device_id,
+                  .stream_id = work->stream_id,
+                  .correlation_id = work->correlation_id,
+                  .kernel = work->kernel,
+                  .name = lookup_.Name(work->name)};
+          if (!visit(m)) return;
+        }
+      }
+    };
+    each([&](const HtmlTimeline::Mark&) { return ++marks.count, true; });
+    marks.for_each = each;
+    return marks;
+  }
 
   std::string Headline() const {
     const Summary& s = summary_;
@@ -121,7 +480,7 @@ class ProcessRenderer {
     body += Stat(std::to_string(s.dropped_records), "records dropped during capture",
                  s.dropped_records > 0);
     body += "</div>";
-    const TraceHeader& h = trace_.header;
+    const TraceHeader& h = whole_.header;
     std::string about = "pid " + std::to_string(h.pid);
     if (!h.hostname.empty()) about += " on " + h.hostname;
     if (h.rank) about += ", rank " + std::to_string(*h.rank);
@@ -129,7 +488,7 @@ class ProcessRenderer {
     std::string command;
     for (const std::string& arg : h.command_line) command += (command.empty() ? "" : " ") + arg;
     if (!command.empty()) about += "; command: " + command;
-    about += "; trace: " + trace_.path;
+    about += "; trace: " + whole_.path;
     if (s.dropped_records > 0) {
       about += ". " + std::to_string(s.dropped_records) +
                " records were dropped during capture: totals are lower bounds.";
@@ -138,32 +497,24 @@ class ProcessRenderer {
     return HtmlSection(Id("headline"), "Headline", body);
   }
 
-  std::string Findings() {
-    FindingsReportContext context{.thresholds = options_.findings, .trace_ns = trace_.window_ns()};
+  bool IsDetailed(size_t group) const {
+    return std::any_of(detailed_.begin(), detailed_.end(),
+                       [&](const Detailed& d) { return d.group == group; });
+  }
+
+  std::string Findings() const {
+    FindingsReportContext context{.thresholds = options_.findings, .trace_ns = whole_.window_ns()};
     std::string body;
-    if (findings_.empty()) {
+    if (findings_.count() == 0) {
       body = HtmlNote("No findings: no API call waited " + Dur(options_.findings.min_wait_ns) +
                       " or more for device work or synchronous copies, no GPU idle gap reached " +
                       Dur(options_.findings.gap_threshold_ns) +
                       " and no chunk of the trace was under the utilization threshold.");
       return HtmlSection(Id("findings"), "Top findings", body);
     }
-    groups_ = GroupFindings(findings_);
-    // The groups that get a detail view: the first ones (among those listed) whose window is a
-    // close-up (at most 40% of the closest picture above it), not that picture again (a finding about the whole active span, or a
-    // pattern over many calls, is already the whole-trace picture).
-    for (size_t i = 0; i < groups_.size() && i < options_.top_findings &&
-                       detailed_.size() < options_.detail_views;
-         ++i) {
-      const auto window = DetailWindow(groups_[i].worst);
-      const TimeScale& widest = active_ ? *active_ : scale_;  // the closest picture drawn
-      if (window && (window->second - window->first) * 5 <= (widest.t1_ns - widest.t0_ns) * 2) {
-        detailed_.push_back(i);
-      }
-    }
     std::vector<FindingGroup> top(groups_.begin(),
                                   groups_.begin() + std::min(groups_.size(), options_.top_findings));
-    body += "<p>" + HtmlEscape(FindingsHeadline(findings_, context)) + "</p>";
+    body += "<p>" + HtmlEscape(FindingsHeadline(findings_.digest(), context)) + "</p>";
     body += HtmlTable(FindingGroupCells(top), "findings-table");
     body += "<ol class=\"findings\">";
     for (size_t i = 0; i < top.size(); ++i) {
@@ -172,7 +523,7 @@ class ProcessRenderer {
               HtmlEscape(RuleName(f.rule)) + "</span>: " + HtmlEscape(f.explanation);
       if (top[i].count > 1) body += " (the longest of " + std::to_string(top[i].count) + ")";
       body += ".";
-      if (std::find(detailed_.begin(), detailed_.end(), i) != detailed_.end()) {
+      if (IsDetailed(i)) {
         body += " <a href=\"#" + Id("detail-") + std::to_string(i + 1) + "\">timeline around it</a>";
       }
       if (!f.nvtx.empty()) {
@@ -196,14 +547,15 @@ class ProcessRenderer {
   // The window of a detail view around a finding: the call and the work it waited for (from
   // the call that issued that work), or the device interval of a GPU finding; with margins.
   std::optional<std::pair<uint64_t, uint64_t>> DetailWindow(const Finding& f) const {
-    uint64_t lo = trace_.origin_ns + f.host_start_ns;
+    uint64_t lo = whole_.origin_ns + f.host_start_ns;
     uint64_t hi = lo + f.host_duration_ns;
     if (f.host_duration_ns == 0 && f.correlation_id == 0) return std::nullopt;
     for (const Blamed& b : f.blamed) {
-      for (uint32_t op : index_.OpsOf(b.correlation_id)) {
-        lo = std::min(lo, index_.device_ops()[op].start_ns);
-        const int64_t call = index_.LaunchingCall(b.correlation_id);
-        if (call >= 0) lo = std::min(lo, index_.records().api_calls[call].start_ns);
+      const CorrLookup::Ops* work = lookup_.FindOps(b.correlation_id);
+      if (work == nullptr) continue;
+      lo = std::min(lo, work->first_start_ns);
+      if (const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id)) {
+        lo = std::min(lo, call->start_ns);
       }
     }
     const uint64_t span = std::max<uint64_t>(hi - lo, 20'000);
@@ -211,16 +563,16 @@ class ProcessRenderer {
     lo = lo > margin ? lo - margin : 0;
     hi += margin;
     if (hi - lo < 20'000) hi = lo + 20'000;
-    return std::pair(std::max(lo, trace_.start_ns()), std::min(hi, scale_.t1_ns));
+    return std::pair(std::max(lo, whole_.start_ns()), std::min(hi, scale_.t1_ns));
   }
 
   std::string Timeline() const {
     std::string body = HtmlTimeline::Legend();
-    body += "<div class=\"figure\">" + timeline_.Svg(scale_, {.id = Id("timeline-svg"),
-                                    .max_marks = kOverviewMarks,
-                                    .highlight_start_ns = 0,
-                                    .highlight_end_ns = 0,
-                                    .highlight_label = ""}) +
+    body += "<div class=\"figure\">" + timeline_done_.Svg(0, {.id = Id("timeline-svg"),
+                                                              .max_marks = kOverviewMarks,
+                                                              .highlight_start_ns = 0,
+                                                              .highlight_end_ns = 0,
+                                                              .highlight_label = ""}) +
             "</div>";
     body += HtmlNote(
         "One lane per host thread (its NVTX ranges above its CUDA calls; the calls profview "
@@ -228,19 +580,19 @@ class ProcessRenderer {
         "height is the share of that pixel's time the lane was busy, its colour the kind of work "
         "that took most of it. Blocked calls (findings that waited for device work) are outlined "
         "in vermillion, with an arrow to the end of the work they waited for" +
-        std::string(timeline_.marks() > kOverviewMarks
+        std::string(timeline_done_.marks() > kOverviewMarks
                         ? " (the " + std::to_string(kOverviewMarks) + " that lost most time)"
                         : "") +
         ". Hover over a slice for its name, duration and start.");
     if (active_) {
-      body += "<h3>Where the GPU ran work: " + Dur(active_->t0_ns - trace_.origin_ns) + " to " +
-              Dur(active_->t1_ns - trace_.origin_ns) + "</h3>";
+      body += "<h3>Where the GPU ran work: " + Dur(active_->t0_ns - whole_.origin_ns) + " to " +
+              Dur(active_->t1_ns - whole_.origin_ns) + "</h3>";
       body += "<div class=\"figure\">" +
-              timeline_.Svg(*active_, {.id = Id("active-svg"),
-                                       .max_marks = kOverviewMarks,
-                                       .highlight_start_ns = 0,
-                                       .highlight_end_ns = 0,
-                                       .highlight_label = ""}) +
+              timeline_done_.Svg(active_view_, {.id = Id("active-svg"),
+                                                .max_marks = kOverviewMarks,
+                                                .highlight_start_ns = 0,
+                                                .highlight_end_ns = 0,
+                                                .highlight_label = ""}) +
               "</div>";
     }
     return HtmlSection(Id("timeline"), "Timeline", body);
@@ -248,43 +600,43 @@ class ProcessRenderer {
 
   std::string Details() const {
     std::string body;
-    size_t shown = 0;
-    for (size_t i : detailed_) {
+    for (const Detailed& d : detailed_) {
+      const size_t i = d.group;
       const Finding& f = groups_[i].worst;
-      const auto window = DetailWindow(f);
-      TimeScale scale = scale_;
-      scale.t0_ns = window->first;
-      scale.t1_ns = std::max(window->second, window->first + 1);
       std::string heading = "[" + std::to_string(i + 1) + "] " + std::string(RuleName(f.rule));
       if (!f.api.empty()) heading += ": " + f.api;
       heading += " at " + Dur(f.host_start_ns) + ", " + Dur(f.blocked_ns) + " lost";
       body += "<h3 id=\"" + Id("detail-") + std::to_string(i + 1) + "\">" + HtmlEscape(heading) +
               "</h3>";
-      const uint64_t start = trace_.origin_ns + f.host_start_ns;
+      const uint64_t start = whole_.origin_ns + f.host_start_ns;
       const HtmlTimeline::View view{
           .id = Id("detail-svg-") + std::to_string(i + 1),
           .max_marks = 40,
           .highlight_start_ns = start,
           .highlight_end_ns = start + f.host_duration_ns,
           .highlight_label = f.api.empty() ? std::string(RuleName(f.rule)) : f.api};
-      body += "<div class=\"figure\">" + timeline_.Svg(scale, view) + "</div>";
-      ++shown;
+      body += "<div class=\"figure\">" + timeline_done_.Svg(d.view, view) + "</div>";
     }
-    if (shown == 0) body = HtmlNote("No finding to show in detail.");
+    if (detailed_.empty()) body = HtmlNote("No finding to show in detail.");
     return HtmlSection(Id("details"), "Around the top findings", body);
   }
 
-  std::string Utilization() const {
+  std::string UtilizationSection() const {
     std::string body;
-    const std::vector<DeviceUtilization> devices =
-        UtilizationOverTime(index_, scale_.t0_ns, scale_.t1_ns, kUtilizationSlices);
-    if (devices.empty()) {
+    if (utilization_.empty()) {
       body = HtmlNote("No device work was recorded.");
     } else {
-      for (const DeviceUtilization& d : devices) {
+      for (const auto& [device, u] : utilization_) {
+        DeviceUtilization d;
+        d.device_id = device;
+        d.slice_ns = u.bins->bin_ns();
+        d.busy_ns = u.busy_ns;
+        for (size_t i = 0; i < u.bins->size(); ++i) {
+          d.busy.push_back(std::min(1.0, u.bins->Fraction(i)));
+        }
         const std::string text =
             "GPU " + std::to_string(d.device_id) + " was busy " + Dur(d.busy_ns) + " (" +
-            FormatPercent(static_cast<double>(d.busy_ns), static_cast<double>(trace_.window_ns())) +
+            FormatPercent(static_cast<double>(d.busy_ns), static_cast<double>(whole_.window_ns())) +
             " of the trace)";
         body += "<div class=\"figure\">" + UtilizationChartSvg(d, scale_, text) + "</div>";
         body += HtmlNote(text + "; the share of each " + FormatDuration(d.slice_ns) +
@@ -294,14 +646,14 @@ class ProcessRenderer {
     return HtmlSection(Id("utilization"), "GPU utilisation over time", body);
   }
 
-  std::string Memory() const {
+  std::string Memory() {
     std::string body;
-    const std::vector<DeviceMemorySeries> series = DeviceMemoryOverTime(trace_.records);
+    const std::vector<DeviceMemorySeries> series = memory_timeline_.Finish(ProcessTrace{}).devices;
     if (series.empty()) {
       body = HtmlNote("No device memory allocation was recorded.");
     } else {
       body += "<div class=\"figure\">" + MemoryChartSvg(series, scale_) + "</div>";
-      const MemoryReport memory = AnalyzeMemory(trace_, index_, streams_);
+      const MemoryReport memory = memory_.Finish(whole_);
       for (const DeviceMemoryPeak& d : memory.devices) {
         if (d.peak_bytes == 0) continue;
         std::string line = "GPU " + std::to_string(d.device_id) + ": peak " +
@@ -320,8 +672,8 @@ class ProcessRenderer {
           "Device memory in use: device-kind allocations minus the frees matched to them by "
           "address, as profview memory counts it (see profview memory --help).");
     }
-    const std::vector<UvmMigrationSeries> migrations =
-        UvmMigrationsOverTime(trace_.records);
+    // Only from a whole trace (windowable() is false with unified-memory counters).
+    const std::vector<UvmMigrationSeries> migrations = UvmMigrationsOverTime(whole_.records);
     if (!migrations.empty()) {
       body += "<div class=\"figure\">" + MigrationChartSvg(migrations, scale_) + "</div>";
       body += HtmlNote(
@@ -334,7 +686,25 @@ class ProcessRenderer {
 
   std::string Bandwidth() const {
     std::string body;
-    const std::vector<CopyBandwidth> rows = CopyBandwidthByKind(index_);
+    // As CopyBandwidthByKind: device-to-device copies read and write every byte, so at most
+    // half the memory's bandwidth; rows by total time, longest first.
+    std::optional<double> dtod_limit;
+    for (const DeviceInfo& d : whole_.header.devices) {
+      const std::optional<double> gbs = DeviceMemoryGbPerS(d);
+      if (gbs) dtod_limit = dtod_limit ? std::min(*dtod_limit, *gbs / 2) : *gbs / 2;
+    }
+    std::vector<CopyBandwidth> rows;
+    for (const auto& [key, kept] : bandwidth_) {
+      CopyBandwidth row = kept;
+      if (row.copy_kind == CopyKind::kDtoD && dtod_limit) {
+        row.limit_gb_per_s = dtod_limit;
+        row.limit_source = "half the device memory bandwidth (a copy reads and writes each byte)";
+      }
+      rows.push_back(row);
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const CopyBandwidth& a, const CopyBandwidth& b) {
+      return a.total_ns > b.total_ns;
+    });
     if (rows.empty()) {
       body = HtmlNote("No memory copy was recorded.");
     } else {
@@ -383,26 +753,125 @@ class ProcessRenderer {
     return HtmlSection(Id("summary"), "Summary tables", body);
   }
 
-  const ProcessTrace& trace_;
+  const bool overview_;
+  const ProcessTrace& whole_;
   const HtmlReportOptions& options_;
   const std::string prefix_;
   const Summary summary_;
-  const TraceIndex index_;
-  const StreamModel streams_;
-  const std::vector<Finding> findings_;  // over index_ and streams_, built once for all
-  const HtmlTimeline timeline_;
+  ReportFindings findings_;
+  std::vector<ReportFindings::Blocked> blocked_;  // in FindFindings' order
+  std::vector<FindingGroup> groups_;
+  CorrLookup lookup_;
+  HtmlTimelineBuilder timeline_;
+  HtmlTimeline timeline_done_;  // by Render
   TimeScale scale_;
   std::optional<TimeScale> active_;  // the span where the GPU ran work, when it is short
-  std::vector<FindingGroup> groups_;  // set by Findings()
-  std::vector<size_t> detailed_;      // the groups with a detail view, set by Findings()
+  size_t active_view_ = 0;
+  std::vector<Detailed> detailed_;  // the groups with a detail view
+  std::vector<size_t> second_views_;
+  std::map<size_t, TimeScale> detail_scales_;  // by view
+  // First-pass figures.
+  std::unordered_set<uint32_t> per_thread_streams_;
+  bool any_op_ = false;
+  uint64_t first_op_ns_ = UINT64_MAX, last_op_ns_ = 0;
+  StreamingMerge busy_merge_;
+  std::vector<Interval> device_busy_;
+  std::map<uint32_t, Utilization> utilization_;  // by device
+  std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, CopyBandwidth> bandwidth_;
+  MemoryTimelineBuilder memory_timeline_;
+  MemoryAnalysis memory_;
+  bool migrations_ = false;
 };
 
 }  // namespace
 
-HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number, const std::string& title,
+HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number,
                               const HtmlReportOptions& options) {
-  ProcessRenderer renderer(trace, number, options);
-  return renderer.Render(title);
+  const TraceIndex index(trace);
+  const StreamModel streams(index);
+  ReportFindings findings;
+  StreamFindings(
+      trace, index, streams, options.findings,
+      [&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); }, findings.Filter());
+  ProcessPage page(trace, number, options, Summarize(trace, SummaryOptions{.raw = options.raw}),
+                   std::move(findings), true);
+  page.FirstPass(index, &streams, 0);
+  if (!page.EndFirstPass().empty()) page.SecondPass(index);
+  return page.Render();
+}
+
+std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindows(
+    const std::string& path, size_t number, const HtmlReportOptions& options, bool overview,
+    const WindowLimits& limits) {
+  auto plan = WindowedFindings::Plan(path, options.findings, limits);
+  if (!plan) return std::unexpected(plan.error());
+  if (!plan->exact()) return std::nullopt;
+  // The summary streamed from the file, as `profview summary` computes it (its warnings are the
+  // windowed read's, given once below).
+  std::vector<std::string> ignored;
+  auto summary = SummarizeFiles({path}, {}, SummaryOptions{.raw = options.raw}, &ignored);
+  if (!summary) return std::unexpected(summary.error());
+  if (summary->parts.size() != 1) return std::nullopt;
+  ReportFindings findings;
+  auto ran = plan->Run([&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
+                       findings.Filter());
+  if (!ran) return std::unexpected(ran.error());
+  ProcessPage page(plan->whole(), number, options, std::move(summary->parts.front()),
+                   std::move(findings), overview);
+  bool exact = true;
+  std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
+  bool memory_seen = false;          // in earlier windows
+  auto first = ReadInWindows(path, limits, [&](ProcessTrace& w, const WindowSpan& span) {
+    if (!exact) return;
+    TraceRecords& r = w.records;
+    if (!r.unified_memory_counters.empty()) {
+      exact = false;  // the migrations chart needs the whole trace's counters
+      return;
+    }
+    // A memory peak's enclosing NVTX ranges: those of earlier windows still open count too, as
+    // memory_in_windows.cc carries them (first in the window's list); a range arriving after a
+    // cut it starts before may enclose a peak of an earlier window.
+    for (const NvtxEvent& e : r.nvtx_events) {
+      if (e.kind != NvtxKind::kMark && e.start_ns < span.from_ns && memory_seen) {
+        exact = false;
+        return;
+      }
+    }
+    const size_t carried = open_nvtx.size();
+    r.nvtx_events.insert(r.nvtx_events.begin(), open_nvtx.begin(), open_nvtx.end());
+    open_nvtx.clear();
+    for (const NvtxEvent& e : r.nvtx_events) {
+      if (e.kind != NvtxKind::kMark && e.end_ns >= span.to_ns) open_nvtx.push_back(e);
+    }
+    memory_seen |= !r.memory_ops.empty();
+    const TraceIndex index(w);
+    std::optional<StreamModel> model;
+    if (!r.memory_ops.empty()) model.emplace(index);
+    page.FirstPass(index, model ? &*model : nullptr, carried);
+  });
+  if (!first) return std::unexpected(first.error());
+  if (!first->exact || !exact) return std::nullopt;
+  const std::vector<size_t>& second = page.EndFirstPass();
+  if (!second.empty()) {
+    auto again = ReadInWindows(path, limits, [&](const ProcessTrace& w) {
+      // Windows outside every view are skipped unindexed.
+      uint64_t from = UINT64_MAX, to = 0;
+      for (const ApiCall& c : w.records.api_calls) {
+        from = std::min(from, c.start_ns);
+        to = std::max(to, std::max(c.start_ns, c.end_ns));
+      }
+      ForEachDeviceOp(w.records, [&](const DeviceOp& op, const auto&) {
+        from = std::min(from, op.start_ns);
+        to = std::max(to, std::max(op.start_ns, op.end_ns));
+      });
+      if (from <= to && page.SecondPassSees(from, to)) page.SecondPass(TraceIndex(w));
+    });
+    if (!again) return std::unexpected(again.error());
+    if (!again->exact) return std::nullopt;
+  }
+  HtmlProcessPart part = page.Render();
+  part.warnings = plan->warnings();
+  return part;
 }
 
 }  // namespace libprof::analysis

@@ -20,17 +20,17 @@ constexpr double kStripHeight = 16;
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
-std::string ProcessName(const ProcessTrace& t) {
-  std::string title = "Process " + std::to_string(t.header.pid);
-  if (!t.header.hostname.empty()) title += " on " + t.header.hostname;
-  if (t.header.rank) title += ", rank " + std::to_string(*t.header.rank);
+std::string ProcessName(const TraceHeader& h) {
+  std::string title = "Process " + std::to_string(h.pid);
+  if (!h.hostname.empty()) title += " on " + h.hostname;
+  if (h.rank) title += ", rank " + std::to_string(*h.rank);
   return title;
 }
 
-std::string ProgramName(const std::vector<ProcessTrace>& traces) {
-  for (const ProcessTrace& t : traces) {
-    if (t.header.command_line.empty() || t.header.command_line.front().empty()) continue;
-    const std::string& argv0 = t.header.command_line.front();
+std::string ProgramName(const std::vector<HtmlProcessPart>& parts) {
+  for (const HtmlProcessPart& p : parts) {
+    if (p.header.command_line.empty() || p.header.command_line.front().empty()) continue;
+    const std::string& argv0 = p.header.command_line.front();
     const size_t slash = argv0.find_last_of('/');
     return slash == std::string::npos ? argv0 : argv0.substr(slash + 1);
   }
@@ -50,10 +50,11 @@ std::string RankStrips(const std::vector<HtmlProcessPart>& parts,
   for (size_t p = 0; p < parts.size(); ++p) {
     const double y = 8 + kStripHeight * static_cast<double>(p);
     const HtmlProcessPart& part = parts[p];
-    std::string label = part.rank ? "rank " + std::to_string(*part.rank) + " (pid " +
-                                        std::to_string(part.pid) + ")"
-                                  : "pid " + std::to_string(part.pid);
-    svg += "<g class=\"rank-strip\" data-pid=\"" + std::to_string(part.pid) + "\">";
+    const TraceHeader& h = part.header;
+    std::string label = h.rank ? "rank " + std::to_string(*h.rank) + " (pid " +
+                                     std::to_string(h.pid) + ")"
+                               : "pid " + std::to_string(h.pid);
+    svg += "<g class=\"rank-strip\" data-pid=\"" + std::to_string(h.pid) + "\">";
     svg += "<text class=\"lane-label\" x=\"" + Coord(scale.x0 - 8) + "\" y=\"" + Coord(y + 12) +
            "\">" + HtmlEscape(label) + "</text>";
     svg += "<rect class=\"lane-bg" + std::string(p % 2 ? " odd" : "") + "\" x=\"" +
@@ -78,8 +79,7 @@ std::string RankStrips(const std::vector<HtmlProcessPart>& parts,
   return svg + "</svg>";
 }
 
-std::string Overview(const std::vector<ProcessTrace>& traces,
-                     const std::vector<HtmlProcessPart>& parts) {
+std::string Overview(const std::vector<HtmlProcessPart>& parts) {
   TableCells cells;
   cells.columns = {{"Rank", Align::kRight},      {"PID", Align::kRight},
                    {"Host", Align::kLeft},       {"Profiler ran for", Align::kRight},
@@ -90,20 +90,23 @@ std::string Overview(const std::vector<ProcessTrace>& traces,
     const HtmlProcessPart& p = parts[i];
     const double trace = static_cast<double>(p.trace_ns);
     cells.rows.push_back(
-        {p.rank ? std::to_string(*p.rank) : "", std::to_string(p.pid), p.hostname, Dur(p.trace_ns),
+        {p.header.rank ? std::to_string(*p.header.rank) : "", std::to_string(p.header.pid),
+         p.header.hostname, Dur(p.trace_ns),
          Dur(p.host_api_ns) + " (" + FormatPercent(static_cast<double>(p.host_api_ns), trace) + ")",
          Dur(p.gpu_busy_ns) + " (" + FormatPercent(static_cast<double>(p.gpu_busy_ns), trace) + ")",
          std::to_string(p.findings), Dur(p.host_lost_ns), std::to_string(p.dropped_records),
-         ProcessName(traces[i])});
+         ProcessName(p.header)});
   }
   std::string body = HtmlTable(cells, "ranks-table");
   // The strips on the common timebase of all processes (summary.h TimeOffsets).
-  const std::vector<int64_t> offsets = TimeOffsets(traces);
+  std::vector<const TraceHeader*> headers;
+  for (const HtmlProcessPart& p : parts) headers.push_back(&p.header);
+  const std::vector<int64_t> offsets = TimeOffsets(headers);
   int64_t lo = 0, hi = 0, origin = 0;
-  for (size_t i = 0; i < traces.size(); ++i) {
-    const int64_t s = static_cast<int64_t>(traces[i].start_ns()) + offsets[i];
-    const int64_t e = static_cast<int64_t>(traces[i].end_ns()) + offsets[i];
-    const int64_t o = static_cast<int64_t>(traces[i].origin_ns) + offsets[i];
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const int64_t s = static_cast<int64_t>(parts[i].start_ns) + offsets[i];
+    const int64_t e = static_cast<int64_t>(parts[i].end_ns) + offsets[i];
+    const int64_t o = static_cast<int64_t>(parts[i].origin_ns) + offsets[i];
     lo = i == 0 ? s : std::min(lo, s);
     hi = i == 0 ? e : std::max(hi, e);
     origin = i == 0 ? o : std::min(origin, o);
@@ -129,23 +132,33 @@ std::string Overview(const std::vector<ProcessTrace>& traces,
 std::expected<HtmlReportStats, std::string> WriteHtmlReport(const std::vector<ProcessTrace>& traces,
                                                             const HtmlReportOptions& options,
                                                             std::ostream* out) {
-  HtmlReportStats stats{.processes = static_cast<uint32_t>(traces.size())};
   std::vector<HtmlProcessPart> parts;
-  for (size_t i = 0; i < traces.size(); ++i) {
-    parts.push_back(
-        RenderProcess(traces[i], i, traces.size() > 1 ? ProcessName(traces[i]) : "", options));
-    stats.findings += parts.back().findings;
-  }
+  for (size_t i = 0; i < traces.size(); ++i) parts.push_back(RenderProcess(traces[i], i, options));
+  return WriteHtmlReport(parts, out);
+}
+
+std::expected<HtmlReportStats, std::string> WriteHtmlReport(
+    const std::vector<HtmlProcessPart>& parts, std::ostream* out) {
+  HtmlReportStats stats{.processes = static_cast<uint32_t>(parts.size())};
+  for (const HtmlProcessPart& p : parts) stats.findings += p.findings;
   std::string files;
-  for (const ProcessTrace& t : traces) {
-    if (files.find(t.path) == std::string::npos) files += (files.empty() ? "" : ", ") + t.path;
+  for (const HtmlProcessPart& p : parts) {
+    if (files.find(p.path) == std::string::npos) files += (files.empty() ? "" : ", ") + p.path;
   }
   const std::string subtitle =
-      std::to_string(traces.size()) + (traces.size() == 1 ? " process" : " processes") +
+      std::to_string(parts.size()) + (parts.size() == 1 ? " process" : " processes") +
       " from " + files;
-  *out << HtmlPageStart("profview report: " + ProgramName(traces), subtitle);
-  if (traces.size() > 1) *out << Overview(traces, parts);
-  for (const HtmlProcessPart& p : parts) *out << p.html;
+  *out << HtmlPageStart("profview report: " + ProgramName(parts), subtitle);
+  if (parts.size() > 1) *out << Overview(parts);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    // A page of several processes titles each one's part.
+    *out << "<div class=\"process\" id=\"p" << i << "\">\n";
+    if (parts.size() > 1) {
+      *out << "<h2 class=\"process-title\">" << HtmlEscape(ProcessName(parts[i].header))
+           << "</h2>\n";
+    }
+    *out << parts[i].html << "</div>\n";
+  }
   *out << HtmlPageEnd(
       "Written by profview report. Times count from the recording start; durations, sizes and "
       "rates are printed as profview summary prints them (GB/s: 10^9 bytes per second).");

@@ -44,4 +44,10 @@ std::expected<HtmlReportStats, std::string> WriteHtmlReport(const std::vector<Pr
                                                             const HtmlReportOptions& options,
                                                             std::ostream* out);
 
+// The same page from its processes' parts, made one at a time (html_process_report.h: from a
+// trace in memory or a file read in windows), numbered in page order.
+struct HtmlProcessPart;
+std::expected<HtmlReportStats, std::string> WriteHtmlReport(
+    const std::vector<HtmlProcessPart>& parts, std::ostream* out);
+
 }  // namespace libprof::analysis

@@ -1,14 +1,10 @@
 #include "analysis/reports/html_timeline.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <memory>
-#include <map>
-#include <set>
+#include <optional>
 
 #include "analysis/metrics/streams.h"
-#include "analysis/metrics/time_bins.h"
 #include "analysis/model/api_names.h"
 #include "analysis/model/kernel_names.h"
 #include "analysis/model/units.h"
@@ -42,10 +38,19 @@ constexpr double kPixelsPerChar = 6.2;
 // hundred titles per lane stay small.
 constexpr size_t kTitleChars = 120;
 
+enum Category : uint8_t {
+  kApi, kNvtx, kKernel, kHtoD, kDtoH, kDtoD, kOtherCopy, kMemset, kGraph
+};
+static_assert(kGraph + 1 == HtmlTimeline::kCategories);
+
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
 std::string At(uint64_t t_ns, uint64_t origin_ns) {
   return FormatDuration(static_cast<double>(t_ns > origin_ns ? t_ns - origin_ns : 0));
+}
+
+std::string When(uint64_t start_ns, uint64_t end_ns, uint64_t origin_ns) {
+  return Dur(end_ns - start_ns) + " at " + At(start_ns, origin_ns);
 }
 
 const char* CategoryClass(uint8_t c) {
@@ -54,17 +59,7 @@ const char* CategoryClass(uint8_t c) {
   return c < kClasses.size() ? kClasses[c] : "api";
 }
 
-}  // namespace
-
-HtmlTimeline::HtmlTimeline(const TraceIndex& index, const StreamModel& streams,
-                           const std::vector<Finding>& findings, bool raw)
-    : index_(index) {
-  AddThreadLanes(raw);
-  AddStreamLanes(streams);
-  AddMarks(findings);
-}
-
-HtmlTimeline::Category HtmlTimeline::OpCategory(const TraceIndex& index, const DeviceOp& op) {
+Category OpCategory(const TraceIndex& index, const DeviceOp& op) {
   switch (op.kind) {
     case DeviceOpKind::kKernel:
       return kKernel;
@@ -88,209 +83,284 @@ HtmlTimeline::Category HtmlTimeline::OpCategory(const TraceIndex& index, const D
   return kOtherCopy;
 }
 
-void HtmlTimeline::AddThreadLanes(bool raw) {
-  const TraceRecords& r = index_.records();
-  const uint32_t pid = index_.trace().header.pid;
-  std::map<uint32_t, std::vector<Item>> calls, ranges;
+// A slice's span in pixels, clipped to the plot: (x, width), at least 0.6 wide.
+std::pair<double, double> Span(const TimeScale& scale, uint64_t start_ns, uint64_t end_ns) {
+  const double x1 = std::max(scale.x0, scale.X(start_ns));
+  const double x2 = std::min(scale.x0 + scale.width, scale.X(end_ns));
+  return {x1, std::max(x2 - x1, 0.6)};
+}
+
+}  // namespace
+
+// One row (a thread's API calls, an NVTX nesting level, a stream) over every view: what each
+// view will draw of it, fed the row's slices in order (by start, then the longer first).
+struct HtmlTimelineBuilder::RowState {
+  struct Wide {
+    uint64_t duration_ns;
+    size_t order;  // among the slices in view
+    HtmlTimeline::Slice slice;
+  };
+  struct PerView {
+    HtmlTimeline::RowPicture picture;
+    std::vector<Wide> wide;  // a heap whose front is the one to drop first
+  };
+  explicit RowState(double h) : height(h) {}
+
+  // A slice of this row; `title` and `name` make its hover title and its name, asked only for
+  // the views that may draw it one by one.
+  template <typename Title, typename Name>
+  void Feed(const std::vector<TimeScale>& scales, const std::vector<size_t>& which,
+            uint64_t start_ns, uint64_t end_ns, uint8_t category, const Title& title,
+            const Name& name) {
+    if (views.size() < scales.size()) views.resize(scales.size());
+    std::optional<std::string> title_text;  // the same in every view (one origin)
+    for (size_t v : which) {
+      const TimeScale& scale = scales[v];
+      if (start_ns >= scale.t1_ns) continue;
+      if (!(end_ns > scale.t0_ns || (end_ns == start_ns && start_ns >= scale.t0_ns))) continue;
+      PerView& view = views[v];
+      HtmlTimeline::RowPicture& p = view.picture;
+      const size_t order = p.visible++;
+      const auto make = [&](double x, double w) {
+        HtmlTimeline::Slice s{.x = x, .w = w, .category = category};
+        if (!title_text) title_text = title(scale.origin_ns);
+        s.title = *title_text;
+        if (w >= kLabelPixels && height >= kApiRowHeight) {
+          const size_t chars = static_cast<size_t>((w - 6) / kPixelsPerChar);
+          // Abbreviated as every table abbreviates names (kernel_names.h).
+          s.label = AbbreviateName(name(), std::max<size_t>(chars, 2));
+        }
+        return s;
+      };
+      const auto [x, w] = Span(scale, start_ns, end_ns);
+      if (p.visible <= kDetailLimit) {
+        p.slices.push_back(make(x, w));
+      } else if (p.visible == kDetailLimit + 1) {
+        std::vector<HtmlTimeline::Slice>().swap(p.slices);  // dense from now on
+      }
+      auto& bins = p.bins[category];
+      if (!bins) {
+        bins = std::make_unique<TimeBins>(scale.t0_ns, scale.t1_ns,
+                                          std::max<size_t>(1, static_cast<size_t>(scale.width)));
+      }
+      bins->Add(start_ns, end_ns);
+      // The widest kWideLimit slices, ties to the earlier: the heap's front is the narrowest
+      // kept, the later of equals.
+      if (w < kWidePixels) continue;
+      const uint64_t duration = end_ns - start_ns;
+      const auto better = [](const Wide& a, const Wide& b) {
+        return a.duration_ns != b.duration_ns ? a.duration_ns > b.duration_ns : a.order < b.order;
+      };
+      if (view.wide.size() == kWideLimit) {
+        if (duration <= view.wide.front().duration_ns) continue;
+        std::pop_heap(view.wide.begin(), view.wide.end(), better);
+        view.wide.pop_back();
+      }
+      view.wide.push_back({duration, order, make(x, w)});
+      std::push_heap(view.wide.begin(), view.wide.end(), better);
+    }
+  }
+
+  // What the views draw, the row's state given up.
+  HtmlTimeline::Row Finish(size_t view_count) {
+    views.resize(view_count);
+    HtmlTimeline::Row row{.height = height};
+    for (PerView& v : views) {
+      std::sort(v.wide.begin(), v.wide.end(), [](const Wide& a, const Wide& b) {
+        return a.duration_ns != b.duration_ns ? a.duration_ns > b.duration_ns : a.order < b.order;
+      });
+      for (Wide& w : v.wide) v.picture.wide.push_back(std::move(w.slice));
+      row.views.push_back(std::move(v.picture));
+    }
+    return row;
+  }
+
+  double height;
+  std::vector<PerView> views;
+};
+
+HtmlTimelineBuilder::HtmlTimelineBuilder(bool raw, uint32_t pid) : raw_(raw), pid_(pid) {}
+HtmlTimelineBuilder::~HtmlTimelineBuilder() = default;
+HtmlTimelineBuilder::HtmlTimelineBuilder(HtmlTimelineBuilder&&) noexcept = default;
+
+size_t HtmlTimelineBuilder::AddView(const TimeScale& scale) {
+  scales_.push_back(scale);
+  return scales_.size() - 1;
+}
+
+void HtmlTimelineBuilder::Add(const TraceIndex& index, const std::vector<size_t>& views,
+                              std::optional<size_t> nvtx_from) {
+  const TraceRecords& r = index.records();
+  // Each thread's calls by start (the longer first), as the row draws them.
+  struct Call {
+    uint64_t start_ns, end_ns;
+    uint32_t ref;
+  };
+  std::map<uint32_t, std::vector<Call>> calls;
   for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
     const ApiCall& c = r.api_calls[i];
     // The calls `profview summary` counts (nested, noisy and internal ones only with --raw).
-    if (!raw && (index_.IsNested(i) || IsNoiseApi(index_.ApiName(c)) ||
-                 c.domain == ApiDomain::kInternalLaunch)) {
+    if (!raw_ && (index.IsNested(i) || IsNoiseApi(index.ApiName(c)) ||
+                  c.domain == ApiDomain::kInternalLaunch)) {
       continue;
     }
-    calls[c.thread_id].push_back({c.start_ns, std::max(c.start_ns, c.end_ns), i, kApi});
+    calls[c.thread_id].push_back({c.start_ns, std::max(c.start_ns, c.end_ns), i});
   }
-  for (uint32_t i = 0; i < r.nvtx_events.size(); ++i) {
+  for (auto& [tid, list] : calls) {
+    std::sort(list.begin(), list.end(), [](const Call& a, const Call& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+    });
+    std::unique_ptr<RowState>& row = api_rows_[tid];
+    if (!row) row = std::make_unique<RowState>(kApiRowHeight);
+    for (const Call& call : list) {
+      const ApiCall& c = r.api_calls[call.ref];
+      row->Feed(
+          scales_, views, call.start_ns, call.end_ns, kApi,
+          [&](uint64_t origin) {
+            return index.ApiName(c) + ": " + When(call.start_ns, call.end_ns, origin) +
+                   " (corr " + std::to_string(c.correlation_id) + ")";
+          },
+          [&]() -> const std::string& { return index.ApiName(c); });
+    }
+  }
+  const std::vector<DeviceOp>& ops = index.device_ops();  // sorted by start
+  for (uint32_t i = 0; i < ops.size(); ++i) {
+    const DeviceOp& op = ops[i];
+    std::unique_ptr<RowState>& row = stream_rows_[{op.device_id, op.stream_id}];
+    if (!row) row = std::make_unique<RowState>(kStreamRowHeight);
+    const uint64_t end = std::max(op.start_ns, op.end_ns);
+    row->Feed(
+        scales_, views, op.start_ns, end, OpCategory(index, op),
+        [&](uint64_t origin) {
+          std::string title = AbbreviateName(index.OpName(op), kTitleChars) + ": " +
+                              When(op.start_ns, end, origin) + " (corr " +
+                              std::to_string(op.correlation_id) + ")";
+          if (op.kind == DeviceOpKind::kMemcpy || op.kind == DeviceOpKind::kMemset) {
+            title += ", " + FormatBytes(op.bytes);
+            const std::string bandwidth = FormatBandwidth(op.bytes, op.duration());
+            if (!bandwidth.empty()) title += ", " + bandwidth;
+          }
+          return title;
+        },
+        [&]() -> const std::string& { return index.OpName(op); });
+  }
+  if (!nvtx_from) return;
+  for (size_t i = *nvtx_from; i < r.nvtx_events.size(); ++i) {
     const NvtxEvent& e = r.nvtx_events[i];
     if (e.kind == NvtxKind::kMark) continue;
-    ranges[e.thread_id].push_back({e.start_ns, std::max(e.start_ns, e.end_ns), i, kNvtx});
-  }
-  std::set<uint32_t> threads;
-  for (const auto& [tid, items] : calls) threads.insert(tid);
-  for (const auto& [tid, items] : ranges) threads.insert(tid);
-  std::vector<uint32_t> order(threads.begin(), threads.end());
-  // The main thread first, as in the export (timeline_export.cc).
-  std::stable_partition(order.begin(), order.end(), [&](uint32_t t) { return t == pid; });
-  const auto by_start = [](const Item& a, const Item& b) {
-    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-  };
-  for (uint32_t tid : order) {
-    Lane lane;
-    lane.thread_id = tid;
-    lane.label = (tid == pid ? "main thread " : "thread ") + std::to_string(tid);
-    std::vector<Item>& nvtx = ranges[tid];
-    std::sort(nvtx.begin(), nvtx.end(), by_start);
-    // Depth: how many earlier ranges of the thread are still open (a stack of their ends).
-    std::vector<uint64_t> open;
-    std::vector<Row> nvtx_rows;
-    for (const Item& item : nvtx) {
-      while (!open.empty() && open.back() <= item.start_ns) open.pop_back();
-      const size_t depth = std::min<size_t>(open.size(), kMaxNvtxRows - 1);
-      open.push_back(item.end_ns);
-      while (nvtx_rows.size() <= depth) nvtx_rows.push_back({RowKind::kNvtx, kNvtxRowHeight, {}});
-      nvtx_rows[depth].items.push_back(item);
-    }
-    lane.rows = std::move(nvtx_rows);
-    std::vector<Item>& api = calls[tid];
-    std::sort(api.begin(), api.end(), by_start);
-    lane.rows.push_back({RowKind::kApi, kApiRowHeight, std::move(api)});
-    lanes_.push_back(std::move(lane));
+    std::string name = index.NvtxName(e);
+    auto [it, added] = nvtx_name_ids_.try_emplace(std::move(name), nvtx_names_.size());
+    if (added) nvtx_names_.push_back(it->first);
+    nvtx_[e.thread_id].push_back({e.start_ns, std::max(e.start_ns, e.end_ns), it->second});
   }
 }
 
-void HtmlTimeline::AddStreamLanes(const StreamModel& streams) {
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<Item>> by_stream;
-  const std::vector<DeviceOp>& ops = index_.device_ops();  // sorted by start
-  for (uint32_t i = 0; i < ops.size(); ++i) {
-    const DeviceOp& op = ops[i];
-    by_stream[{op.device_id, op.stream_id}].push_back(
-        {op.start_ns, std::max(op.start_ns, op.end_ns), i, OpCategory(index_, op)});
+HtmlTimeline HtmlTimelineBuilder::Finish(
+    const std::function<StreamClass(uint32_t stream_id)>& stream_class,
+    HtmlTimeline::Marks marks) {
+  HtmlTimeline timeline;
+  timeline.scales_ = scales_;
+  timeline.marks_ = std::move(marks);
+  std::vector<size_t> every(scales_.size());
+  for (size_t v = 0; v < every.size(); ++v) every[v] = v;
+  std::vector<uint32_t> order;
+  for (const auto& [tid, row] : api_rows_) order.push_back(tid);
+  for (const auto& [tid, ranges] : nvtx_) order.push_back(tid);
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  // The main thread first, as in the export (timeline_export.cc).
+  std::stable_partition(order.begin(), order.end(), [&](uint32_t t) { return t == pid_; });
+  for (uint32_t tid : order) {
+    HtmlTimeline::Lane lane;
+    lane.thread_id = tid;
+    lane.label = (tid == pid_ ? "main thread " : "thread ") + std::to_string(tid);
+    std::vector<NvtxRange>& nvtx = nvtx_[tid];
+    std::sort(nvtx.begin(), nvtx.end(), [](const NvtxRange& a, const NvtxRange& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+    });
+    // Depth: how many earlier ranges of the thread are still open (a stack of their ends).
+    std::vector<uint64_t> open;
+    std::vector<RowState> nvtx_rows;
+    for (const NvtxRange& range : nvtx) {
+      while (!open.empty() && open.back() <= range.start_ns) open.pop_back();
+      const size_t depth = std::min<size_t>(open.size(), kMaxNvtxRows - 1);
+      open.push_back(range.end_ns);
+      while (nvtx_rows.size() <= depth) nvtx_rows.emplace_back(kNvtxRowHeight);
+      const std::string& name = nvtx_names_[range.name];
+      nvtx_rows[depth].Feed(
+          scales_, every, range.start_ns, range.end_ns, kNvtx,
+          [&](uint64_t origin) {
+            return "NVTX " + name + ": " + When(range.start_ns, range.end_ns, origin);
+          },
+          [&]() -> const std::string& { return name; });
+    }
+    std::vector<NvtxRange>().swap(nvtx);
+    for (RowState& row : nvtx_rows) lane.rows.push_back(row.Finish(scales_.size()));
+    auto api = api_rows_.find(tid);
+    lane.rows.push_back(api != api_rows_.end() ? api->second->Finish(scales_.size())
+                                               : RowState(kApiRowHeight).Finish(scales_.size()));
+    timeline.lanes_.push_back(std::move(lane));
   }
-  for (auto& [key, items] : by_stream) {
-    Lane lane;
+  for (auto& [key, row] : stream_rows_) {
+    HtmlTimeline::Lane lane;
     lane.thread = false;
     lane.device_id = key.first;
     lane.stream_id = key.second;
     lane.label = "GPU " + std::to_string(key.first) + " stream " + std::to_string(key.second) +
-                 " (" + ToString(streams.ClassOf(key.second)) + ")";
-    lane.rows.push_back({RowKind::kStream, kStreamRowHeight, std::move(items)});
-    lanes_.push_back(std::move(lane));
+                 " (" + ToString(stream_class(key.second)) + ")";
+    lane.rows.push_back(row->Finish(scales_.size()));
+    timeline.lanes_.push_back(std::move(lane));
   }
+  api_rows_.clear();
+  stream_rows_.clear();
+  nvtx_.clear();
+  return timeline;
 }
 
-void HtmlTimeline::AddMarks(const std::vector<Finding>& findings) {
-  const TraceRecords& r = index_.records();
-  const std::vector<DeviceOp>& ops = index_.device_ops();
-  for (const Finding& f : findings) {
-    if (Rule(f.rule).family != RuleFamily::kHostWait || f.correlation_id == 0) continue;
-    const int64_t call = index_.LaunchingCall(f.correlation_id);
-    if (call < 0 || r.api_calls[call].thread_id != f.thread_id) continue;
-    const ApiCall& c = r.api_calls[call];
-    for (const Blamed& b : f.blamed) {
-      const auto blamed = index_.OpsOf(b.correlation_id);
-      if (b.correlation_id == 0 || blamed.empty()) continue;
-      // The operation of the blamed work that finished last: the one the call waited for.
-      const uint32_t op = *std::max_element(
-          blamed.begin(), blamed.end(),
-          [&](uint32_t x, uint32_t y) { return ops[x].end_ns < ops[y].end_ns; });
-      marks_.push_back({.thread_id = c.thread_id,
-                        .correlation_id = f.correlation_id,
-                        .api = f.api,
-                        .call_start_ns = c.start_ns,
-                        .call_end_ns = std::max(c.start_ns, c.end_ns),
-                        .blocked_ns = f.blocked_ns,
-                        .op = op});
-    }
-  }
-  std::stable_sort(marks_.begin(), marks_.end(),
-                   [](const Mark& a, const Mark& b) { return a.blocked_ns > b.blocked_ns; });
-}
-
-std::string HtmlTimeline::ItemTitle(const Row& row, const Item& item, uint64_t origin_ns) const {
-  const TraceRecords& r = index_.records();
-  const std::string when = Dur(item.end_ns - item.start_ns) + " at " + At(item.start_ns, origin_ns);
-  switch (row.kind) {
-    case RowKind::kApi: {
-      const ApiCall& c = r.api_calls[item.ref];
-      return index_.ApiName(c) + ": " + when + " (corr " + std::to_string(c.correlation_id) + ")";
-    }
-    case RowKind::kNvtx:
-      return "NVTX " + index_.NvtxName(r.nvtx_events[item.ref]) + ": " + when;
-    case RowKind::kStream:
-      break;
-  }
-  const DeviceOp& op = index_.device_ops()[item.ref];
-  const std::string& name = index_.OpName(op);
-  std::string title = AbbreviateName(name, kTitleChars) + ": " +
-                      when + " (corr " + std::to_string(op.correlation_id) + ")";
-  if (op.kind == DeviceOpKind::kMemcpy || op.kind == DeviceOpKind::kMemset) {
-    title += ", " + FormatBytes(op.bytes);
-    const std::string bandwidth = FormatBandwidth(op.bytes, op.duration());
-    if (!bandwidth.empty()) title += ", " + bandwidth;
-  }
-  return title;
-}
-
-std::string HtmlTimeline::ItemName(const Row& row, const Item& item) const {
-  const TraceRecords& r = index_.records();
-  switch (row.kind) {
-    case RowKind::kApi:
-      return index_.ApiName(r.api_calls[item.ref]);
-    case RowKind::kNvtx:
-      return index_.NvtxName(r.nvtx_events[item.ref]);
-    case RowKind::kStream:
-      break;
-  }
-  const DeviceOp& op = index_.device_ops()[item.ref];
-  return index_.OpName(op);
-}
-
-std::string HtmlTimeline::RowSvg(const Row& row, const TimeScale& scale, double y) const {
-  std::vector<const Item*> visible;
-  for (const Item& item : row.items) {
-    if (item.start_ns >= scale.t1_ns) break;  // items are sorted by start
-    if (item.end_ns > scale.t0_ns || (item.end_ns == item.start_ns && item.start_ns >= scale.t0_ns))
-      visible.push_back(&item);
-  }
-  if (visible.empty()) return "";
-  const double x_end = scale.x0 + scale.width;
-  const auto span = [&](const Item& item) {
-    const double x1 = std::max(scale.x0, scale.X(item.start_ns));
-    const double x2 = std::min(x_end, scale.X(item.end_ns));
-    return std::pair(x1, std::max(x2 - x1, 0.6));
-  };
-  const auto slice = [&](const Item& item) {
-    const auto [x, w] = span(item);
-    std::string out = "<rect class=\"" + std::string(CategoryClass(item.category)) + "\" x=\"" +
-                      Coord(x) + "\" y=\"" + Coord(y) + "\" width=\"" + Coord(w) +
-                      "\" height=\"" + Coord(row.height - 1) + "\"><title>" +
-                      HtmlEscape(ItemTitle(row, item, scale.origin_ns)) + "</title></rect>";
-    if (w >= kLabelPixels && row.height >= kApiRowHeight) {
-      const size_t chars = static_cast<size_t>((w - 6) / kPixelsPerChar);
-      // Abbreviated as every table abbreviates names (kernel_names.h).
-      const std::string name = AbbreviateName(ItemName(row, item), std::max<size_t>(chars, 2));
-      out += "<text class=\"slice-label " + std::string(CategoryClass(item.category)) +
-             "-label\" x=\"" + Coord(x + 3) + "\" y=\"" + Coord(y + row.height / 2 + 3.5) +
-             "\">" + HtmlEscape(name) + "</text>";
+std::string HtmlTimeline::RowSvg(const RowPicture& row, double height, const TimeScale& scale,
+                                 double y) const {
+  if (row.visible == 0) return "";
+  const auto slice = [&](const Slice& s) {
+    std::string out = "<rect class=\"" + std::string(CategoryClass(s.category)) + "\" x=\"" +
+                      Coord(s.x) + "\" y=\"" + Coord(y) + "\" width=\"" + Coord(s.w) +
+                      "\" height=\"" + Coord(height - 1) + "\"><title>" + HtmlEscape(s.title) +
+                      "</title></rect>";
+    if (!s.label.empty()) {
+      out += "<text class=\"slice-label " + std::string(CategoryClass(s.category)) +
+             "-label\" x=\"" + Coord(s.x + 3) + "\" y=\"" + Coord(y + height / 2 + 3.5) +
+             "\">" + HtmlEscape(s.label) + "</text>";
     }
     return out;
   };
   std::string svg;
-  if (visible.size() <= kDetailLimit) {
-    for (const Item* item : visible) svg += slice(*item);
+  if (row.visible <= kDetailLimit) {
+    for (const Slice& s : row.slices) svg += slice(s);
     return svg;
   }
   // Dense: per pixel column, the share of it the row's slices covered, as a bar from the row's
   // bottom (an eighth of the row at least, so that any work stays visible) in the colour of the
   // kind that covered most. Runs of equal columns become one path segment.
   const size_t columns = std::max<size_t>(1, static_cast<size_t>(scale.width));
-  std::array<std::unique_ptr<TimeBins>, kCategories> bins;
-  for (const Item* item : visible) {
-    auto& b = bins[item->category];
-    if (!b) b = std::make_unique<TimeBins>(scale.t0_ns, scale.t1_ns, columns);
-    b->Add(item->start_ns, item->end_ns);
-  }
   std::array<std::string, kCategories> paths;
   const double column_px = scale.width / static_cast<double>(columns);
   int run_category = -1, run_level = 0;
   size_t run_start = 0;
   const auto flush = [&](size_t end) {
     if (run_category < 0 || run_level == 0) return;
-    const double h = (row.height - 1) * run_level / static_cast<double>(kLevels);
+    const double h = (height - 1) * run_level / static_cast<double>(kLevels);
     paths[run_category] += "M" + Coord(scale.x0 + run_start * column_px) + " " +
-                           Coord(y + row.height - 1 - h) + "h" +
+                           Coord(y + height - 1 - h) + "h" +
                            Coord((end - run_start) * column_px) + "v" + Coord(h) + "h" +
                            Coord(-(static_cast<double>(end - run_start)) * column_px) + "z";
   };
   for (size_t col = 0; col < columns; ++col) {
     double total = 0, best = 0;
     int category = -1;
-    for (int c = 0; c < kCategories; ++c) {
-      if (!bins[c]) continue;
-      const double f = bins[c]->Fraction(col);
+    for (size_t c = 0; c < kCategories; ++c) {
+      if (!row.bins[c]) continue;
+      const double f = row.bins[c]->Fraction(col);
       total += f;
-      if (f > best) best = f, category = c;
+      if (f > best) best = f, category = static_cast<int>(c);
     }
     const int level =
         total <= 0 ? 0 : std::clamp(static_cast<int>(std::ceil(total * kLevels)), 1, kLevels);
@@ -302,30 +372,23 @@ std::string HtmlTimeline::RowSvg(const Row& row, const TimeScale& scale, double 
     }
   }
   flush(columns);
-  for (int c = 0; c < kCategories; ++c) {
+  for (size_t c = 0; c < kCategories; ++c) {
     if (!paths[c].empty()) {
       svg += "<path class=\"" + std::string(CategoryClass(c)) + " dense\" d=\"" + paths[c] +
              "\"/>";
     }
   }
   // Slices wide enough to read stay individual (the widest first, at most kWideLimit).
-  std::vector<const Item*> wide;
-  for (const Item* item : visible) {
-    if (span(*item).second >= kWidePixels) wide.push_back(item);
-  }
-  std::stable_sort(wide.begin(), wide.end(), [](const Item* a, const Item* b) {
-    return a->end_ns - a->start_ns > b->end_ns - b->start_ns;
-  });
-  if (wide.size() > kWideLimit) wide.resize(kWideLimit);
-  for (const Item* item : wide) svg += slice(*item);
+  for (const Slice& s : row.wide) svg += slice(s);
   svg += "<rect class=\"row-hit\" x=\"" + Coord(scale.x0) + "\" y=\"" + Coord(y) + "\" width=\"" +
-         Coord(scale.width) + "\" height=\"" + Coord(row.height - 1) + "\"><title>" +
-         std::to_string(visible.size()) +
+         Coord(scale.width) + "\" height=\"" + Coord(height - 1) + "\"><title>" +
+         std::to_string(row.visible) +
          " slices in view, drawn per pixel as the share of time they covered</title></rect>";
   return svg;
 }
 
-std::string HtmlTimeline::Svg(const TimeScale& scale, const View& view) const {
+std::string HtmlTimeline::Svg(size_t view_number, const View& view) const {
+  const TimeScale& scale = scales_[view_number];
   const std::string& id = view.id;
   const size_t max_marks = view.max_marks;
   // Lane positions first: the marks need the rows' y.
@@ -340,9 +403,10 @@ std::string HtmlTimeline::Svg(const TimeScale& scale, const View& view) const {
   for (size_t i = 0; i < lanes_.size(); ++i) {
     const Lane& lane = lanes_[i];
     Placed p{.y0 = y};
-    for (const Row& row : lane.rows) {
-      if (row.kind != RowKind::kNvtx) p.api_y = y;
-      y += row.height;
+    for (size_t r = 0; r < lane.rows.size(); ++r) {
+      // Every row but a thread's NVTX rows (the last row: its API calls, or the stream's).
+      if (!lane.thread || r + 1 == lane.rows.size()) p.api_y = y;
+      y += lane.rows[r].height;
     }
     p.y1 = y;
     y += kLaneGap;
@@ -400,21 +464,20 @@ std::string HtmlTimeline::Svg(const TimeScale& scale, const View& view) const {
            HtmlEscape(lane.label) + "</text>";
     double row_y = p.y0;
     for (const Row& row : lane.rows) {
-      svg += RowSvg(row, scale, row_y);
+      svg += RowSvg(row.views[view_number], row.height, scale, row_y);
       row_y += row.height;
     }
     svg += "</g>";
   }
   // The blocked calls: the call outlined, an arrow from it to the end of the work it waited for.
   size_t drawn = 0;
-  const std::vector<DeviceOp>& ops = index_.device_ops();
-  for (const Mark& m : marks_) {
-    if (drawn >= max_marks) break;
-    const DeviceOp& op = ops[m.op];
-    if (m.call_end_ns <= scale.t0_ns || m.call_start_ns >= scale.t1_ns) continue;
+  if (marks_.for_each) marks_.for_each([&](const Mark& m) {
+    if (drawn >= max_marks) return false;
+    const Mark::Op& op = m.op;
+    if (m.call_end_ns <= scale.t0_ns || m.call_start_ns >= scale.t1_ns) return true;
     const auto thread = thread_lane.find(m.thread_id);
     const auto stream = stream_lane.find({op.device_id, op.stream_id});
-    if (thread == thread_lane.end() || stream == stream_lane.end()) continue;
+    if (thread == thread_lane.end() || stream == stream_lane.end()) return true;
     ++drawn;
     const double call_x = std::max(scale.x0, scale.X(m.call_start_ns));
     const double call_w = std::max(2.0, std::min(scale.x0 + scale.width, scale.X(m.call_end_ns)) - call_x);
@@ -424,10 +487,9 @@ std::string HtmlTimeline::Svg(const TimeScale& scale, const View& view) const {
     const uint64_t released = std::clamp(op.end_ns, m.call_start_ns, m.call_end_ns);
     const double x1 = std::clamp(scale.X(released), scale.x0, scale.x0 + scale.width);
     const double x2 = std::clamp(scale.X(op.end_ns), scale.x0, scale.x0 + scale.width);
-    const std::string& op_name = index_.OpName(op);
     const std::string title =
         m.api + " blocked " + Dur(m.blocked_ns) + " waiting for " +
-        (op.kind == DeviceOpKind::kKernel ? AbbreviateName(op_name, kProseNameChars) : op_name) + " on GPU " +
+        (op.kernel ? AbbreviateName(op.name, kProseNameChars) : op.name) + " on GPU " +
         std::to_string(op.device_id) + " stream " + std::to_string(op.stream_id);
     svg += "<g class=\"blocked\" data-thread=\"" + std::to_string(m.thread_id) +
            "\" data-corr=\"" + std::to_string(m.correlation_id) + "\" data-device=\"" +
@@ -439,7 +501,8 @@ std::string HtmlTimeline::Svg(const TimeScale& scale, const View& view) const {
     svg += "<line x1=\"" + Coord(x1) + "\" y1=\"" + Coord(api_y + kApiRowHeight / 2) +
            "\" x2=\"" + Coord(x2) + "\" y2=\"" + Coord(op_y) + "\" marker-end=\"url(#" +
            HtmlEscape(id) + "-arrow)\"/></g>";
-  }
+    return true;
+  });
   return svg + "</svg>";
 }
 

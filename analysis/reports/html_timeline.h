@@ -9,34 +9,43 @@
 // So the page grows with lanes x pixels, not with records. The same lanes drawn over a narrow
 // window give the detail views around the top findings.
 //
+// Built window by window (HtmlTimelineBuilder): every view (time range) is known before the
+// records that fill it are added, and each row of each view keeps only what it will draw (the
+// first slices in view, its pixel columns' covered time and its widest slices), so a trace read
+// in windows (model/trace_windows.h) draws exactly the picture of the whole trace, which is the
+// one-window case. NVTX ranges are kept (a few words each) until Finish: their rows depend on
+// their nesting over the whole thread.
+//
 // DOM (read back by tests/report/): <svg class="timeline" data-t0-ns data-t1-ns data-x0
 // data-plot-width> holds <g class="lane" data-kind="thread|stream" data-thread | data-device
 // data-stream data-y0 data-y1> per lane and <g class="blocked" data-thread data-corr
 // data-device data-stream data-op-corr data-blocked-ns> per mark, whose <line> runs from the
 // call (x1, y1) to the work (x2, y2).
 //
-// Layer: analysis/reports/. Built once per process from its TraceIndex, StreamModel and
-// findings; pure string output.
+// Layer: analysis/reports/. Pure string output.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "analysis/metrics/time_bins.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
 #include "analysis/reports/html_axes.h"
-#include "analysis/rules/findings.h"
 
 namespace libprof::analysis {
 
 class HtmlTimeline {
  public:
-  // `raw`: also nested, noisy and internal API calls (as summary --raw).
-  HtmlTimeline(const TraceIndex& index, const StreamModel& streams,
-               const std::vector<Finding>& findings, bool raw);
-
   struct View {
     std::string id;         // of the SVG element
     size_t max_marks = 60;  // blocked-call marks drawn, those that lost most time first
@@ -44,31 +53,60 @@ class HtmlTimeline {
     uint64_t highlight_start_ns = 0, highlight_end_ns = 0;
     std::string highlight_label;
   };
-  // The SVG of every lane over scale's window.
-  std::string Svg(const TimeScale& scale, const View& view) const;
+  // A blocked call (a host-wait finding) and the operation of the work it waited for that ended
+  // last.
+  struct Mark {
+    uint32_t thread_id = 0;
+    uint64_t correlation_id = 0;
+    std::string api;
+    uint64_t call_start_ns = 0, call_end_ns = 0, blocked_ns = 0;
+    struct Op {
+      uint64_t end_ns = 0;
+      uint32_t device_id = 0, stream_id = 0;
+      uint64_t correlation_id = 0;
+      bool kernel = false;
+      std::string name;  // TraceIndex::OpName
+    } op;
+  };
+  // The marks, most time lost first, made as they are drawn (a trace can have a million, a view
+  // draws a few dozen): `for_each` calls its visitor with each in order until it returns false.
+  struct Marks {
+    size_t count = 0;
+    std::function<void(const std::function<bool(const Mark&)>& visit)> for_each;
+  };
+
+  // The SVG of every lane over view number `view` (HtmlTimelineBuilder::AddView's).
+  std::string Svg(size_t view, const View& options) const;
 
   // The HTML legend of the colours the lanes use.
   static std::string Legend();
 
   size_t lanes() const { return lanes_.size(); }
-  size_t marks() const { return marks_.size(); }
+  size_t marks() const { return marks_.count; }
 
- private:
-  // What a slice is, which picks its colour.
-  enum Category : uint8_t {
-    kApi, kNvtx, kKernel, kHtoD, kDtoH, kDtoD, kOtherCopy, kMemset, kGraph, kCategories
+  // What HtmlTimelineBuilder fills.
+  // What a slice is, which picks its colour: API call, NVTX range, kernel, copy HtoD, DtoH,
+  // DtoD, other copy, memset, graph.
+  static constexpr size_t kCategories = 9;
+  // A slice drawn one by one: its place, colour, hover title and the name written inside it.
+  struct Slice {
+    double x = 0, w = 0;
+    uint8_t category = 0;
+    std::string title;
+    std::string label;  // "" when the slice is too narrow to carry one
   };
-  struct Item {
-    uint64_t start_ns;
-    uint64_t end_ns;
-    uint32_t ref;  // index into api_calls, nvtx_events or device_ops (by the row's kind)
-    Category category;
+  // What one row draws over one view.
+  struct RowPicture {
+    size_t visible = 0;         // slices in view
+    std::vector<Slice> slices;  // every slice in view, when there are at most kDetailLimit
+    // Dense rows: per category present, the covered time of each pixel column; the widest
+    // slices, widest first (ties in row order).
+    std::array<std::unique_ptr<TimeBins>, kCategories> bins;
+    std::vector<Slice> wide;
   };
-  enum class RowKind : uint8_t { kNvtx, kApi, kStream };
   struct Row {
-    RowKind kind;
-    double height;
-    std::vector<Item> items;  // by start
+    double height = 0;
+    std::vector<RowPicture> views;
   };
   struct Lane {
     bool thread = true;
@@ -78,26 +116,52 @@ class HtmlTimeline {
     std::string label;
     std::vector<Row> rows;  // top to bottom
   };
-  struct Mark {
-    uint32_t thread_id = 0;
-    uint64_t correlation_id = 0;
-    std::string api;
-    uint64_t call_start_ns = 0, call_end_ns = 0, blocked_ns = 0;
-    uint32_t op = 0;  // the blamed operation that ended last (index into device_ops)
+
+ private:
+  friend class HtmlTimelineBuilder;
+  std::string RowSvg(const RowPicture& row, double height, const TimeScale& scale,
+                     double y) const;
+
+  std::vector<TimeScale> scales_;
+  std::vector<Lane> lanes_;
+  Marks marks_;
+};
+
+// Builds an HtmlTimeline from the windows of one process, in time order (the whole trace: one).
+class HtmlTimelineBuilder {
+ public:
+  // `raw`: also nested, noisy and internal API calls (as summary --raw); `pid`: the process's
+  // (its main thread's lane comes first).
+  HtmlTimelineBuilder(bool raw, uint32_t pid);
+  ~HtmlTimelineBuilder();
+  HtmlTimelineBuilder(HtmlTimelineBuilder&&) noexcept;
+
+  // A picture over `scale`, filled by the Adds that name it; returns its number.
+  size_t AddView(const TimeScale& scale);
+  // One window's API calls and device operations into the rows of `views`. With `nvtx_from`,
+  // the window's NVTX ranges from that one on are also noted: once per window of the process
+  // (the NVTX rows of every view are drawn at Finish, from the ranges noted).
+  void Add(const TraceIndex& window, const std::vector<size_t>& views,
+           std::optional<size_t> nvtx_from = std::nullopt);
+  // `stream_class`: a stream's class, for its label.
+  HtmlTimeline Finish(const std::function<StreamClass(uint32_t stream_id)>& stream_class,
+                      HtmlTimeline::Marks marks);
+
+ private:
+  struct RowState;  // html_timeline.cc
+  struct NvtxRange {
+    uint64_t start_ns, end_ns;
+    uint32_t name;  // into nvtx_names_
   };
 
-  void AddThreadLanes(bool raw);
-  void AddStreamLanes(const StreamModel& streams);
-  void AddMarks(const std::vector<Finding>& findings);
-  std::string RowSvg(const Row& row, const TimeScale& scale, double y) const;
-  // The name written inside a slice wide enough to hold some of it.
-  std::string ItemName(const Row& row, const Item& item) const;
-  std::string ItemTitle(const Row& row, const Item& item, uint64_t origin_ns) const;
-  static Category OpCategory(const TraceIndex& index, const DeviceOp& op);
-
-  const TraceIndex& index_;
-  std::vector<Lane> lanes_;
-  std::vector<Mark> marks_;  // most time lost first
+  bool raw_;
+  uint32_t pid_;
+  std::vector<TimeScale> scales_;
+  std::map<uint32_t, std::unique_ptr<RowState>> api_rows_;  // by thread
+  std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<RowState>> stream_rows_;
+  std::map<uint32_t, std::vector<NvtxRange>> nvtx_;  // by thread, in the order noted
+  std::vector<std::string> nvtx_names_;
+  std::unordered_map<std::string, uint32_t> nvtx_name_ids_;
 };
 
 }  // namespace libprof::analysis
