@@ -25,6 +25,17 @@ namespace {
 template <typename T>
 constexpr bool kHoldsCuts = kIsTimed<T> && kHasTime<T> && !std::is_same_v<T, NvtxEvent>;
 
+// Moves [first, last) to the end of *to: copied where a copy is a move (most record kinds), which
+// libstdc++ turns into one memmove; a move_iterator range it copies element by element.
+template <typename T, typename It>
+void AppendRange(std::vector<T>* to, It first, It last) {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    to->insert(to->end(), first, last);
+  } else {
+    to->insert(to->end(), std::make_move_iterator(first), std::make_move_iterator(last));
+  }
+}
+
 template <typename T>
 bool Untimed(const T& r) {
   if constexpr (kHasTime<T>) {
@@ -36,32 +47,36 @@ bool Untimed(const T& r) {
 
 // The waiting API calls by correlation id, for one try at a cut: the earliest start of the calls
 // with an id (a device operation's span starts there) and the last to arrive (the call a copy
-// pairs with). Tables, not hash maps: a try looks up every waiting record.
+// pairs with). One table to the last call, the earliest start kept by call: a try looks up
+// every waiting record.
 class WaitingCalls {
  public:
-  explicit WaitingCalls(const std::vector<ApiCall>& calls) : calls_(calls) {
-    earliest_.ResetForIds(calls);
-    last_ = earliest_;  // empty, over the same ids
+  explicit WaitingCalls(const std::vector<ApiCall>& calls) {
+    last_.ResetForIds(calls);
+    earliest_.resize(calls.size());
     for (uint32_t i = 0; i < calls.size(); ++i) {
       const uint64_t id = calls[i].correlation_id;
       if (id == 0) continue;
-      const int64_t e = earliest_.Find(id);
-      if (e < 0 || calls[i].start_ns < calls[e].start_ns) earliest_.Set(id, i);
+      const int64_t before = last_.Find(id);
+      earliest_[i] = before < 0 ? calls[i].start_ns
+                                : std::min(calls[i].start_ns, earliest_[before]);
       last_.Set(id, i);
     }
   }
-  // The earliest start of a waiting call with `id`, or none.
-  std::optional<uint64_t> Start(uint64_t id) const {
-    const int64_t e = id == 0 ? -1 : earliest_.Find(id);
-    if (e < 0) return std::nullopt;
-    return calls_[e].start_ns;
-  }
   // The waiting call with `id` that arrived last; -1 if none.
   int64_t Last(uint64_t id) const { return id == 0 ? -1 : last_.Find(id); }
+  // The earliest start of the waiting calls with the id of Last's call `last`.
+  uint64_t EarliestStart(int64_t last) const { return earliest_[last]; }
+  // The earliest start of a waiting call with `id`, or none.
+  std::optional<uint64_t> Start(uint64_t id) const {
+    const int64_t last = Last(id);
+    if (last < 0) return std::nullopt;
+    return earliest_[last];
+  }
 
  private:
-  const std::vector<ApiCall>& calls_;
-  IdTable earliest_, last_;
+  IdTable last_;
+  std::vector<uint64_t> earliest_;  // by call: over the calls of its id up to it
 };
 
 class Windower {
@@ -99,8 +114,7 @@ class Windower {
           }
         }
         std::vector<T>& pending = ListOf<T>(pending_);
-        pending.insert(pending.end(), std::make_move_iterator(list.begin()),
-                       std::make_move_iterator(list.end()));
+        AppendRange(&pending, list.begin(), list.end());
         pending_records_ += list.size();
       } else {
         std::vector<T>& whole = ListOf<T>(out_.whole.records);
@@ -140,11 +154,16 @@ class Windower {
       if constexpr (kIsTimed<T>) {
         for (const T& r : list) {
           uint64_t key = 0;
+          [[maybe_unused]] int64_t call = -1;  // a device operation's, looked up once
+          if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
+            call = calls.Last(r.correlation_id);
+            if (worked != nullptr && call >= 0) (*worked)[call] = true;
+          }
           if constexpr (kHasTime<T>) {
             if (!Untimed(r)) {
               key = StartNs(r);
               if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-                if (const auto call = calls.Start(r.correlation_id)) key = std::min(key, *call);
+                if (call >= 0) key = std::min(key, calls.EarliestStart(call));
               }
               if constexpr (kHoldsCuts<T>) {
                 if (key < limit) spans_.push_back({key, EndNs(r)});
@@ -152,13 +171,6 @@ class Windower {
             }
           } else if constexpr (kHasCorrelation<T>) {
             if (const auto call = calls.Start(r.correlation_id)) key = *call;
-          }
-          if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-            if (worked != nullptr) {
-              if (const int64_t call = calls.Last(r.correlation_id); call >= 0) {
-                (*worked)[call] = true;
-              }
-            }
           }
           keys_.push_back(key);
         }
@@ -284,8 +296,7 @@ class Windower {
           if (end == run) return;
           if (run_to < n) {
             std::vector<T>& to = ListOf<T>(windows[run_to]);
-            to.insert(to.end(), std::make_move_iterator(list.begin() + run),
-                      std::make_move_iterator(list.begin() + end));
+            AppendRange(&to, list.begin() + run, list.begin() + end);
           } else {
             if (w != run) std::move(list.begin() + run, list.begin() + end, list.begin() + w);
             w += end - run;
