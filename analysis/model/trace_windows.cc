@@ -1,7 +1,10 @@
 #include "analysis/model/trace_windows.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
+#include <future>
+#include <memory>
 #include <iterator>
 #include <limits>
 #include <mutex>
@@ -79,6 +82,14 @@ class WaitingCalls {
   std::vector<uint64_t> earliest_;  // by call: over the calls of its id up to it
 };
 
+// How many lists of records are timed (each has a slot in the Windower's per-list buffers).
+size_t CountTimedLists() {
+  size_t n = 0;
+  const TraceRecords records;
+  ForEachList(records, [&]<typename T>(const std::vector<T>&) { n += kIsTimed<T> ? 1 : 0; });
+  return n;
+}
+
 class Windower {
  public:
   Windower(const WindowLimits& limits, const ChunkPrefetcher& reader, WindowedRead* out,
@@ -146,43 +157,48 @@ class Windower {
   // below q. A timed record's key is its span's start: a device operation's is the start of the
   // call that issued it, when that call is waiting too (its queued time belongs to it). A
   // record without times goes with the call of its correlation id; an untimed one, at once (0).
-  // With `worked`, marks the waiting calls (by Last's position) whose id issued device work.
-  void KeysAndSpans(const WaitingCalls& calls, uint64_t limit, std::vector<bool>* worked) {
-    keys_.clear();
-    spans_.clear();
-    ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
-      if constexpr (kIsTimed<T>) {
-        for (const T& r : list) {
-          uint64_t key = 0;
-          [[maybe_unused]] int64_t call = -1;  // a device operation's, looked up once
-          if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-            call = calls.Last(r.correlation_id);
-            if (worked != nullptr && call >= 0) (*worked)[call] = true;
-          }
-          if constexpr (kHasTime<T>) {
-            if (!Untimed(r)) {
-              key = StartNs(r);
-              if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-                if (call >= 0) key = std::min(key, calls.EarliestStart(call));
-              }
-              if constexpr (kHoldsCuts<T>) {
-                if (key < limit) spans_.push_back({key, EndNs(r)});
-              }
-            }
-          } else if constexpr (kHasCorrelation<T>) {
-            if (const auto call = calls.Start(r.correlation_id)) key = *call;
-          }
-          keys_.push_back(key);
+  // With `mark_worked`, marks in worked_ the waiting calls (by Last's position) whose id issued
+  // device work. The lists are looked at on threads of their own (ForEachTimedList).
+  void KeysAndSpans(const WaitingCalls& calls, uint64_t limit, bool mark_worked) {
+    keys_.resize(pending_records_);
+    if (mark_worked) worked_ = std::make_unique<std::atomic<uint8_t>[]>(pending_.api_calls.size());
+    ForEachTimedList([&]<typename T>(const std::vector<T>& list, size_t slot, size_t base) {
+      std::vector<Span>& spans = list_spans_[slot];
+      spans.clear();
+      uint64_t* key_out = keys_.data() + base;
+      for (const T& r : list) {
+        uint64_t key = 0;
+        [[maybe_unused]] int64_t call = -1;  // a device operation's, looked up once
+        if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
+          call = calls.Last(r.correlation_id);
+          if (mark_worked && call >= 0) worked_[call].store(1, std::memory_order_relaxed);
         }
+        if constexpr (kHasTime<T>) {
+          if (!Untimed(r)) {
+            key = StartNs(r);
+            if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
+              if (call >= 0) key = std::min(key, calls.EarliestStart(call));
+            }
+            if constexpr (kHoldsCuts<T>) {
+              if (key < limit) spans.push_back({key, EndNs(r)});
+            }
+          }
+        } else if constexpr (kHasCorrelation<T>) {
+          if (const auto start = calls.Start(r.correlation_id)) key = *start;
+        }
+        *key_out++ = key;
       }
     });
+    spans_.clear();
+    for (const std::vector<Span>& spans : list_spans_) {
+      spans_.insert(spans_.end(), spans.begin(), spans.end());
+    }
   }
 
   // Spans from each waiting pageable copy's call to the end of the next call of its thread that
-  // issued work (`worked`, by Last's position) or synchronises (to the end of time while that
+  // issued work (worked_, by Last's position) or synchronises (to the end of time while that
   // call has not arrived).
-  void AddPageablePairs(uint64_t limit, const WaitingCalls& calls,
-                        const std::vector<bool>& id_worked) {
+  void AddPageablePairs(uint64_t limit, const WaitingCalls& calls) {
     const std::vector<ApiCall>& waiting = pending_.api_calls;
     std::vector<uint32_t> copy_calls;
     for (const Memcpy& m : pending_.memcpys) {
@@ -206,7 +222,8 @@ class Windower {
       if (c.start_ns < first_end) continue;
       if (!std::binary_search(threads.begin(), threads.end(), c.thread_id)) continue;
       const int64_t last = calls.Last(c.correlation_id);
-      if ((last >= 0 && id_worked[last]) || Synchronises(c.name_id)) {
+      if ((last >= 0 && worked_[last].load(std::memory_order_relaxed) != 0) ||
+          Synchronises(c.name_id)) {
         enders.push_back({c.start_ns, i});
       }
     }
@@ -240,6 +257,31 @@ class Windower {
     return known == 1;
   }
 
+  // Calls fn(list, slot, base) for each timed list of pending_: `slot` numbers the timed lists,
+  // `base` is the index of the list's first key in keys_. The large lists (API calls and kernels,
+  // most of a trace; WindowLimits::list_thread_records) each on a thread of their own: a try's
+  // passes over the waiting records are most of the cutting thread's work, and it is on every
+  // windowed read's critical path.
+  template <typename F>
+  void ForEachTimedList(F&& fn) {
+    std::vector<std::future<void>> running;  // (each waits in its destructor if get() throws)
+    size_t slot = 0, base = 0;
+    ForEachList(pending_, [&]<typename T>(std::vector<T>& list) {
+      if constexpr (kIsTimed<T>) {
+        const size_t size = list.size();  // (before fn, which may shorten it)
+        if (size >= limits_.list_thread_records) {
+          running.push_back(std::async(std::launch::async,
+                                       [&fn, &list, slot, base] { fn(list, slot, base); }));
+        } else {
+          fn(list, slot, base);
+        }
+        ++slot;
+        base += size;
+      }
+    });
+    for (std::future<void>& r : running) r.get();
+  }
+
   // Cuts what lies at least the horizon behind the newest record into windows, at quiescent
   // points after the last cut: about `cut_every_records` each, the last at the latest point.
   void TryCut() {
@@ -248,9 +290,8 @@ class Windower {
       const uint64_t limit = newest_ - limits_.horizon_ns;
       const WaitingCalls calls(pending_.api_calls);
       const bool pairs = limits_.hold_pageable_pairs;
-      worked_.assign(pairs ? pending_.api_calls.size() : 0, false);
-      KeysAndSpans(calls, limit, pairs ? &worked_ : nullptr);
-      if (pairs) AddPageablePairs(limit, calls, worked_);
+      KeysAndSpans(calls, limit, pairs);
+      if (pairs) AddPageablePairs(limit, calls);
       cuts = QuiescentCuts(spans_, last_cut_, limit, limits_.cut_every_records);
     }
     if (cuts.empty()) {
@@ -283,47 +324,57 @@ class Windower {
       w = std::move(spare_.back());
       spare_.pop_back();
     }
-    // Per window, and for what waits (index n): the smallest and largest correlation id.
-    std::vector<uint64_t> min_corr(n + 1, UINT64_MAX), max_corr(n + 1, 0);
-    size_t kept = 0;
-    const uint64_t* key = keys_.data();
-    ForEachList(pending_, [&]<typename T>(std::vector<T>& list) {
-      if constexpr (kIsTimed<T>) {
-        // Runs of records with the same destination move in one go (most records are trivially
-        // copyable: a run is a memmove); what waits moves to the front.
-        size_t w = 0, run = 0, run_to = 0;
-        auto flush = [&](size_t end) {
-          if (end == run) return;
-          if (run_to < n) {
-            std::vector<T>& to = ListOf<T>(windows[run_to]);
-            AppendRange(&to, list.begin() + run, list.begin() + end);
-          } else {
-            if (w != run) std::move(list.begin() + run, list.begin() + end, list.begin() + w);
-            w += end - run;
-          }
-        };
-        for (size_t i = 0; i < list.size(); ++i) {
-          const size_t j = n == 1 ? (key[i] < cuts[0] ? 0 : 1)
-                                  : std::upper_bound(cuts.begin(), cuts.end(), key[i]) -
-                                        cuts.begin();
-          if constexpr (kHasCorrelation<T>) {
-            if (const uint64_t c = list[i].correlation_id; c != 0) {
-              min_corr[j] = std::min(min_corr[j], c);
-              max_corr[j] = std::max(max_corr[j], c);
-            }
-          }
-          if (j != run_to) {
-            flush(i);
-            run = i;
-            run_to = j;
+    // Per list (a thread each, ForEachTimedList), per window and for what waits (index n): the
+    // smallest and largest correlation id; and how many wait.
+    std::vector<std::vector<uint64_t>> list_min(timed_lists_), list_max(timed_lists_);
+    std::vector<size_t> list_kept(timed_lists_, 0);
+    ForEachTimedList([&]<typename T>(std::vector<T>& list, size_t slot, size_t base) {
+      std::vector<uint64_t>& min_corr = list_min[slot];
+      std::vector<uint64_t>& max_corr = list_max[slot];
+      min_corr.assign(n + 1, UINT64_MAX);
+      max_corr.assign(n + 1, 0);
+      const uint64_t* key = keys_.data() + base;
+      // Runs of records with the same destination move in one go (most records are trivially
+      // copyable: a run is a memmove); what waits moves to the front.
+      size_t w = 0, run = 0, run_to = 0;
+      auto flush = [&](size_t end) {
+        if (end == run) return;
+        if (run_to < n) {
+          AppendRange(&ListOf<T>(windows[run_to]), list.begin() + run, list.begin() + end);
+        } else {
+          if (w != run) std::move(list.begin() + run, list.begin() + end, list.begin() + w);
+          w += end - run;
+        }
+      };
+      for (size_t i = 0; i < list.size(); ++i) {
+        const size_t j = n == 1 ? (key[i] < cuts[0] ? 0 : 1)
+                                : std::upper_bound(cuts.begin(), cuts.end(), key[i]) -
+                                      cuts.begin();
+        if constexpr (kHasCorrelation<T>) {
+          if (const uint64_t c = list[i].correlation_id; c != 0) {
+            min_corr[j] = std::min(min_corr[j], c);
+            max_corr[j] = std::max(max_corr[j], c);
           }
         }
-        flush(list.size());
-        key += list.size();
-        list.erase(list.begin() + w, list.end());
-        kept += w;
+        if (j != run_to) {
+          flush(i);
+          run = i;
+          run_to = j;
+        }
       }
+      flush(list.size());
+      list.erase(list.begin() + w, list.end());
+      list_kept[slot] = w;
     });
+    std::vector<uint64_t> min_corr(n + 1, UINT64_MAX), max_corr(n + 1, 0);
+    size_t kept = 0;
+    for (size_t slot = 0; slot < timed_lists_; ++slot) {
+      kept += list_kept[slot];
+      for (size_t j = 0; j < list_min[slot].size(); ++j) {
+        min_corr[j] = std::min(min_corr[j], list_min[slot][j]);
+        max_corr[j] = std::max(max_corr[j], list_max[slot][j]);
+      }
+    }
     pending_records_ = kept;
     // What follows a cut must belong after it: a correlation id handed on before means its
     // call or its work went before the cut. (Each group was checked against the windows
@@ -373,10 +424,12 @@ class Windower {
   const std::function<void(ProcessTrace&, const WindowSpan&)>& window_;
   TraceRecords pending_;
   static constexpr size_t kSpareWindows = 4;
+  const size_t timed_lists_ = CountTimedLists();  // slots of the per-list buffers
   std::vector<TraceRecords> spare_;  // lists handed back by the caller, emptied
   std::vector<uint64_t> keys_;  // KeysAndSpans', kept for their room
   std::vector<Span> spans_;  // KeysAndSpans', likewise
-  std::vector<bool> worked_;  // by waiting call, likewise
+  std::unique_ptr<std::atomic<uint8_t>[]> worked_;  // by waiting call (KeysAndSpans')
+  std::vector<std::vector<Span>> list_spans_ = std::vector<std::vector<Span>>(timed_lists_);
   std::vector<std::pair<uint64_t, uint32_t>> enders_;  // AddPageablePairs', likewise
   std::vector<int8_t> synchronises_;  // by API name id: 1, 0, or -1 not known yet
   size_t pending_records_ = 0;

@@ -52,6 +52,9 @@ struct WindowLimits {
   // next call of its thread that issued device work or synchronises: the findings rule
   // no-overlap-default-stream pairs the copy with the kernel that call launched.
   bool hold_pageable_pairs = false;
+  // A waiting list of this many records gets a thread of its own in a try's passes (the API
+  // calls' and kernels' lists of a large trace); tests set 1 to put every list on one.
+  size_t list_thread_records = size_t{1} << 14;
 };
 
 // Where a window lies: every timed record it holds starts at or after `from_ns` (the cut
