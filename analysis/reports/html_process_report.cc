@@ -30,13 +30,20 @@
 namespace libprof::analysis {
 namespace {
 
+// Windows of the report's reads: as the windowed findings' (windowed_findings.cc), a quarter of
+// trace_windows.h's default; a window's records are held several times over (the window, its
+// TraceIndex, the chunks decoded ahead).
+constexpr size_t kReportWindowRecords = size_t{1} << 16;
+
 // The plot area of every time chart, so that the timeline and the charts line up.
 constexpr double kPlotX0 = 250;
 constexpr double kPlotWidth = 1000;
 // Slices of the utilisation chart: 4 pixels each.
 constexpr size_t kUtilizationSlices = 250;
-// Blocked-call arrows on the whole-trace timeline (the rest are in the findings table).
+// Blocked-call arrows on the whole-trace timeline (the rest are in the findings table), and on
+// each detail view.
 constexpr size_t kOverviewMarks = 60;
+constexpr size_t kDetailMarks = 40;
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
@@ -150,15 +157,14 @@ class CorrLookup {
     uint32_t thread_id = 0;
     uint64_t start_ns = 0, end_ns = 0;
   };
+  // The operation that ended last (the first of equals) of the id's work; its correlation id is
+  // the id's. A million of these in a big trace: kept small.
   struct Ops {
-    bool found = false;
-    uint64_t first_start_ns = UINT64_MAX;
-    // The operation that ended last (the first of equals).
     uint64_t end_ns = 0;
     uint32_t device_id = 0, stream_id = 0;
-    uint64_t correlation_id = 0;
+    uint32_t name = 0;  // into Name()
     bool kernel = false;
-    uint32_t name = 0;  // into names()
+    bool found = false;
   };
 
   void WantCall(uint64_t corr) {
@@ -166,6 +172,10 @@ class CorrLookup {
   }
   void WantOps(uint64_t corr) {
     if (corr != 0) op_ids_.push_back(corr);
+  }
+  // Also the earliest start of the id's work (detail windows).
+  void WantFirstStart(uint64_t corr) {
+    if (corr != 0) first_start_.try_emplace(corr, UINT64_MAX);
   }
   // After the last Want.
   void Seal() {
@@ -212,26 +222,30 @@ class CorrLookup {
       Ops& f = ops_[i];
       for (uint32_t k : index.OpsOf(op_ids_[i])) {
         const DeviceOp& op = ops[k];
-        f.first_start_ns = std::min(f.first_start_ns, op.start_ns);
         if (!f.found || op.end_ns > f.end_ns) {
           const std::string& name = index.OpName(op);
           auto [id, added] = name_ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
           if (added) names_.push_back(name);
-          f.end_ns = op.end_ns;
-          f.device_id = op.device_id;
-          f.stream_id = op.stream_id;
-          f.correlation_id = op.correlation_id;
-          f.kernel = op.kind == DeviceOpKind::kKernel;
-          f.name = id->second;
+          f = {.end_ns = op.end_ns,
+               .device_id = op.device_id,
+               .stream_id = op.stream_id,
+               .name = id->second,
+               .kernel = op.kind == DeviceOpKind::kKernel,
+               .found = true};
         }
-        f.found = true;
       }
+    }
+    for (auto& [corr, first] : first_start_) {
+      if (corr < lo || corr > hi) continue;
+      for (uint32_t k : index.OpsOf(corr)) first = std::min(first, ops[k].start_ns);
     }
   }
 
+  bool empty() const { return call_ids_.empty() && op_ids_.empty() && first_start_.empty(); }
   // The facts of a wanted id; nullptr when it was not found.
   const Call* FindCall(uint64_t corr) const { return Find(call_ids_, calls_, corr); }
   const Ops* FindOps(uint64_t corr) const { return Find(op_ids_, ops_, corr); }
+  uint64_t FirstStart(uint64_t corr) const { return first_start_.at(corr); }
   const std::string& Name(uint32_t id) const { return names_[id]; }
 
  private:
@@ -247,6 +261,7 @@ class CorrLookup {
   std::vector<uint64_t> call_ids_, op_ids_;  // sorted
   std::vector<Call> calls_;
   std::vector<Ops> ops_;
+  std::map<uint64_t, uint64_t> first_start_;  // by id
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> name_ids_;
 };
@@ -258,10 +273,13 @@ class ProcessPage {
  public:
   // `whole`: the process (its timed records are not read here); `summary` its summary;
   // `findings` all its findings.
-  // `overview`: keep the merged device busy time for the per-rank overview.
+  // `overview`: keep the merged device busy time for the per-rank overview. `all_marks`: look
+  // up every mark's work in the first pass (a trace in memory), else only the work of the marks
+  // the views may draw, in the second pass.
   ProcessPage(const ProcessTrace& whole, size_t number, const HtmlReportOptions& options,
-              Summary summary, ReportFindings findings, bool overview)
+              Summary summary, ReportFindings findings, bool overview, bool all_marks)
       : overview_(overview),
+        all_marks_(all_marks),
         whole_(whole),
         options_(options),
         prefix_("p" + std::to_string(number)),
@@ -275,15 +293,20 @@ class ProcessPage {
               .width = kPlotWidth};
     timeline_.AddView(scale_);
     blocked_ = findings_.TakeBlocked();
+    // The blocked calls first; the work of those a view may draw once the views are placed
+    // (EndFirstPass), unless every mark is wanted (`all_marks`).
     for (const ReportFindings::Blocked& b : blocked_) {
       lookup_.WantCall(b.correlation_id);
-      for (uint64_t corr : b.blamed) lookup_.WantOps(corr);
+      if (all_marks_) {
+        for (uint64_t corr : b.blamed) lookup_.WantOps(corr);
+      }
     }
     groups_ = findings_.digest().Groups();
     for (size_t i = 0; i < groups_.size() && i < options_.top_findings; ++i) {
       for (const Blamed& b : groups_[i].worst.blamed) {
         lookup_.WantCall(b.correlation_id);
         lookup_.WantOps(b.correlation_id);
+        lookup_.WantFirstStart(b.correlation_id);
       }
     }
     lookup_.Seal();
@@ -364,13 +387,36 @@ class ProcessPage {
         second_views_.push_back(detailed_.back().view);
       }
     }
+    if (!all_marks_) SelectMarks();
     return second_views_;
   }
 
-  void SecondPass(const TraceIndex& window) { timeline_.Add(window, second_views_); }
+  // Whether the second pass is needed: views to draw, or marks whose work to look up.
+  bool NeedsSecondPass() const { return !second_views_.empty() || !marks_lookup_.empty(); }
+
+  // After the second pass: whether the marks looked up are all any view draws (else a piece of
+  // work a blocked call waited for was not found, and the marks after those looked up would be
+  // needed: the trace must be drawn whole).
+  bool MarksComplete() const {
+    for (const MarkWalk& w : mark_walks_) {
+      if (w.exhausted) continue;
+      size_t found = 0;
+      for (size_t i : w.taken) {
+        for (uint64_t corr : blocked_[i].blamed) found += marks_lookup_.FindOps(corr) != nullptr;
+      }
+      if (found < w.needed) return false;
+    }
+    return true;
+  }
+
+  void SecondPass(const TraceIndex& window) {
+    timeline_.Add(window, second_views_);
+    marks_lookup_.Add(window);
+  }
   // Whether a window whose API calls and device work all lie in [from_ns, to_ns] has anything
   // the second pass draws.
   bool SecondPassSees(uint64_t from_ns, uint64_t to_ns) const {
+    if (!marks_lookup_.empty()) return true;  // its correlation ids may be anywhere
     return std::any_of(second_views_.begin(), second_views_.end(), [&](size_t v) {
       const TimeScale& s = v == active_view_ && active_ ? *active_ : detail_scales_.at(v);
       return from_ns < s.t1_ns && to_ns >= s.t0_ns;
@@ -432,17 +478,62 @@ class ProcessPage {
 
   std::string Id(const char* what) const { return prefix_ + "-" + what; }
 
+  // The blocked calls whose marks a view may draw, in the marks' order: per view, those whose
+  // call lies in it on a thread with a lane, until their pieces of work outnumber the view's
+  // marks (each piece found is a mark); and for the marks' count, until it passes
+  // kOverviewMarks. Their work is looked up in the second pass.
+  void SelectMarks() {
+    selected_.assign(blocked_.size(), false);
+    struct Want {
+      const TimeScale* scale;  // null: any call (the count)
+      size_t needed;
+    };
+    std::vector<Want> wants = {{nullptr, kOverviewMarks + 1}, {&scale_, kOverviewMarks}};
+    if (active_) wants.push_back({&*active_, kOverviewMarks});
+    for (const auto& [view, scale] : detail_scales_) wants.push_back({&scale, kDetailMarks});
+    for (const Want& want : wants) {
+      MarkWalk walk{.needed = want.needed, .exhausted = true, .taken = {}};
+      size_t pieces = 0;
+      for (size_t i = 0; i < blocked_.size(); ++i) {
+        const ReportFindings::Blocked& b = blocked_[i];
+        const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id);
+        if (call == nullptr || call->thread_id != b.thread_id) continue;
+        if (want.scale != nullptr &&
+            (!timeline_.HasThreadLane(b.thread_id) || call->end_ns <= want.scale->t0_ns ||
+             call->start_ns >= want.scale->t1_ns)) {
+          continue;
+        }
+        if (pieces >= want.needed) {
+          walk.exhausted = false;
+          break;
+        }
+        walk.taken.push_back(i);
+        selected_[i] = true;
+        for (uint64_t corr : b.blamed) pieces += corr != 0;
+      }
+      mark_walks_.push_back(std::move(walk));
+    }
+    for (size_t i = 0; i < blocked_.size(); ++i) {
+      if (!selected_[i]) continue;
+      for (uint64_t corr : blocked_[i].blamed) marks_lookup_.WantOps(corr);
+    }
+    marks_lookup_.Seal();
+  }
+
   // The marks, as the timeline lists them: per blocked call whose call is known on its thread,
   // one per piece of work it waited for, most time lost first (ties in FindFindings' order).
   HtmlTimeline::Marks Marks() const {
     HtmlTimeline::Marks marks;
-    const auto each = [this](const std::function<bool(const HtmlTimeline::Mark&)>& visit) {
+    const CorrLookup& ops = all_marks_ ? lookup_ : marks_lookup_;
+    const auto each = [this, &ops](const std::function<bool(const HtmlTimeline::Mark&)>& visit) {
       HtmlTimeline::Mark m;
-      for (const ReportFindings::Blocked& b : blocked_) {
+      for (size_t i = 0; i < blocked_.size(); ++i) {
+        if (!all_marks_ && !selected_[i]) continue;
+        const ReportFindings::Blocked& b = blocked_[i];
         const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id);
         if (call == nullptr || call->thread_id != b.thread_id) continue;
         for (uint64_t corr : b.blamed) {
-          const CorrLookup::Ops* work = lookup_.FindOps(corr);
+          const CorrLookup::Ops* work = ops.FindOps(corr);
           if (work == nullptr) continue;
           m.thread_id = call->thread_id;
           m.correlation_id = b.correlation_id;
@@ -453,9 +544,9 @@ class ProcessPage {
           m.op = {.end_ns = work->end_ns,
                   .device_id = work->device_id,
                   .stream_id = work->stream_id,
-                  .correlation_id = work->correlation_id,
+                  .correlation_id = corr,
                   .kernel = work->kernel,
-                  .name = lookup_.Name(work->name)};
+                  .name = ops.Name(work->name)};
           if (!visit(m)) return;
         }
       }
@@ -553,7 +644,7 @@ class ProcessPage {
     for (const Blamed& b : f.blamed) {
       const CorrLookup::Ops* work = lookup_.FindOps(b.correlation_id);
       if (work == nullptr) continue;
-      lo = std::min(lo, work->first_start_ns);
+      lo = std::min(lo, lookup_.FirstStart(b.correlation_id));
       if (const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id)) {
         lo = std::min(lo, call->start_ns);
       }
@@ -611,7 +702,7 @@ class ProcessPage {
       const uint64_t start = whole_.origin_ns + f.host_start_ns;
       const HtmlTimeline::View view{
           .id = Id("detail-svg-") + std::to_string(i + 1),
-          .max_marks = 40,
+          .max_marks = kDetailMarks,
           .highlight_start_ns = start,
           .highlight_end_ns = start + f.host_duration_ns,
           .highlight_label = f.api.empty() ? std::string(RuleName(f.rule)) : f.api};
@@ -754,6 +845,7 @@ class ProcessPage {
   }
 
   const bool overview_;
+  const bool all_marks_;
   const ProcessTrace& whole_;
   const HtmlReportOptions& options_;
   const std::string prefix_;
@@ -762,6 +854,16 @@ class ProcessPage {
   std::vector<ReportFindings::Blocked> blocked_;  // in FindFindings' order
   std::vector<FindingGroup> groups_;
   CorrLookup lookup_;
+  // Without all_marks: the blocked calls whose marks a view may draw (SelectMarks), their
+  // work looked up in the second pass, and each view's walk to check that it had enough.
+  struct MarkWalk {
+    size_t needed = 0;
+    bool exhausted = true;  // every blocked call the view could draw was taken
+    std::vector<size_t> taken;
+  };
+  std::vector<bool> selected_;
+  CorrLookup marks_lookup_;
+  std::vector<MarkWalk> mark_walks_;
   HtmlTimelineBuilder timeline_;
   HtmlTimeline timeline_done_;  // by Render
   TimeScale scale_;
@@ -794,9 +896,10 @@ HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number,
       trace, index, streams, options.findings,
       [&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); }, findings.Filter());
   ProcessPage page(trace, number, options, Summarize(trace, SummaryOptions{.raw = options.raw}),
-                   std::move(findings), true);
+                   std::move(findings), true, true);
   page.FirstPass(index, &streams, 0);
-  if (!page.EndFirstPass().empty()) page.SecondPass(index);
+  page.EndFirstPass();
+  if (page.NeedsSecondPass()) page.SecondPass(index);
   return page.Render();
 }
 
@@ -817,11 +920,13 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
                        findings.Filter());
   if (!ran) return std::unexpected(ran.error());
   ProcessPage page(plan->whole(), number, options, std::move(summary->parts.front()),
-                   std::move(findings), overview);
+                   std::move(findings), overview, false);
+  WindowLimits windows = limits;
+  windows.cut_every_records = std::min(windows.cut_every_records, kReportWindowRecords);
   bool exact = true;
   std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
   bool memory_seen = false;          // in earlier windows
-  auto first = ReadInWindows(path, limits, [&](ProcessTrace& w, const WindowSpan& span) {
+  auto first = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
     if (!exact) return;
     TraceRecords& r = w.records;
     if (!r.unified_memory_counters.empty()) {
@@ -851,9 +956,9 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   });
   if (!first) return std::unexpected(first.error());
   if (!first->exact || !exact) return std::nullopt;
-  const std::vector<size_t>& second = page.EndFirstPass();
-  if (!second.empty()) {
-    auto again = ReadInWindows(path, limits, [&](const ProcessTrace& w) {
+  page.EndFirstPass();
+  if (page.NeedsSecondPass()) {
+    auto again = ReadInWindows(path, windows, [&](const ProcessTrace& w) {
       // Windows outside every view are skipped unindexed.
       uint64_t from = UINT64_MAX, to = 0;
       for (const ApiCall& c : w.records.api_calls) {
@@ -867,7 +972,7 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
       if (from <= to && page.SecondPassSees(from, to)) page.SecondPass(TraceIndex(w));
     });
     if (!again) return std::unexpected(again.error());
-    if (!again->exact) return std::nullopt;
+    if (!again->exact || !page.MarksComplete()) return std::nullopt;
   }
   HtmlProcessPart part = page.Render();
   part.warnings = plan->warnings();

@@ -274,7 +274,7 @@ HtmlTimeline HtmlTimelineBuilder::Finish(
     HtmlTimeline::Lane lane;
     lane.thread_id = tid;
     lane.label = (tid == pid_ ? "main thread " : "thread ") + std::to_string(tid);
-    std::vector<NvtxRange>& nvtx = nvtx_[tid];
+    std::deque<NvtxRange>& nvtx = nvtx_[tid];
     std::sort(nvtx.begin(), nvtx.end(), [](const NvtxRange& a, const NvtxRange& b) {
       return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
     });
@@ -294,7 +294,7 @@ HtmlTimeline HtmlTimelineBuilder::Finish(
           },
           [&]() -> const std::string& { return name; });
     }
-    std::vector<NvtxRange>().swap(nvtx);
+    std::deque<NvtxRange>().swap(nvtx);
     for (RowState& row : nvtx_rows) lane.rows.push_back(row.Finish(scales_.size()));
     auto api = api_rows_.find(tid);
     lane.rows.push_back(api != api_rows_.end() ? api->second->Finish(scales_.size())

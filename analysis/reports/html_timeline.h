@@ -28,6 +28,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -70,6 +71,8 @@ class HtmlTimeline {
   };
   // The marks, most time lost first, made as they are drawn (a trace can have a million, a view
   // draws a few dozen): `for_each` calls its visitor with each in order until it returns false.
+  // It may leave out marks that no view draws (beyond each view's max_marks); `count` is then
+  // a lower bound above every view's max_marks.
   struct Marks {
     size_t count = 0;
     std::function<void(const std::function<bool(const Mark&)>& visit)> for_each;
@@ -143,6 +146,10 @@ class HtmlTimelineBuilder {
   // (the NVTX rows of every view are drawn at Finish, from the ranges noted).
   void Add(const TraceIndex& window, const std::vector<size_t>& views,
            std::optional<size_t> nvtx_from = std::nullopt);
+  // Whether the thread has a lane (its calls or NVTX ranges noted so far).
+  bool HasThreadLane(uint32_t thread_id) const {
+    return api_rows_.contains(thread_id) || nvtx_.contains(thread_id);
+  }
   // `stream_class`: a stream's class, for its label.
   HtmlTimeline Finish(const std::function<StreamClass(uint32_t stream_id)>& stream_class,
                       HtmlTimeline::Marks marks);
@@ -159,7 +166,8 @@ class HtmlTimelineBuilder {
   std::vector<TimeScale> scales_;
   std::map<uint32_t, std::unique_ptr<RowState>> api_rows_;  // by thread
   std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<RowState>> stream_rows_;
-  std::map<uint32_t, std::vector<NvtxRange>> nvtx_;  // by thread, in the order noted
+  // By thread, in the order noted (a deque: a million ranges without a vector's spare room).
+  std::map<uint32_t, std::deque<NvtxRange>> nvtx_;
   std::vector<std::string> nvtx_names_;
   std::unordered_map<std::string, uint32_t> nvtx_name_ids_;
 };
