@@ -242,6 +242,17 @@ class CorrLookup {
   }
 
   bool empty() const { return call_ids_.empty() && op_ids_.empty() && first_start_.empty(); }
+  // Whether an id in [lo, hi] is wanted.
+  bool WantsAny(uint64_t lo, uint64_t hi) const {
+    const auto any = [&](const std::vector<uint64_t>& ids) {
+      auto it = std::lower_bound(ids.begin(), ids.end(), lo);
+      return it != ids.end() && *it <= hi;
+    };
+    return lo <= hi && (any(call_ids_) || any(op_ids_) ||
+                        std::any_of(first_start_.begin(), first_start_.end(), [&](const auto& f) {
+                          return f.first >= lo && f.first <= hi;
+                        }));
+  }
   // The facts of a wanted id; nullptr when it was not found.
   const Call* FindCall(uint64_t corr) const { return Find(call_ids_, calls_, corr); }
   const Ops* FindOps(uint64_t corr) const { return Find(op_ids_, ops_, corr); }
@@ -413,10 +424,10 @@ class ProcessPage {
     timeline_.Add(window, second_views_);
     marks_lookup_.Add(window);
   }
-  // Whether a window whose API calls and device work all lie in [from_ns, to_ns] has anything
-  // the second pass draws.
-  bool SecondPassSees(uint64_t from_ns, uint64_t to_ns) const {
-    if (!marks_lookup_.empty()) return true;  // its correlation ids may be anywhere
+  // Whether a window whose API calls and device work all lie in [from_ns, to_ns], with
+  // correlation ids in [lo_corr, hi_corr], has anything the second pass draws or looks up.
+  bool SecondPassSees(uint64_t from_ns, uint64_t to_ns, uint64_t lo_corr, uint64_t hi_corr) const {
+    if (marks_lookup_.WantsAny(lo_corr, hi_corr)) return true;
     return std::any_of(second_views_.begin(), second_views_.end(), [&](size_t v) {
       const TimeScale& s = v == active_view_ && active_ ? *active_ : detail_scales_.at(v);
       return from_ns < s.t1_ns && to_ns >= s.t0_ns;
@@ -960,16 +971,20 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   if (page.NeedsSecondPass()) {
     auto again = ReadInWindows(path, windows, [&](const ProcessTrace& w) {
       // Windows outside every view are skipped unindexed.
-      uint64_t from = UINT64_MAX, to = 0;
+      uint64_t from = UINT64_MAX, to = 0, lo = UINT64_MAX, hi = 0;
       for (const ApiCall& c : w.records.api_calls) {
         from = std::min(from, c.start_ns);
         to = std::max(to, std::max(c.start_ns, c.end_ns));
+        lo = std::min(lo, c.correlation_id);
+        hi = std::max(hi, c.correlation_id);
       }
       ForEachDeviceOp(w.records, [&](const DeviceOp& op, const auto&) {
         from = std::min(from, op.start_ns);
         to = std::max(to, std::max(op.start_ns, op.end_ns));
+        lo = std::min(lo, op.correlation_id);
+        hi = std::max(hi, op.correlation_id);
       });
-      if (from <= to && page.SecondPassSees(from, to)) page.SecondPass(TraceIndex(w));
+      if (from <= to && page.SecondPassSees(from, to, lo, hi)) page.SecondPass(TraceIndex(w));
     });
     if (!again) return std::unexpected(again.error());
     if (!again->exact || !page.MarksComplete()) return std::nullopt;
