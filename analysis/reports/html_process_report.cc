@@ -10,6 +10,7 @@
 #include "analysis/metrics/copy_bandwidth.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/process_summarizer.h"
 #include "analysis/metrics/summary.h"
 #include "analysis/metrics/time_bins.h"
 #include "analysis/metrics/unified_memory.h"
@@ -288,13 +289,12 @@ class ProcessPage {
   // up every mark's work in the first pass (a trace in memory), else only the work of the marks
   // the views may draw, in the second pass.
   ProcessPage(const ProcessTrace& whole, size_t number, const HtmlReportOptions& options,
-              Summary summary, ReportFindings findings, bool overview, bool all_marks)
+              ReportFindings findings, bool overview, bool all_marks)
       : overview_(overview),
         all_marks_(all_marks),
         whole_(whole),
         options_(options),
         prefix_("p" + std::to_string(number)),
-        summary_(std::move(summary)),
         findings_(std::move(findings)),
         timeline_(options.raw, whole.header.pid) {
     scale_ = {.t0_ns = whole.start_ns(),
@@ -325,10 +325,10 @@ class ProcessPage {
 
   // The first pass, window by window. `model`: the window's, needed only when it has memory
   // records (MemoryAnalysis).
-  // `carried_nvtx`: the window's first NVTX ranges are earlier windows' (for MemoryAnalysis).
-  void FirstPass(const TraceIndex& window, const StreamModel* model, size_t carried_nvtx) {
+  // The window's NVTX list may begin with earlier windows' ranges (for MemoryAnalysis).
+  void FirstPass(const TraceIndex& window, const StreamModel* model) {
     const TraceRecords& r = window.records();
-    timeline_.Add(window, {0}, carried_nvtx);
+    timeline_.Add(window, {0}, true);
     lookup_.Add(window);
     for (uint32_t s : PerThreadStreams(window)) per_thread_streams_.insert(s);
     const auto busy = [&](const Interval& i) {
@@ -402,9 +402,6 @@ class ProcessPage {
     return second_views_;
   }
 
-  // Whether the second pass is needed: views to draw, or marks whose work to look up.
-  bool NeedsSecondPass() const { return !second_views_.empty() || !marks_lookup_.empty(); }
-
   // After the second pass: whether the marks looked up are all any view draws (else a piece of
   // work a blocked call waited for was not found, and the marks after those looked up would be
   // needed: the trace must be drawn whole).
@@ -420,9 +417,18 @@ class ProcessPage {
     return true;
   }
 
-  void SecondPass(const TraceIndex& window) {
-    timeline_.Add(window, second_views_);
-    marks_lookup_.Add(window);
+  // The second pass, window by window: every view's NVTX rows; with `index` (a window the
+  // views or the marks need: SecondPassSees), the views placed after the first and the marks'
+  // work.
+  void SecondPass(const ProcessTrace& window, const WindowSpan& span, const TraceIndex* index) {
+    timeline_.AddNvtx(window, 0, span.from_ns, span.to_ns);
+    if (index == nullptr) return;
+    timeline_.Add(*index, second_views_, false);
+    marks_lookup_.Add(*index);
+  }
+  // In the first pass: an NVTX range that arrived after a cut it starts before.
+  void NoteLateNvtx(const ProcessTrace& window, const NvtxEvent& range) {
+    timeline_.NoteLateNvtx(window, range);
   }
   // Whether a window whose API calls and device work all lie in [from_ns, to_ns], with
   // correlation ids in [lo_corr, hi_corr], has anything the second pass draws or looks up.
@@ -434,7 +440,9 @@ class ProcessPage {
     });
   }
 
-  HtmlProcessPart Render() {
+  // `summary`: the process's.
+  HtmlProcessPart Render(Summary summary) {
+    summary_ = std::move(summary);
     // The streams' classes as StreamModel gives them over the whole trace.
     const StreamClassifier classifier(whole_.records);
     timeline_done_ = timeline_.Finish(
@@ -860,7 +868,7 @@ class ProcessPage {
   const ProcessTrace& whole_;
   const HtmlReportOptions& options_;
   const std::string prefix_;
-  const Summary summary_;
+  Summary summary_;  // by Render
   ReportFindings findings_;
   std::vector<ReportFindings::Blocked> blocked_;  // in FindFindings' order
   std::vector<FindingGroup> groups_;
@@ -906,12 +914,11 @@ HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number,
   StreamFindings(
       trace, index, streams, options.findings,
       [&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); }, findings.Filter());
-  ProcessPage page(trace, number, options, Summarize(trace, SummaryOptions{.raw = options.raw}),
-                   std::move(findings), true, true);
-  page.FirstPass(index, &streams, 0);
+  ProcessPage page(trace, number, options, std::move(findings), true, true);
+  page.FirstPass(index, &streams);
   page.EndFirstPass();
-  if (page.NeedsSecondPass()) page.SecondPass(index);
-  return page.Render();
+  page.SecondPass(trace, WindowSpan{}, &index);
+  return page.Render(Summarize(trace, SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false}));
 }
 
 std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindows(
@@ -920,18 +927,20 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   auto plan = WindowedFindings::Plan(path, options.findings, limits);
   if (!plan) return std::unexpected(plan.error());
   if (!plan->exact()) return std::nullopt;
-  // The summary streamed from the file, as `profview summary` computes it (its warnings are the
-  // windowed read's, given once below).
-  std::vector<std::string> ignored;
-  auto summary = SummarizeFiles({path}, {}, SummaryOptions{.raw = options.raw}, &ignored);
-  if (!summary) return std::unexpected(summary.error());
-  if (summary->parts.size() != 1) return std::nullopt;
   ReportFindings findings;
   auto ran = plan->Run([&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
                        findings.Filter());
   if (!ran) return std::unexpected(ran.error());
-  ProcessPage page(plan->whole(), number, options, std::move(summary->parts.front()),
-                   std::move(findings), overview, false);
+  const ProcessTrace& whole = plan->whole();
+  ProcessPage page(whole, number, options, std::move(findings), overview, false);
+  // The summary as SummarizeFiles streams it from the file (process_summarizer.h), fed the
+  // windows instead of the file's chunks: its NVTX ranges in the first read, its records in the
+  // second, the drop reports and RunEnd (which no window holds) last.
+  ProcessSummarizer::Setup setup;
+  setup.path = path;
+  setup.header = whole.header;
+  setup.options = SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false};
+  ProcessSummarizer summarizer(std::move(setup));
   WindowLimits windows = limits;
   windows.cut_every_records = std::min(windows.cut_every_records, kReportWindowRecords);
   bool exact = true;
@@ -944,16 +953,19 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
       exact = false;  // the migrations chart needs the whole trace's counters
       return;
     }
+    summarizer.AddNvtx(r.nvtx_events, {});
     // A memory peak's enclosing NVTX ranges: those of earlier windows still open count too, as
     // memory_in_windows.cc carries them (first in the window's list); a range arriving after a
-    // cut it starts before may enclose a peak of an earlier window.
+    // cut it starts before may enclose a peak of an earlier window. The timeline draws such a
+    // range in the window it starts in.
     for (const NvtxEvent& e : r.nvtx_events) {
-      if (e.kind != NvtxKind::kMark && e.start_ns < span.from_ns && memory_seen) {
+      if (e.kind == NvtxKind::kMark || e.start_ns >= span.from_ns) continue;
+      if (memory_seen) {
         exact = false;
         return;
       }
+      page.NoteLateNvtx(w, e);
     }
-    const size_t carried = open_nvtx.size();
     r.nvtx_events.insert(r.nvtx_events.begin(), open_nvtx.begin(), open_nvtx.end());
     open_nvtx.clear();
     for (const NvtxEvent& e : r.nvtx_events) {
@@ -963,33 +975,53 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
     const TraceIndex index(w);
     std::optional<StreamModel> model;
     if (!r.memory_ops.empty()) model.emplace(index);
-    page.FirstPass(index, model ? &*model : nullptr, carried);
+    page.FirstPass(index, model ? &*model : nullptr);
   });
   if (!first) return std::unexpected(first.error());
   if (!first->exact || !exact) return std::nullopt;
+  summarizer.AddNvtx({}, whole.records.nvtx_domains);
+  summarizer.EndNvtx(whole.strings);
   page.EndFirstPass();
-  if (page.NeedsSecondPass()) {
-    auto again = ReadInWindows(path, windows, [&](const ProcessTrace& w) {
-      // Windows outside every view are skipped unindexed.
-      uint64_t from = UINT64_MAX, to = 0, lo = UINT64_MAX, hi = 0;
-      for (const ApiCall& c : w.records.api_calls) {
-        from = std::min(from, c.start_ns);
-        to = std::max(to, std::max(c.start_ns, c.end_ns));
-        lo = std::min(lo, c.correlation_id);
-        hi = std::max(hi, c.correlation_id);
-      }
-      ForEachDeviceOp(w.records, [&](const DeviceOp& op, const auto&) {
-        from = std::min(from, op.start_ns);
-        to = std::max(to, std::max(op.start_ns, op.end_ns));
-        lo = std::min(lo, op.correlation_id);
-        hi = std::max(hi, op.correlation_id);
-      });
-      if (from <= to && page.SecondPassSees(from, to, lo, hi)) page.SecondPass(TraceIndex(w));
+  auto again = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
+    summarizer.Add(w.records, w.strings);
+    // Windows outside every view, without a correlation id to look up, are not indexed.
+    uint64_t from = UINT64_MAX, to = 0, lo = UINT64_MAX, hi = 0;
+    for (const ApiCall& c : w.records.api_calls) {
+      from = std::min(from, c.start_ns);
+      to = std::max(to, std::max(c.start_ns, c.end_ns));
+      lo = std::min(lo, c.correlation_id);
+      hi = std::max(hi, c.correlation_id);
+    }
+    ForEachDeviceOp(w.records, [&](const DeviceOp& op, const auto&) {
+      from = std::min(from, op.start_ns);
+      to = std::max(to, std::max(op.start_ns, op.end_ns));
+      lo = std::min(lo, op.correlation_id);
+      hi = std::max(hi, op.correlation_id);
     });
-    if (!again) return std::unexpected(again.error());
-    if (!again->exact || !page.MarksComplete()) return std::nullopt;
+    if (from <= to && page.SecondPassSees(from, to, lo, hi)) {
+      const TraceIndex index(w);
+      page.SecondPass(w, span, &index);
+    } else {
+      page.SecondPass(w, span, nullptr);
+    }
+  });
+  if (!again) return std::unexpected(again.error());
+  if (!again->exact || !page.MarksComplete()) return std::nullopt;
+  TraceRecords tail;
+  tail.drops = whole.records.drops;
+  tail.run_end = whole.records.run_end;
+  summarizer.Add(tail, whole.strings);
+  Summary summary = summarizer.Finish(whole.strings);
+  if (!summarizer.exact()) {
+    // Records too far out of order for the summariser's bounded stages: as `profview summary`,
+    // read again exactly.
+    std::vector<std::string> ignored;  // the windowed read's warnings are given below
+    auto streamed = SummarizeFiles({path}, {}, SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false}, &ignored);
+    if (!streamed) return std::unexpected(streamed.error());
+    if (streamed->parts.size() != 1) return std::nullopt;
+    summary = std::move(streamed->parts.front());
   }
-  HtmlProcessPart part = page.Render();
+  HtmlProcessPart part = page.Render(std::move(summary));
   part.warnings = plan->warnings();
   return part;
 }
