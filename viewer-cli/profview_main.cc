@@ -11,6 +11,7 @@
 #include "analysis/rules/rule_registry.h"
 #include "analysis/reports/output_file.h"
 #include "analysis/reports/table_renderer.h"
+#include "analysis/model/ordered_pipeline.h"
 #include "analysis/model/units.h"
 
 namespace {
@@ -359,6 +360,7 @@ constexpr const char* kCheckDefinitions =
 }  // namespace
 
 int main(int argc, char** argv) {
+  libprof::analysis::LimitMallocArenas();  // findings analyse windows on several threads
   // Hidden, for collect.sh: the words LIBPROF_TRACE accepts, one a line (the list lives in
   // proto/capture_kinds.h, so that the launcher does not keep a copy).
   if (argc == 2 && std::string(argv[1]) == "--list-trace-kinds") {

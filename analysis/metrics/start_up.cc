@@ -68,6 +68,18 @@ void StartUpScan::Add(const TraceIndex& window) {
   defining_.insert(defining_.end(), defining.begin(), defining.end());
 }
 
+void StartUpScan::Add(const StartUpScan& later) {
+  if (!any_op_ && later.any_op_) {
+    any_op_ = true;
+    first_op_ns_ = later.first_op_ns_;
+  }
+  if (!any_kernel_ && later.any_kernel_) {
+    any_kernel_ = true;
+    first_kernel_ns_ = later.first_kernel_ns_;
+  }
+  defining_.insert(defining_.end(), later.defining_.begin(), later.defining_.end());
+}
+
 StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
   StartUp s;
   if (!any_op_) return s;

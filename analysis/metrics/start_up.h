@@ -64,6 +64,8 @@ StartUp FindStartUp(const TraceIndex& index);
 class StartUpScan {
  public:
   void Add(const TraceIndex& window);
+  // A later window's scan (made on its own, on another thread): as Add of its window.
+  void Add(const StartUpScan& later);
   StartUp Bounds(uint64_t origin_ns) const;
 
  private:

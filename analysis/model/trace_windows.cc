@@ -25,6 +25,17 @@ namespace {
 template <typename T>
 constexpr bool kHoldsCuts = kIsTimed<T> && kHasTime<T> && !std::is_same_v<T, NvtxEvent>;
 
+// Moves [first, last) to the end of *to: copied where a copy is a move (most record kinds), which
+// libstdc++ turns into one memmove; a move_iterator range it copies element by element.
+template <typename T, typename It>
+void AppendRange(std::vector<T>* to, It first, It last) {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    to->insert(to->end(), first, last);
+  } else {
+    to->insert(to->end(), std::make_move_iterator(first), std::make_move_iterator(last));
+  }
+}
+
 template <typename T>
 bool Untimed(const T& r) {
   if constexpr (kHasTime<T>) {
@@ -36,32 +47,36 @@ bool Untimed(const T& r) {
 
 // The waiting API calls by correlation id, for one try at a cut: the earliest start of the calls
 // with an id (a device operation's span starts there) and the last to arrive (the call a copy
-// pairs with). Tables, not hash maps: a try looks up every waiting record.
+// pairs with). One table to the last call, the earliest start kept by call: a try looks up
+// every waiting record.
 class WaitingCalls {
  public:
-  explicit WaitingCalls(const std::vector<ApiCall>& calls) : calls_(calls) {
-    earliest_.ResetForIds(calls);
-    last_ = earliest_;  // empty, over the same ids
+  explicit WaitingCalls(const std::vector<ApiCall>& calls) {
+    last_.ResetForIds(calls);
+    earliest_.resize(calls.size());
     for (uint32_t i = 0; i < calls.size(); ++i) {
       const uint64_t id = calls[i].correlation_id;
       if (id == 0) continue;
-      const int64_t e = earliest_.Find(id);
-      if (e < 0 || calls[i].start_ns < calls[e].start_ns) earliest_.Set(id, i);
+      const int64_t before = last_.Find(id);
+      earliest_[i] = before < 0 ? calls[i].start_ns
+                                : std::min(calls[i].start_ns, earliest_[before]);
       last_.Set(id, i);
     }
   }
-  // The earliest start of a waiting call with `id`, or none.
-  std::optional<uint64_t> Start(uint64_t id) const {
-    const int64_t e = id == 0 ? -1 : earliest_.Find(id);
-    if (e < 0) return std::nullopt;
-    return calls_[e].start_ns;
-  }
   // The waiting call with `id` that arrived last; -1 if none.
   int64_t Last(uint64_t id) const { return id == 0 ? -1 : last_.Find(id); }
+  // The earliest start of the waiting calls with the id of Last's call `last`.
+  uint64_t EarliestStart(int64_t last) const { return earliest_[last]; }
+  // The earliest start of a waiting call with `id`, or none.
+  std::optional<uint64_t> Start(uint64_t id) const {
+    const int64_t last = Last(id);
+    if (last < 0) return std::nullopt;
+    return earliest_[last];
+  }
 
  private:
-  const std::vector<ApiCall>& calls_;
-  IdTable earliest_, last_;
+  IdTable last_;
+  std::vector<uint64_t> earliest_;  // by call: over the calls of its id up to it
 };
 
 class Windower {
@@ -74,13 +89,12 @@ class Windower {
   // the read is inexact.
   bool Add(TraceRecords& chunk) {
     ++out_.whole.chunks;
-    CoverRecords(chunk, &lo_, &hi_);
     if (chunk.run_end) out_.whole.records.run_end = chunk.run_end;
     ForEachList(chunk, [&]<typename T>(std::vector<T>& list) {
       if (!out_.exact) return;
       if constexpr (kIsTimed<T>) {
-        std::vector<T>& pending = ListOf<T>(pending_);
-        for (T& r : list) {
+        // Checked (and the recording's span widened: CoverRecords), then moved in one go.
+        for (const T& r : list) {
           if constexpr (kHasCorrelation<T>) {
             if (r.correlation_id != 0 && r.correlation_id <= handed_on_corr_) {
               return Inexact("a record arrived whose correlation id was already handed on");
@@ -94,11 +108,14 @@ class Windower {
                 }
               }
               newest_ = std::max(newest_, EndNs(r));
+              lo_ = std::min(lo_, StartNs(r));
+              hi_ = std::max({hi_, StartNs(r), EndNs(r)});
             }
           }
-          pending.push_back(std::move(r));
-          ++pending_records_;
         }
+        std::vector<T>& pending = ListOf<T>(pending_);
+        AppendRange(&pending, list.begin(), list.end());
+        pending_records_ += list.size();
       } else {
         std::vector<T>& whole = ListOf<T>(out_.whole.records);
         whole.insert(whole.end(), std::make_move_iterator(list.begin()),
@@ -124,33 +141,48 @@ class Windower {
     out_.why_inexact = why;
   }
 
-  // The latest quiescent point at least the horizon behind the newest record, after the last
-  // cut; none when every such time is inside some span.
-  std::optional<uint64_t> FindCut(const WaitingCalls& calls) {
-    if (newest_ < limits_.horizon_ns) return std::nullopt;
-    const uint64_t limit = newest_ - limits_.horizon_ns;
-    if (limit <= last_cut_) return std::nullopt;
-    spans_.clear();  // of spans starting before limit
-    const uint64_t* key = keys_.data();
+  // Each waiting timed record's key, in list order (keys_), and the spans of those that hold
+  // cuts and go before `limit` (spans_), in one pass. A key goes before a cut at q when it is
+  // below q. A timed record's key is its span's start: a device operation's is the start of the
+  // call that issued it, when that call is waiting too (its queued time belongs to it). A
+  // record without times goes with the call of its correlation id; an untimed one, at once (0).
+  // With `worked`, marks the waiting calls (by Last's position) whose id issued device work.
+  void KeysAndSpans(const WaitingCalls& calls, uint64_t limit, std::vector<bool>* worked) {
+    keys_.clear();
+    spans_.clear();
     ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
       if constexpr (kIsTimed<T>) {
-        if constexpr (kHoldsCuts<T>) {
-          for (const T& r : list) {
-            if (!Untimed(r) && *key < limit) spans_.push_back({*key, EndNs(r)});
-            ++key;
+        for (const T& r : list) {
+          uint64_t key = 0;
+          [[maybe_unused]] int64_t call = -1;  // a device operation's, looked up once
+          if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
+            call = calls.Last(r.correlation_id);
+            if (worked != nullptr && call >= 0) (*worked)[call] = true;
           }
-        } else {
-          key += list.size();
+          if constexpr (kHasTime<T>) {
+            if (!Untimed(r)) {
+              key = StartNs(r);
+              if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
+                if (call >= 0) key = std::min(key, calls.EarliestStart(call));
+              }
+              if constexpr (kHoldsCuts<T>) {
+                if (key < limit) spans_.push_back({key, EndNs(r)});
+              }
+            }
+          } else if constexpr (kHasCorrelation<T>) {
+            if (const auto call = calls.Start(r.correlation_id)) key = *call;
+          }
+          keys_.push_back(key);
         }
       }
     });
-    if (limits_.hold_pageable_pairs) AddPageablePairs(limit, calls);
-    return LatestQuiescentPoint(spans_, last_cut_, limit);
   }
 
   // Spans from each waiting pageable copy's call to the end of the next call of its thread that
-  // issued work or synchronises (to the end of time while that call has not arrived).
-  void AddPageablePairs(uint64_t limit, const WaitingCalls& calls) {
+  // issued work (`worked`, by Last's position) or synchronises (to the end of time while that
+  // call has not arrived).
+  void AddPageablePairs(uint64_t limit, const WaitingCalls& calls,
+                        const std::vector<bool>& id_worked) {
     const std::vector<ApiCall>& waiting = pending_.api_calls;
     std::vector<uint32_t> copy_calls;
     for (const Memcpy& m : pending_.memcpys) {
@@ -163,15 +195,6 @@ class Windower {
     for (uint32_t call : copy_calls) threads.push_back(waiting[call].thread_id);
     std::sort(threads.begin(), threads.end());
     threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
-    // Correlation ids that issued device work, as calls' positions marked.
-    std::vector<bool> id_worked(waiting.size(), false);  // by Last's position of the id
-    ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
-      if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-        for (const T& r : list) {
-          if (const int64_t call = calls.Last(r.correlation_id); call >= 0) id_worked[call] = true;
-        }
-      }
-    });
     // The calls of those threads that end a pair, from the first copy's end on, by start
     // (arrival order on ties; they arrive almost in order).
     uint64_t first_end = UINT64_MAX;
@@ -217,90 +240,105 @@ class Windower {
     return known == 1;
   }
 
-  // Each waiting timed record's key, in list order: it goes before a cut at q when its key is
-  // below q. A timed record's key is its span's start: a device operation's is the start of the
-  // call that issued it, when that call is waiting too (its queued time belongs to it). A
-  // record without times goes with the call of its correlation id; an untimed one, at once (0).
-  void ComputeKeys(const WaitingCalls& calls) {
-    keys_.clear();
-    ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
-      if constexpr (kIsTimed<T>) {
-        for (const T& r : list) {
-          uint64_t key = 0;
-          if constexpr (kHasTime<T>) {
-            if (!Untimed(r)) {
-              key = StartNs(r);
-              if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-                if (const auto call = calls.Start(r.correlation_id)) key = std::min(key, *call);
-              }
-            }
-          } else if constexpr (kHasCorrelation<T>) {
-            if (const auto call = calls.Start(r.correlation_id)) key = *call;
-          }
-          keys_.push_back(key);
-        }
-      }
-    });
-  }
-
+  // Cuts what lies at least the horizon behind the newest record into windows, at quiescent
+  // points after the last cut: about `cut_every_records` each, the last at the latest point.
   void TryCut() {
-    const WaitingCalls calls(pending_.api_calls);
-    ComputeKeys(calls);
-    const std::optional<uint64_t> cut = FindCut(calls);
-    if (!cut) {
+    std::vector<uint64_t> cuts;
+    if (newest_ >= limits_.horizon_ns && newest_ - limits_.horizon_ns > last_cut_) {
+      const uint64_t limit = newest_ - limits_.horizon_ns;
+      const WaitingCalls calls(pending_.api_calls);
+      const bool pairs = limits_.hold_pageable_pairs;
+      worked_.assign(pairs ? pending_.api_calls.size() : 0, false);
+      KeysAndSpans(calls, limit, pairs ? &worked_ : nullptr);
+      if (pairs) AddPageablePairs(limit, calls, worked_);
+      cuts = QuiescentCuts(spans_, last_cut_, limit, limits_.cut_every_records);
+    }
+    if (cuts.empty()) {
       if (pending_records_ > limits_.max_pending_records) {
         return Inexact("no quiescent point within the pending records' bound");
       }
-      // Try again once twice as many wait: each try sorts what waits, so a stretch without a
-      // quiescent point costs O(n log n) in all, not a sort per `cut_every_records`.
+      // Try again once twice as many wait: each try looks at all that waits, so a stretch
+      // without a quiescent point costs O(n log n) in all, not a try per `cut_every_records`.
       next_try_ = std::max(pending_records_ + limits_.cut_every_records, 2 * pending_records_);
       return;
     }
-    // Before the cut (by their span's start): handed on; the rest waits, moved to the front of
-    // its list (the lists keep their room for the chunks to come).
-    const uint64_t q = *cut;
-    TraceRecords before = std::exchange(recycled_, TraceRecords());
+    Split(cuts);
+    // The next try once `cut_every_records` have come, or half as many as still wait (the
+    // horizon's) if that is more: a try looks at every waiting record, so each is looked at at
+    // most about three times however many windows the horizon holds, for at most about 1.5
+    // times the horizon's records waiting (a try per window would look at each record as many
+    // times as the horizon holds windows). (Waiting for as many as wait looks at each about
+    // twice but held 18 MB more at the 10M synthetic trace's findings.)
+    next_try_ = pending_records_ + std::max(limits_.cut_every_records, pending_records_ / 2);
+  }
+
+  // Hands on the records before each cut as a window (by their key: before cuts[j] and not
+  // before cuts[j - 1]); the rest waits, moved to the front of its list (the lists keep their
+  // room for the chunks to come).
+  void Split(const std::vector<uint64_t>& cuts) {
+    const size_t n = cuts.size();
+    std::vector<TraceRecords> windows(n);
+    for (TraceRecords& w : windows) {
+      if (spare_.empty()) break;
+      w = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    // Per window, and for what waits (index n): the smallest and largest correlation id.
+    std::vector<uint64_t> min_corr(n + 1, UINT64_MAX), max_corr(n + 1, 0);
     size_t kept = 0;
     const uint64_t* key = keys_.data();
     ForEachList(pending_, [&]<typename T>(std::vector<T>& list) {
       if constexpr (kIsTimed<T>) {
-        std::vector<T>& b = ListOf<T>(before);
-        b.reserve(std::count_if(key, key + list.size(), [&](uint64_t k) { return k < q; }));
-        size_t w = 0;
-        for (size_t i = 0; i < list.size(); ++i) {
-          if (key[i] < q) {
-            b.push_back(std::move(list[i]));
+        // Runs of records with the same destination move in one go (most records are trivially
+        // copyable: a run is a memmove); what waits moves to the front.
+        size_t w = 0, run = 0, run_to = 0;
+        auto flush = [&](size_t end) {
+          if (end == run) return;
+          if (run_to < n) {
+            std::vector<T>& to = ListOf<T>(windows[run_to]);
+            AppendRange(&to, list.begin() + run, list.begin() + end);
           } else {
-            if (w != i) list[w] = std::move(list[i]);
-            ++w;
+            if (w != run) std::move(list.begin() + run, list.begin() + end, list.begin() + w);
+            w += end - run;
+          }
+        };
+        for (size_t i = 0; i < list.size(); ++i) {
+          const size_t j = n == 1 ? (key[i] < cuts[0] ? 0 : 1)
+                                  : std::upper_bound(cuts.begin(), cuts.end(), key[i]) -
+                                        cuts.begin();
+          if constexpr (kHasCorrelation<T>) {
+            if (const uint64_t c = list[i].correlation_id; c != 0) {
+              min_corr[j] = std::min(min_corr[j], c);
+              max_corr[j] = std::max(max_corr[j], c);
+            }
+          }
+          if (j != run_to) {
+            flush(i);
+            run = i;
+            run_to = j;
           }
         }
+        flush(list.size());
         key += list.size();
         list.erase(list.begin() + w, list.end());
         kept += w;
       }
     });
     pending_records_ = kept;
-    next_try_ = kept + limits_.cut_every_records;
-    const uint64_t from = last_cut_;
-    last_cut_ = q;
-    ForEachList(before, [&]<typename T>(const std::vector<T>& list) {
-      if constexpr (kIsTimed<T> && kHasCorrelation<T>) {
-        for (const T& r : list) handed_on_corr_ = std::max(handed_on_corr_, r.correlation_id);
+    // What follows a cut must belong after it: a correlation id handed on before means its
+    // call or its work went before the cut. (Each group was checked against the windows
+    // handed on before this try when it arrived.)
+    for (size_t j = 0; j < n; ++j) {
+      handed_on_corr_ = std::max(handed_on_corr_, max_corr[j]);
+      if (min_corr[j + 1] <= handed_on_corr_) {
+        return Inexact("a record waits whose correlation id was handed on");
       }
-    });
-    // What waits must belong to later windows: a correlation id handed on means its call or its
-    // work went before the cut.
-    ForEachList(pending_, [&]<typename T>(const std::vector<T>& list) {
-      if constexpr (kIsTimed<T> && kHasCorrelation<T>) {
-        for (const T& r : list) {
-          if (out_.exact && r.correlation_id != 0 && r.correlation_id <= handed_on_corr_) {
-            Inexact("a record waits whose correlation id was handed on");
-          }
-        }
-      }
-    });
-    if (out_.exact && before.RecordCount() > 0) Emit(std::move(before), q, from);
+    }
+    for (size_t j = 0; j < n; ++j) {
+      const uint64_t from = last_cut_;
+      last_cut_ = cuts[j];
+      if (windows[j].RecordCount() > 0) Emit(std::move(windows[j]), cuts[j], from);
+    }
   }
 
   // A window of `records`, ending at `to` and starting at the cut before (`from`; for the last
@@ -322,9 +360,11 @@ class Windower {
     w.windows = {{0, std::numeric_limits<uint64_t>::max()}};
     ++out_.windows;
     window_(w, WindowSpan{from.value_or(last_cut_), to});
-    // The window's lists, emptied, hold the next window (fresh ones would page-fault again).
-    recycled_ = std::move(w.records);
-    EmptyKeepingRoom(&recycled_);
+    // The lists handed back, emptied, hold later windows (fresh ones would page-fault again).
+    if (spare_.size() < kSpareWindows) {
+      spare_.push_back(std::move(w.records));
+      EmptyKeepingRoom(&spare_.back());
+    }
   }
 
   const WindowLimits& limits_;
@@ -332,9 +372,11 @@ class Windower {
   WindowedRead& out_;
   const std::function<void(ProcessTrace&, const WindowSpan&)>& window_;
   TraceRecords pending_;
-  TraceRecords recycled_;  // the last window's lists, emptied
-  std::vector<uint64_t> keys_;  // ComputeKeys', kept for their room
-  std::vector<Span> spans_;  // FindCut's, likewise
+  static constexpr size_t kSpareWindows = 4;
+  std::vector<TraceRecords> spare_;  // lists handed back by the caller, emptied
+  std::vector<uint64_t> keys_;  // KeysAndSpans', kept for their room
+  std::vector<Span> spans_;  // KeysAndSpans', likewise
+  std::vector<bool> worked_;  // by waiting call, likewise
   std::vector<std::pair<uint64_t, uint32_t>> enders_;  // AddPageablePairs', likewise
   std::vector<int8_t> synchronises_;  // by API name id: 1, 0, or -1 not known yet
   size_t pending_records_ = 0;

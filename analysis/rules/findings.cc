@@ -6,6 +6,7 @@
 #include <span>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "analysis/rules/findings_digest.h"
 #include "analysis/model/api_names.h"
@@ -46,13 +47,24 @@ class Analyzer {
         options_(input.options),
         records_(input.trace.records),
         call_sites_(input.trace, input.options.call_sites),
-        out_(out) {}
+        out_(&out) {}
 
   void Run() {
     Prepare();
     for (uint32_t i = 0; i < records_.api_calls.size(); ++i) {
-      if (index_.Outermost(i) == i) AnalyzeCall(i);
+      if (index_.Outermost(i) == i) {
+        call_ = i;
+        AnalyzeCall(i);
+      }
     }
+  }
+  // The call being analysed (whose findings `found` is handed).
+  uint32_t call() const { return call_; }
+  // Call `i` (an outermost one) analysed again after Run, its findings handed to `out`.
+  void Again(uint32_t i, const HostFindingsOut& out) {
+    const HostFindingsOut* run = std::exchange(out_, &out);
+    AnalyzeCall(i);
+    out_ = run;
   }
 
  private:
@@ -267,8 +279,8 @@ class Analyzer {
   // most of the host rules' time.
   template <typename WriteText>
   void Hand(Finding&& f, uint32_t i, WriteText&& write_text) const {
-    f.in_start_up = IsStartUpWork(out_.start_up, f);
-    if (!out_.wants_text || out_.wants_text(f)) {
+    f.in_start_up = IsStartUpWork(out_->start_up, f);
+    if (!out_->wants_text || out_->wants_text(f)) {
       const ApiCall& c = records_.api_calls[i];
       f.file = trace_.path;
       f.nvtx = NvtxStack(c.thread_id, c.start_ns);
@@ -282,7 +294,7 @@ class Analyzer {
       write_text(&f);
       if (f.in_start_up) f.explanation += kStartUpNote;
     }
-    out_.found(std::move(f));
+    out_->found(std::move(f));
   }
 
   void AnalyzeCall(uint32_t i) {
@@ -522,10 +534,49 @@ class Analyzer {
   std::unordered_map<uint32_t, std::vector<const NvtxEvent*>> ranges_;  // thread -> ranges
   // thread -> running maximum of ranges_[thread][0..i]'s end times, to stop NvtxStack's scan.
   std::unordered_map<uint32_t, std::vector<uint64_t>> range_max_end_;
-  const HostFindingsOut& out_;
+  const HostFindingsOut* out_;
+  uint32_t call_ = 0;
 };
 
 }  // namespace
+
+struct HostCallFindings::Parts {
+  Parts(const RuleInput& input, const Finding* start_up) : analyzer(input, out) {
+    out.start_up = start_up;
+  }
+  HostFindingsOut out;
+  Analyzer analyzer;
+};
+
+HostCallFindings::HostCallFindings(const RuleInput& input, const Finding* start_up)
+    : parts_(std::make_unique<Parts>(input, start_up)) {}
+
+HostCallFindings::~HostCallFindings() = default;
+
+std::vector<HostCallFindings::Found> HostCallFindings::Find(bool whole) {
+  std::vector<Found> found;
+  HostFindingsOut& out = parts_->out;
+  const Analyzer& analyzer = parts_->analyzer;
+  out.found = [&](Finding&& f) { found.push_back({std::move(f), analyzer.call()}); };
+  if (!whole) out.wants_text = [](const Finding&) { return false; };
+  parts_->analyzer.Run();
+  out.found = nullptr;
+  out.wants_text = nullptr;
+  return found;
+}
+
+Finding HostCallFindings::Whole(const Found& found) {
+  std::optional<Finding> whole;
+  HostFindingsOut again;
+  again.start_up = parts_->out.start_up;
+  again.found = [&](Finding&& f) {
+    if (f.rule == found.finding.rule) whole = std::move(f);
+  };
+  again.wants_text = [&](const Finding& f) { return f.rule == found.finding.rule; };
+  parts_->analyzer.Again(found.call, again);
+  // (The same inputs give the same finding: a call has at most one of each rule.)
+  return whole ? std::move(*whole) : found.finding;
+}
 
 void FindHostCallFindings(const RuleInput& input, const HostFindingsOut& out) {
   Analyzer(input, out).Run();

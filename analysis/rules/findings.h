@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -150,6 +151,29 @@ struct HostFindingsOut {
   std::function<bool(const Finding&)> wants_text;
 };
 void FindHostCallFindings(const RuleInput& input, const HostFindingsOut& out);
+// The same pass in two steps, for a caller that learns which findings it wants whole only after
+// a stretch's are all found (windowed_findings.h: windows analysed at once on several threads,
+// whose findings' seqs, which FindingsDigest::WantsWhole asks, are known in window order).
+// `input` and `start_up` must outlive it; one thread at a time.
+class HostCallFindings {
+ public:
+  struct Found {
+    Finding finding;
+    uint32_t call = 0;  // the API call (outermost) it is of
+  };
+  HostCallFindings(const RuleInput& input, const Finding* start_up);
+  ~HostCallFindings();
+  // Every finding in the order FindHostCallFindings hands them on: whole if `whole`, else as
+  // wants_text saying no gives them.
+  std::vector<Found> Find(bool whole);
+  // One of Find(false)'s findings as FindHostCallFindings hands it on when wants_text says yes
+  // (its call analysed again).
+  Finding Whole(const Found& found);
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+};
 
 // Whether `f` is a host-time finding of start-up's own work that ended within `start_up` (the
 // start-up finding; none: no finding is).

@@ -1,6 +1,8 @@
 #include "analysis/rules/windowed_findings.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -9,6 +11,7 @@
 #include "analysis/metrics/idle_breakdown.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/model/collectives.h"
+#include "analysis/model/ordered_pipeline.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
 #include "analysis/rules/gpu_rules.h"
@@ -123,6 +126,11 @@ struct MissingStacks {
       }
     }
   }
+  void Add(const MissingStacks& later) {
+    stacks.insert(later.stacks.begin(), later.stacks.end());
+    frames.insert(later.frames.begin(), later.frames.end());
+    modules.insert(later.modules.begin(), later.modules.end());
+  }
   // Whether the whole trace holds something a window missed.
   bool ReadLater(const TraceRecords& whole) const {
     for (const CallStack& s : whole.call_stacks) {
@@ -136,6 +144,111 @@ struct MissingStacks {
     }
     return false;
   }
+};
+
+// What the plan read learns of one window on its own (on a worker thread), for the checks
+// that then take the windows in order (WindowedFindings::Read).
+struct PlanWindow {
+  PlanWindow(ProcessTrace&& w, const WindowSpan& s) : trace(std::move(w)), span(s) {}
+
+  ProcessTrace trace;
+  WindowSpan span;
+  std::string why_inexact;  // unified memory counters, NCCL ranges
+  std::vector<NvtxEvent> late_nvtx;  // ranges that start before the cut they came after
+  std::optional<TraceIndex> index;
+  bool per_thread_streams = false;
+  // Each stream with work, in the order of its first operation: its class as this window sees
+  // it, and the context StreamModel would take from its first operation that names one (0:
+  // none does here).
+  struct Stream {
+    uint32_t id;
+    StreamClass klass;
+    uint32_t context;
+  };
+  std::vector<Stream> streams;
+  std::unordered_map<uint32_t, Interval> busy;  // device -> first start, last end
+  std::unordered_set<uint64_t> recorded;         // sync ids this window resolves itself
+  std::vector<uint64_t> named;  // sync ids its event synchronisations name and it does not record
+  MissingStacks missing;
+  std::unordered_set<uint32_t> calling_threads;  // threads with a call here
+  std::vector<uint32_t> unpaired_threads;        // ThreadsWhosePageablePairLeavesWindow
+  StartUpScan scan;
+
+  void Learn() {
+    const TraceRecords& r = trace.records;
+    if (!r.unified_memory_counters.empty()) {
+      why_inexact = "unified memory counters";
+      return;
+    }
+    if (HasNcclRanges(trace)) {
+      why_inexact = "NCCL ranges (collectives need the whole process)";
+      return;
+    }
+    for (const NvtxEvent& e : r.nvtx_events) {
+      if (e.kind != NvtxKind::kMark && e.start_ns < span.from_ns) late_nvtx.push_back(e);
+    }
+    index.emplace(trace);
+    if (!PerThreadStreams(*index).empty()) {
+      per_thread_streams = true;
+      return;
+    }
+    // One pass over the operations (millions), with lookups per stream and device (a few) and
+    // no heap work per operation: each stream's class as this window sees it (it depends on the
+    // stream only), each stream's context as StreamModel takes it (its first unit's, a unit's
+    // being its first operation's: OpsOf's first) until known, each device's busy span.
+    const StreamClassifier classifier(r);
+    std::unordered_map<uint32_t, size_t> place;  // stream -> its place in `streams`
+    uint32_t last_stream = 0;
+    size_t at = SIZE_MAX;  // last_stream's place
+    const auto& ops = index->device_ops();
+    for (const DeviceOp& op : ops) {
+      if (at == SIZE_MAX || op.stream_id != last_stream) {
+        last_stream = op.stream_id;
+        auto [it, first] = place.try_emplace(op.stream_id, streams.size());
+        if (first) streams.push_back({op.stream_id, classifier.Classify(op.stream_id, false), 0});
+        at = it->second;
+      }
+      uint32_t& context = streams[at].context;
+      if (context == 0) {
+        context = op.correlation_id == 0 ? op.context_id
+                                         : ops[index->OpsOf(op.correlation_id).front()].context_id;
+      }
+      if (op.end_ns > op.start_ns) {  // (MergeIntervals' pieces: empty ones add no busy time)
+        auto [it, added] = busy.try_emplace(op.device_id, Interval{op.start_ns, op.end_ns});
+        it->second.start_ns = std::min(it->second.start_ns, op.start_ns);
+        it->second.end_ns = std::max(it->second.end_ns, op.end_ns);
+      }
+    }
+    for (const CudaEvent& e : r.cuda_events) {
+      // A recording without its call (--from/--to may leave the call out) is unknown to
+      // StreamModel here as in the whole trace: its call would share its window.
+      if (e.sync_id == 0 || index->LaunchingCall(e.correlation_id) < 0) continue;
+      recorded.insert(e.sync_id);
+    }
+    for (const Synchronization& s : r.synchronizations) {
+      if (s.type != SyncType::kEventSynchronize && s.type != SyncType::kStreamWaitEvent) continue;
+      if (s.event_sync_id != 0 && !recorded.contains(s.event_sync_id)) {
+        named.push_back(s.event_sync_id);
+      }
+    }
+    missing.Check(r);
+    for (const ApiCall& c : r.api_calls) calling_threads.insert(c.thread_id);
+    unpaired_threads = ThreadsWhosePageablePairLeavesWindow(*index);
+    scan.Add(*index);
+  }
+};
+
+// A window of the run read: analysed on a worker as far as it needs nothing of the windows
+// after it, then taken in window order by the passes that carry state across cuts.
+struct RunWindow {
+  explicit RunWindow(ProcessTrace&& w) : trace(std::move(w)) {}
+
+  ProcessTrace trace;
+  std::optional<TraceIndex> index;
+  std::vector<StreamModel::EarlierEvent> earlier;  // the events of the windows before it
+  std::optional<StreamModel> model;
+  std::optional<HostCallFindings> host;
+  std::vector<HostCallFindings::Found> found;  // the host rules', in their order
 };
 
 }  // namespace
@@ -187,84 +300,60 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
   MissingStacks missing;
   std::unordered_set<uint32_t> unpaired_threads;  // a pageable copy's pairing left their window
   std::map<uint32_t, uint32_t> stream_context;
-  auto read = ReadInWindows(plan.path_, plan.limits_, [&](ProcessTrace& w, const WindowSpan& span) {
+  // Each window learnt on a worker (PlanWindow), then taken in window order here: the checks
+  // and what they carry see the windows in order, as one loop over them would.
+  auto take = [&](const PlanWindow& w) {
     if (!plan.exact_) return;
-    if (plan.filter_ && !plan.filter_->Learn(&w, span)) return;
-    const TraceRecords& r = w.records;
-    if (!r.unified_memory_counters.empty()) return plan.Inexact("unified memory counters");
-    if (HasNcclRanges(w)) return plan.Inexact("NCCL ranges (collectives need the whole process)");
-    for (const NvtxEvent& e : r.nvtx_events) {
-      if (e.kind != NvtxKind::kMark && e.start_ns < span.from_ns) plan.late_nvtx_.push_back(e);
+    if (!w.why_inexact.empty()) return plan.Inexact(w.why_inexact);
+    plan.late_nvtx_.insert(plan.late_nvtx_.end(), w.late_nvtx.begin(), w.late_nvtx.end());
+    if (w.per_thread_streams) return plan.Inexact("per-thread default streams");
+    for (const PlanWindow::Stream& s : w.streams) {
+      auto [it, added] = classes.try_emplace(s.id, s.klass);
+      if (!added && it->second != s.klass) return plan.Inexact("a stream's class changed");
+      uint32_t& context = stream_context.try_emplace(s.id, 0).first->second;
+      if (context == 0) context = s.context;
     }
-    const TraceIndex index(w);
-    if (!PerThreadStreams(index).empty()) return plan.Inexact("per-thread default streams");
-    // One pass over the operations (millions), with lookups per stream and device (a few) and
-    // no heap work per operation: each stream's class as this window sees it (it depends on the
-    // stream only), each stream's context as StreamModel takes it (its first unit's, a unit's
-    // being its first operation's: OpsOf's first) until known, each device's busy span.
-    const StreamClassifier classifier(r);
-    std::unordered_map<uint32_t, uint32_t*> context_of;  // stream -> its stream_context entry
-    std::unordered_map<uint32_t, Interval> busy;           // device -> first start, last end
-    uint32_t last_stream = 0;
-    uint32_t* context = nullptr;  // last_stream's
-    const auto& ops = index.device_ops();
-    for (const DeviceOp& op : ops) {
-      if (context == nullptr || op.stream_id != last_stream) {
-        last_stream = op.stream_id;
-        auto [seen, first] = context_of.try_emplace(op.stream_id, nullptr);
-        if (first) {
-          const StreamClass c = classifier.Classify(op.stream_id, false);
-          auto [it, added] = classes.try_emplace(op.stream_id, c);
-          if (!added && it->second != c) return plan.Inexact("a stream's class changed");
-          seen->second = &stream_context.try_emplace(op.stream_id, 0).first->second;
-        }
-        context = seen->second;
-      }
-      if (*context == 0) {
-        *context = op.correlation_id == 0 ? op.context_id
-                                          : ops[index.OpsOf(op.correlation_id).front()].context_id;
-      }
-      if (op.end_ns > op.start_ns) {  // (MergeIntervals' pieces: empty ones add no busy time)
-        auto [it, added] = busy.try_emplace(op.device_id, Interval{op.start_ns, op.end_ns});
-        it->second.start_ns = std::min(it->second.start_ns, op.start_ns);
-        it->second.end_ns = std::max(it->second.end_ns, op.end_ns);
-      }
+    sync_ids.insert(w.recorded.begin(), w.recorded.end());
+    for (uint64_t id : w.named) {
+      if (!events.HasSync(id)) unresolved.insert(id);
     }
-    std::unordered_set<uint64_t> recorded;  // sync ids this window resolves itself
-    for (const CudaEvent& e : r.cuda_events) {
-      // A recording without its call (--from/--to may leave the call out) is unknown to
-      // StreamModel here as in the whole trace: its call would share its window.
-      if (e.sync_id == 0 || index.LaunchingCall(e.correlation_id) < 0) continue;
-      sync_ids.insert(e.sync_id);
-      recorded.insert(e.sync_id);
-    }
-    for (const Synchronization& s : r.synchronizations) {
-      if (s.type != SyncType::kEventSynchronize && s.type != SyncType::kStreamWaitEvent) continue;
-      if (s.event_sync_id != 0 && !recorded.contains(s.event_sync_id) &&
-          !events.HasSync(s.event_sync_id)) {
-        unresolved.insert(s.event_sync_id);
-      }
-    }
-    events.Add(index);
-    missing.Check(r);
+    events.Add(*w.index);
+    missing.Add(w.missing);
     // A pageable copy whose pairing ran off an earlier window: the whole trace would pair it
     // in a later one only if its thread calls again (with filters, the call after it may be
     // windows later, or never: none after --to).
-    for (const ApiCall& c : r.api_calls) {
-      if (unpaired_threads.contains(c.thread_id)) {
+    for (uint32_t thread : w.calling_threads) {
+      if (unpaired_threads.contains(thread)) {
         return plan.Inexact("a pageable copy's next launch may lie in a later window");
       }
     }
-    for (uint32_t thread : ThreadsWhosePageablePairLeavesWindow(index)) {
-      unpaired_threads.insert(thread);
-    }
-    scan.Add(index);
-    for (const auto& [device, span] : busy) {
+    unpaired_threads.insert(w.unpaired_threads.begin(), w.unpaired_threads.end());
+    scan.Add(w.scan);
+    for (const auto& [device, span] : w.busy) {
       auto [it, added] = plan.active_.try_emplace(device, span);
       it->second.start_ns = std::min(it->second.start_ns, span.start_ns);
       it->second.end_ns = std::max(it->second.end_ns, span.end_ns);
     }
+  };
+  std::vector<TraceRecords> spare;  // taken windows' lists, for the read to reuse their room
+  OrderedPipeline<std::unique_ptr<PlanWindow>> pipeline(
+      plan.workers_, [](std::unique_ptr<PlanWindow>& w, PipelineTurn&) { w->Learn(); },
+      [&](std::unique_ptr<PlanWindow>& w) {
+        take(*w);
+        w->index.reset();
+        if (spare.size() < 2) spare.push_back(std::move(w->trace.records));
+      });
+  auto read = ReadInWindows(plan.path_, plan.limits_, [&](ProcessTrace& w, const WindowSpan& span) {
+    if (!plan.exact_) return;  // (as of the windows taken so far: the later ones are not taken)
+    if (plan.filter_ && !plan.filter_->Learn(&w, span)) return;
+    auto window = std::make_unique<PlanWindow>(std::move(w), span);
+    if (!spare.empty()) {  // (the read empties them)
+      w.records = std::move(spare.back());
+      spare.pop_back();
+    }
+    pipeline.Submit(std::move(window));
   });
+  if (read) pipeline.Drain();
   if (!read) return std::unexpected(read.error());
   plan.windows_ = read->windows;
   if (!read->exact) plan.Inexact(read->why_inexact);
@@ -317,13 +406,45 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   StartUpTally tally;
   OverlapAccumulator overlap;
   MemoryAnalysis memory;
-  CarriedEvents events;
+  CarriedEvents events;  // the workers', one at a time in window order (their turn)
   std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
   uint64_t next = places.host << kFindingsPassShift;
-  HostFindingsOut host;
-  host.found = [&](Finding&& f) { sink(std::move(f), next++); };
-  host.start_up = marker;
-  if (wants_whole) host.wants_text = [&](const Finding& f) { return wants_whole(f, next); };
+  std::vector<TraceRecords> spare;  // finished windows' lists, for the read to reuse their room
+  // On a worker: the window's index, its stream model (given the events of the windows before
+  // it, a turn that each window takes in order) and its host findings, whole when no filter
+  // asks. Then here, in window order: the host findings' seqs (and text for those the filter
+  // wants, known only with the seq), and the passes that carry state across cuts.
+  OrderedPipeline<std::unique_ptr<RunWindow>> pipeline(
+      workers_,
+      [&](std::unique_ptr<RunWindow>& w, PipelineTurn& turn) {
+        w->index.emplace(w->trace);
+        turn([&] {
+          w->earlier = events.list();
+          events.Add(*w->index);
+        });
+        w->model.emplace(*w->index,
+                         StreamModel::Elsewhere{.events = w->earlier, .streams = streams_});
+        w->host.emplace(RuleInput{w->trace, *w->index, *w->model, options_}, marker);
+        w->found = w->host->Find(/*whole=*/!wants_whole);
+      },
+      [&](std::unique_ptr<RunWindow>& w) {
+        for (HostCallFindings::Found& found : w->found) {
+          if (wants_whole && wants_whole(found.finding, next)) {
+            sink(w->host->Whole(found), next++);
+          } else {
+            sink(std::move(found.finding), next++);
+          }
+        }
+        const TraceIndex& index = *w->index;
+        gpu.Add(index, timeline.Add(index), timeline);
+        tally.Add(index, bounds_);
+        overlap.Add(index, *w->model);
+        memory.Add(index, *w->model);
+        w->host.reset();
+        w->model.reset();
+        w->index.reset();
+        if (spare.size() < 2) spare.push_back(std::move(w->trace.records));
+      });
   size_t windows = 0;
   auto read = ReadInWindows(path_, limits_, [&](ProcessTrace& w, const WindowSpan& span) {
     ++windows;
@@ -346,16 +467,14 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
     for (const NvtxEvent& e : late_nvtx_) {
       if (e.start_ns < span.to_ns && e.end_ns >= span.from_ns) ranges.push_back(e);
     }
-    const TraceIndex index(w);
-    const StreamModel model(index, {.events = events.list(), .streams = streams_});
-    const RuleInput input{w, index, model, options_};
-    FindHostCallFindings(input, host);
-    gpu.Add(index, timeline.Add(index), timeline);
-    tally.Add(index, bounds_);
-    overlap.Add(index, model);
-    memory.Add(index, model);
-    events.Add(index);
+    auto window = std::make_unique<RunWindow>(std::move(w));
+    if (!spare.empty()) {  // (the read empties them)
+      w.records = std::move(spare.back());
+      spare.pop_back();
+    }
+    pipeline.Submit(std::move(window));
   });
+  if (read) pipeline.Drain();
   if (!read) return std::unexpected(read.error());
   if (!read->exact || windows != windows_) {
     return std::unexpected(path_ + ": the trace read differently the second time");

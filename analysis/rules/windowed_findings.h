@@ -37,6 +37,7 @@
 
 #include "analysis/metrics/start_up.h"
 #include "analysis/model/intervals.h"
+#include "analysis/model/ordered_pipeline.h"
 #include "analysis/model/trace_windows.h"
 #include "analysis/model/window_filter.h"
 #include "analysis/rules/findings.h"
@@ -82,7 +83,7 @@ class WindowedFindings {
 
  private:
   WindowedFindings(std::string path, const FindingsOptions& options, const WindowLimits& limits)
-      : path_(std::move(path)), options_(options), limits_(limits) {}
+      : path_(std::move(path)), options_(options), limits_(limits), workers_(AnalysisWorkers()) {}
   // The first read, each window filtered by filter_ when there is one.
   static std::expected<WindowedFindings, std::string> Read(WindowedFindings plan);
   void Inexact(std::string why) {
@@ -93,6 +94,9 @@ class WindowedFindings {
   std::string path_;
   FindingsOptions options_;
   WindowLimits limits_;
+  // Worker threads of both reads (ordered_pipeline.h: several windows analysed at once, their
+  // findings handed on in window order, the same as one thread's).
+  size_t workers_;
   bool exact_ = true;
   std::string why_;
   size_t windows_ = 0;

@@ -130,6 +130,16 @@ struct Windowed {
   std::string why;  // why the read was inexact
 };
 
+uint64_t LongestSpanNs(const TraceRecords& records) {
+  uint64_t longest = 0;
+  ForEachList(records, [&]<typename T>(const std::vector<T>& list) {
+    if constexpr (kIsTimed<T> && kHasTime<T>) {
+      for (const T& r : list) longest = std::max(longest, EndNs(r) - StartNs(r));
+    }
+  });
+  return longest;
+}
+
 Windowed WindowedStreams(const std::string& path, const WindowLimits& limits) {
   StreamsAccumulator streams;
   auto read = ReadInWindows(path, limits, [&](const ProcessTrace& w) { streams.Add(w); });
@@ -145,14 +155,16 @@ TEST(TraceWindowsTest, WindowsWithAHorizonAsLongAsTheDisorderGiveTheWholeTraceAn
   size_t several = 0;
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE(seed);
-    const TraceBuilder b = RandomLoop(seed, 40);
+    TraceBuilder b = RandomLoop(seed, 40);
     std::mt19937_64 rng(seed);
     const double flush_us = 20 + static_cast<double>(rng() % 400);
     const double lag_us = static_cast<double>(rng() % 400);
     const std::string path = dir.Path("loop.pb");
     b.WriteFlushed(path, flush_us, lag_us);
-    // A record arrives at most a flush and the lag after records that end later.
-    const WindowLimits limits{.horizon_ns = static_cast<uint64_t>((flush_us + lag_us) * 1000) + 1000,
+    // A record arrives at most a flush and the lag after records that end later, and starts
+    // at most the longest span before its end (the windows check starts).
+    const WindowLimits limits{.horizon_ns = static_cast<uint64_t>((flush_us + lag_us) * 1000) +
+                                            LongestSpanNs(b.records()) + 1000,
                               .cut_every_records = 16 + rng() % 64};
     const Windowed w = WindowedStreams(path, limits);
     EXPECT_TRUE(w.exact) << w.why;

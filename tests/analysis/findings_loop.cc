@@ -1,0 +1,256 @@
+#include "tests/analysis/findings_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "analysis/model/trace_loader.h"
+
+namespace libprof::analysis::testing {
+
+// Steps of a training loop; every step ends with every stream drained (a quiescent point).
+TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](double lo, double hi) {
+    return lo + (hi - lo) * static_cast<double>(rng() % 10000) / 10000.0;
+  };
+  TraceBuilder b;
+  b.AddContext(1, 0);
+  b.AddStream(10, StreamType::kNonBlocking);
+  b.AddStream(11, StreamType::kDefault);
+  const int threads = 1 + static_cast<int>(rng() % 3);
+  std::map<uint32_t, double> stream_free;
+  uint64_t next_address = 0x1000, next_sync_id = 1;
+  // (event id, sync id, when) of the recordings thread 0 made and those of earlier steps; the
+  // other threads' of this step.
+  std::vector<std::tuple<uint32_t, uint64_t, double>> recorded, this_step;
+  // Start-up: context, a module, a first allocation.
+  double now = 100;
+  b.Api("cuInit", now, now + 150, 100, 0, ApiDomain::kDriver);
+  now += 160;
+  b.Api("cuModuleLoadData", now, now + 80, 100, 0, ApiDomain::kDriver);
+  now += 90;
+  double step_start = now + uniform(1, 50);
+  const double epoch_start = step_start - 1;
+  auto malloc_free = [&](uint32_t tid, double at, uint64_t bytes, double* end) {
+    const uint64_t address = next_address;
+    next_address += 0x100000;
+    const uint64_t a = b.Api("cudaMalloc", at, at + uniform(5, 30), tid);
+    b.records().memory_ops.push_back(MemoryOp{.operation = MemoryOperation::kAllocation,
+                                              .memory_kind = MemoryKind::kDevice,
+                                              .address = address,
+                                              .bytes = bytes,
+                                              .time_ns = b.records().api_calls.back().start_ns + 1000,
+                                              .correlation_id = a});
+    const double free_at = at + 40 + uniform(0, 20);
+    const double free_end = std::max(free_at + uniform(5, 30), stream_free[11] + 2);
+    const uint64_t f = b.Api("cudaFree", free_at, free_end, tid);
+    b.records().memory_ops.push_back(MemoryOp{.operation = MemoryOperation::kRelease,
+                                              .memory_kind = MemoryKind::kDevice,
+                                              .address = address,
+                                              .bytes = bytes,
+                                              .time_ns = b.records().api_calls.back().start_ns + 1000,
+                                              .correlation_id = f});
+    *end = free_end + 1;
+  };
+  for (int step = 0; step < steps; ++step) {
+    double step_end = step_start;
+    for (int t = 0; t < threads; ++t) {
+      const uint32_t tid = 100 + t;
+      const uint32_t stream = t == 0 ? 10 : t == 1 ? 11 : 13;
+      now = step_start + uniform(0, 5);
+      const double range_start = now;
+      const int iterations = 1 + static_cast<int>(rng() % 3);
+      for (int it = 0; it < iterations; ++it) {
+        const double inner_start = now;
+        const int kernels = static_cast<int>(rng() % 5);
+        for (int k = 0; k < kernels; ++k) {
+          const double call = uniform(2, 6);
+          const uint32_t s = rng() % 7 == 0 ? 0 : stream;  // now and then the legacy stream
+          const double start = std::max(now + call + uniform(1, 3), stream_free[s]);
+          const double end = start + uniform(1, 80);
+          b.Launch("k" + std::to_string(rng() % 5), now, now + call, start, end, s, tid);
+          if (rng() % 9 == 0) {  // lazy loading inside the launch
+            b.Api("cuModuleLoadData", now + 0.5, now + call - 0.5, tid, 0, ApiDomain::kDriver,
+                  true);
+          }
+          stream_free[s] = end;
+          now += call + uniform(0.3, 1.5);
+        }
+        switch (rng() % 4) {
+          case 0: {  // pinned, async
+            const uint64_t corr = b.Api("cudaMemcpyAsync", now, now + 3, tid);
+            const double start = std::max(now + 4, stream_free[stream]);
+            b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPinned, MemoryKind::kDevice, 1 << 20, start,
+                        start + uniform(5, 40), corr, stream, true);
+            stream_free[stream] = start + 40;
+            now += 4;
+            break;
+          }
+          case 1: {  // pageable, async: holds the call; then a launch on another stream
+            const double start = std::max(now + 2, stream_free[stream]);
+            const double end = start + uniform(20, 60);
+            const uint64_t corr = b.Api("cudaMemcpyAsync", now, end + 1, tid);
+            b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 1 << 20,
+                        start, end, corr, stream, true);
+            stream_free[stream] = end;
+            now = end + 2;
+            const uint32_t other = stream == 10 ? 11 : 10;
+            const double k_start = std::max(now + 4, stream_free[other]);
+            b.Launch("after_copy", now, now + 3, k_start, k_start + uniform(10, 50), other, tid);
+            stream_free[other] = k_start + 50;
+            now += 4;
+            break;
+          }
+          case 2: {  // pageable, synchronous, on the legacy stream
+            const double start = std::max({now + 2, stream_free[0], stream_free[stream]});
+            const double end = start + uniform(30, 90);
+            const uint64_t corr = b.Api("cudaMemcpy", now, end + 1, tid);
+            b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 1 << 20,
+                        start, end, corr, 0, false);
+            stream_free[0] = end;
+            now = end + 1.5;
+            break;
+          }
+          default: {  // an event, recorded now, synchronised now or in a later step
+            const uint64_t corr = b.Api("cudaEventRecord", now, now + 1, tid);
+            const uint32_t event = 1 + static_cast<uint32_t>(rng() % 3);
+            const uint64_t sync_id = next_sync_id++;
+            b.AddEvent(event, sync_id, corr, stream);
+            (t == 0 ? recorded : this_step).push_back({event, sync_id, now});
+            now += 2;
+            break;
+          }
+        }
+        // Thread 0 synchronises its own recordings and those of earlier steps (so that the one
+        // it names is the event's latest, unless stale ones are asked for).
+        if (rng() % 3 == 0 && !recorded.empty() && (t == 0 || shape.stale_event_syncs)) {
+          auto [event, sync_id, when] = recorded[rng() % recorded.size()];
+          for (const auto& [e, id, at] : recorded) {
+            if (e == event && at > when && !shape.stale_event_syncs) {  // the latest
+              sync_id = id;
+              when = at;
+            }
+          }
+          const double end = std::max(now + 1, stream_free[stream] + 1);
+          const uint64_t corr = b.Api("cudaEventSynchronize", now, end, tid);
+          b.AddSync(SyncType::kEventSynchronize, now, end, corr, kNoStream,
+                    rng() % 2 ? sync_id : 0)
+              .event_id = event;
+          now = end + 0.5;
+        }
+        if (rng() % 6 == 0) {
+          double end = 0;
+          malloc_free(tid, now, 1 << (16 + rng() % 2), &end);
+          now = end;
+        }
+        if (rng() % 8 == 0) {  // a device-wide synchronisation
+          double drained = now + 1;
+          for (const auto& [s, free] : stream_free) drained = std::max(drained, free + 1);
+          const uint64_t corr = b.Api("cudaDeviceSynchronize", now, drained, tid);
+          b.AddSync(SyncType::kContextSynchronize, now, drained, corr);
+          now = drained + 0.5;
+        }
+        b.AddRange("iteration", inner_start, now + 0.2, tid, NvtxKind::kPushPop, 1);
+        now += uniform(0, 20);  // host work
+      }
+      if (t == 0 && rng() % 4 == 0) {  // device 1, now and then
+        const uint64_t corr = b.Api("cudaLaunchKernel", now, now + 3, tid);
+        b.AddKernel("on_gpu1", now + 5, now + 5 + uniform(5, 60), corr, 20).shape.device_id = 1;
+        stream_free[20] = now + 70;
+        now += 4;
+      }
+      if (t == 0 && rng() % 10 == 0) {  // a long host stretch: the GPUs idle, calls meanwhile
+        const double until = now + uniform(300, 3000);
+        for (double at = now + 10; at < until; at += uniform(40, 400)) {
+          b.Api(rng() % 2 ? "cudaGetDevice" : "cudaStreamQuery", at, at + uniform(1, 30), tid);
+        }
+        if (rng() % 3 == 0) b.Api("cuModuleLoadData", until - 100, until - 20, tid, 0,
+                                  ApiDomain::kDriver);
+        now = until;
+      }
+      // The step ends with every stream drained.
+      double drained = now + 1;
+      for (const auto& [s, free] : stream_free) drained = std::max(drained, free + 1);
+      const uint64_t corr = b.Api("cudaStreamSynchronize", now, drained, tid);
+      b.AddSync(SyncType::kStreamSynchronize, now, drained, corr, stream);
+      b.AddRange("step", range_start, drained + 0.5, tid);
+      step_end = std::max(step_end, drained + 1);
+    }
+    step_start = step_end + uniform(1, 30);
+    recorded.insert(recorded.end(), this_step.begin(), this_step.end());
+    this_step.clear();
+  }
+  if (shape.epoch_range) b.AddRange("epoch", epoch_start, step_start, 100);
+  b.SetEnd(step_start + 10);
+  // CUDA numbers calls as they start; the threads above were written one after another.
+  std::vector<std::pair<uint64_t, uint64_t>> by_start;  // (start, corr)
+  for (const ApiCall& c : b.records().api_calls) by_start.push_back({c.start_ns, c.correlation_id});
+  std::sort(by_start.begin(), by_start.end());
+  std::map<uint64_t, uint64_t> renumbered;
+  for (const auto& [start, corr] : by_start) renumbered.try_emplace(corr, renumbered.size() + 1);
+  ForEachList(b.records(), [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasCorrelation<T>) {
+      for (T& r : list) r.correlation_id = renumbered[r.correlation_id];
+    }
+  });
+  return b;
+}
+
+// Options that make every rule family fire on the loops above.
+std::vector<FindingsOptions> OptionSets() {
+  FindingsOptions a;
+  a.min_wait_ns = 1'000;
+  a.gap_threshold_ns = 200'000;
+  a.churn_min_pairs = 2;
+  FindingsOptions b = a;
+  b.util_chunks = 7;
+  b.util_threshold = 0.9;
+  b.idle_share = 0.1;
+  b.gap_threshold_ns = 30'000;
+  FindingsOptions c;  // the defaults
+  return {a, b, c};
+}
+
+// A finding as the reports show it, with its seq.
+std::string Describe(uint64_t seq, const Finding& f) {
+  std::string s = std::to_string(seq) + " " + std::string(RuleName(f.rule)) + " " + f.api + " " +
+                  std::to_string(f.thread_id) + " " + std::to_string(f.correlation_id) + " " +
+                  std::to_string(f.host_start_ns) + "+" + std::to_string(f.host_duration_ns) +
+                  " lost " + std::to_string(f.blocked_ns) + (f.in_start_up ? " start-up" : "") +
+                  " [" + f.explanation + "]";
+  for (const std::string& n : f.nvtx) s += " /" + n;
+  return s;
+}
+
+// The flush delivery's disorder, as a horizon the windows wait for: a flush and the device
+// lag, and 2 ms for a call or a queued operation that ends after a cut it started before (the
+// longest of these loops' waits; libprof's horizon is two flush intervals).
+WindowLimits LimitsFor(double flush_us, double lag_us, size_t cut_every) {
+  return {.horizon_ns = static_cast<uint64_t>((flush_us + lag_us + 2000) * 1000),
+          .cut_every_records = cut_every};
+}
+
+std::vector<std::string> WholeFindings(const std::string& path, const FindingsOptions& options) {
+  std::vector<std::string> warnings;
+  auto loaded = LoadTraceFile(path, &warnings);
+  EXPECT_TRUE(loaded.has_value());
+  std::vector<std::pair<uint64_t, std::string>> out;
+  for (const ProcessTrace& t : *loaded) {
+    StreamFindings(t, options, [&](Finding&& f, uint64_t seq) {
+      out.push_back({seq, Describe(seq, f)});
+    });
+  }
+  std::sort(out.begin(), out.end());
+  std::vector<std::string> lines;
+  for (auto& [seq, line] : out) lines.push_back(std::move(line));
+  return lines;
+}
+
+}  // namespace libprof::analysis::testing
