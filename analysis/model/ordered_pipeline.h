@@ -59,8 +59,8 @@ class PipelineTurn {
 struct PipelineTurn::Shared {
   std::mutex mutex;
   std::condition_variable changed;
-  uint64_t turn = 0;         // the item whose step runs next
-  std::deque<bool> passed;   // passed[i - turn]: item i's step ran, or its work ended
+  uint64_t turn = 0;        // the item whose step runs next
+  std::deque<bool> passed;  // passed[i - turn]: item i's step ran, or its work ended
   bool stopped = false;
   std::exception_ptr error;  // the first work's or step's
 

@@ -10,6 +10,7 @@
 #include "analysis/metrics/copy_bandwidth.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/process_summarizer.h"
 #include "analysis/metrics/summary.h"
 #include "analysis/metrics/time_bins.h"
 #include "analysis/metrics/unified_memory.h"
@@ -30,13 +31,20 @@
 namespace libprof::analysis {
 namespace {
 
+// Windows of the report's reads: as the windowed findings' (windowed_findings.cc), a quarter of
+// trace_windows.h's default; a window's records are held several times over (the window, its
+// TraceIndex, the chunks decoded ahead).
+constexpr size_t kReportWindowRecords = size_t{1} << 16;
+
 // The plot area of every time chart, so that the timeline and the charts line up.
 constexpr double kPlotX0 = 250;
 constexpr double kPlotWidth = 1000;
 // Slices of the utilisation chart: 4 pixels each.
 constexpr size_t kUtilizationSlices = 250;
-// Blocked-call arrows on the whole-trace timeline (the rest are in the findings table).
+// Blocked-call arrows on the whole-trace timeline (the rest are in the findings table), and on
+// each detail view.
 constexpr size_t kOverviewMarks = 60;
+constexpr size_t kDetailMarks = 40;
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
@@ -150,15 +158,14 @@ class CorrLookup {
     uint32_t thread_id = 0;
     uint64_t start_ns = 0, end_ns = 0;
   };
+  // The operation that ended last (the first of equals) of the id's work; its correlation id is
+  // the id's. A million of these in a big trace: kept small.
   struct Ops {
-    bool found = false;
-    uint64_t first_start_ns = UINT64_MAX;
-    // The operation that ended last (the first of equals).
     uint64_t end_ns = 0;
     uint32_t device_id = 0, stream_id = 0;
-    uint64_t correlation_id = 0;
+    uint32_t name = 0;  // into Name()
     bool kernel = false;
-    uint32_t name = 0;  // into names()
+    bool found = false;
   };
 
   void WantCall(uint64_t corr) {
@@ -166,6 +173,10 @@ class CorrLookup {
   }
   void WantOps(uint64_t corr) {
     if (corr != 0) op_ids_.push_back(corr);
+  }
+  // Also the earliest start of the id's work (detail windows).
+  void WantFirstStart(uint64_t corr) {
+    if (corr != 0) first_start_.try_emplace(corr, UINT64_MAX);
   }
   // After the last Want.
   void Seal() {
@@ -212,26 +223,41 @@ class CorrLookup {
       Ops& f = ops_[i];
       for (uint32_t k : index.OpsOf(op_ids_[i])) {
         const DeviceOp& op = ops[k];
-        f.first_start_ns = std::min(f.first_start_ns, op.start_ns);
         if (!f.found || op.end_ns > f.end_ns) {
           const std::string& name = index.OpName(op);
           auto [id, added] = name_ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
           if (added) names_.push_back(name);
-          f.end_ns = op.end_ns;
-          f.device_id = op.device_id;
-          f.stream_id = op.stream_id;
-          f.correlation_id = op.correlation_id;
-          f.kernel = op.kind == DeviceOpKind::kKernel;
-          f.name = id->second;
+          f = {.end_ns = op.end_ns,
+               .device_id = op.device_id,
+               .stream_id = op.stream_id,
+               .name = id->second,
+               .kernel = op.kind == DeviceOpKind::kKernel,
+               .found = true};
         }
-        f.found = true;
       }
+    }
+    for (auto& [corr, first] : first_start_) {
+      if (corr < lo || corr > hi) continue;
+      for (uint32_t k : index.OpsOf(corr)) first = std::min(first, ops[k].start_ns);
     }
   }
 
+  bool empty() const { return call_ids_.empty() && op_ids_.empty() && first_start_.empty(); }
+  // Whether an id in [lo, hi] is wanted.
+  bool WantsAny(uint64_t lo, uint64_t hi) const {
+    const auto any = [&](const std::vector<uint64_t>& ids) {
+      auto it = std::lower_bound(ids.begin(), ids.end(), lo);
+      return it != ids.end() && *it <= hi;
+    };
+    return lo <= hi && (any(call_ids_) || any(op_ids_) ||
+                        std::any_of(first_start_.begin(), first_start_.end(), [&](const auto& f) {
+                          return f.first >= lo && f.first <= hi;
+                        }));
+  }
   // The facts of a wanted id; nullptr when it was not found.
   const Call* FindCall(uint64_t corr) const { return Find(call_ids_, calls_, corr); }
   const Ops* FindOps(uint64_t corr) const { return Find(op_ids_, ops_, corr); }
+  uint64_t FirstStart(uint64_t corr) const { return first_start_.at(corr); }
   const std::string& Name(uint32_t id) const { return names_[id]; }
 
  private:
@@ -247,6 +273,7 @@ class CorrLookup {
   std::vector<uint64_t> call_ids_, op_ids_;  // sorted
   std::vector<Call> calls_;
   std::vector<Ops> ops_;
+  std::map<uint64_t, uint64_t> first_start_;  // by id
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> name_ids_;
 };
@@ -258,14 +285,16 @@ class ProcessPage {
  public:
   // `whole`: the process (its timed records are not read here); `summary` its summary;
   // `findings` all its findings.
-  // `overview`: keep the merged device busy time for the per-rank overview.
+  // `overview`: keep the merged device busy time for the per-rank overview. `all_marks`: look
+  // up every mark's work in the first pass (a trace in memory), else only the work of the marks
+  // the views may draw, in the second pass.
   ProcessPage(const ProcessTrace& whole, size_t number, const HtmlReportOptions& options,
-              Summary summary, ReportFindings findings, bool overview)
+              ReportFindings findings, bool overview, bool all_marks)
       : overview_(overview),
+        all_marks_(all_marks),
         whole_(whole),
         options_(options),
         prefix_("p" + std::to_string(number)),
-        summary_(std::move(summary)),
         findings_(std::move(findings)),
         timeline_(options.raw, whole.header.pid) {
     scale_ = {.t0_ns = whole.start_ns(),
@@ -275,15 +304,20 @@ class ProcessPage {
               .width = kPlotWidth};
     timeline_.AddView(scale_);
     blocked_ = findings_.TakeBlocked();
+    // The blocked calls first; the work of those a view may draw once the views are placed
+    // (EndFirstPass), unless every mark is wanted (`all_marks`).
     for (const ReportFindings::Blocked& b : blocked_) {
       lookup_.WantCall(b.correlation_id);
-      for (uint64_t corr : b.blamed) lookup_.WantOps(corr);
+      if (all_marks_) {
+        for (uint64_t corr : b.blamed) lookup_.WantOps(corr);
+      }
     }
     groups_ = findings_.digest().Groups();
     for (size_t i = 0; i < groups_.size() && i < options_.top_findings; ++i) {
       for (const Blamed& b : groups_[i].worst.blamed) {
         lookup_.WantCall(b.correlation_id);
         lookup_.WantOps(b.correlation_id);
+        lookup_.WantFirstStart(b.correlation_id);
       }
     }
     lookup_.Seal();
@@ -291,10 +325,10 @@ class ProcessPage {
 
   // The first pass, window by window. `model`: the window's, needed only when it has memory
   // records (MemoryAnalysis).
-  // `carried_nvtx`: the window's first NVTX ranges are earlier windows' (for MemoryAnalysis).
-  void FirstPass(const TraceIndex& window, const StreamModel* model, size_t carried_nvtx) {
+  // The window's NVTX list may begin with earlier windows' ranges (for MemoryAnalysis).
+  void FirstPass(const TraceIndex& window, const StreamModel* model) {
     const TraceRecords& r = window.records();
-    timeline_.Add(window, {0}, carried_nvtx);
+    timeline_.Add(window, {0}, true);
     lookup_.Add(window);
     for (uint32_t s : PerThreadStreams(window)) per_thread_streams_.insert(s);
     const auto busy = [&](const Interval& i) {
@@ -364,20 +398,51 @@ class ProcessPage {
         second_views_.push_back(detailed_.back().view);
       }
     }
+    if (!all_marks_) SelectMarks();
     return second_views_;
   }
 
-  void SecondPass(const TraceIndex& window) { timeline_.Add(window, second_views_); }
-  // Whether a window whose API calls and device work all lie in [from_ns, to_ns] has anything
-  // the second pass draws.
-  bool SecondPassSees(uint64_t from_ns, uint64_t to_ns) const {
+  // After the second pass: whether the marks looked up are all any view draws (else a piece of
+  // work a blocked call waited for was not found, and the marks after those looked up would be
+  // needed: the trace must be drawn whole).
+  bool MarksComplete() const {
+    for (const MarkWalk& w : mark_walks_) {
+      if (w.exhausted) continue;
+      size_t found = 0;
+      for (size_t i : w.taken) {
+        for (uint64_t corr : blocked_[i].blamed) found += marks_lookup_.FindOps(corr) != nullptr;
+      }
+      if (found < w.needed) return false;
+    }
+    return true;
+  }
+
+  // The second pass, window by window: every view's NVTX rows; with `index` (a window the
+  // views or the marks need: SecondPassSees), the views placed after the first and the marks'
+  // work.
+  void SecondPass(const ProcessTrace& window, const WindowSpan& span, const TraceIndex* index) {
+    timeline_.AddNvtx(window, 0, span.from_ns, span.to_ns);
+    if (index == nullptr) return;
+    timeline_.Add(*index, second_views_, false);
+    marks_lookup_.Add(*index);
+  }
+  // In the first pass: an NVTX range that arrived after a cut it starts before.
+  void NoteLateNvtx(const ProcessTrace& window, const NvtxEvent& range) {
+    timeline_.NoteLateNvtx(window, range);
+  }
+  // Whether a window whose API calls and device work all lie in [from_ns, to_ns], with
+  // correlation ids in [lo_corr, hi_corr], has anything the second pass draws or looks up.
+  bool SecondPassSees(uint64_t from_ns, uint64_t to_ns, uint64_t lo_corr, uint64_t hi_corr) const {
+    if (marks_lookup_.WantsAny(lo_corr, hi_corr)) return true;
     return std::any_of(second_views_.begin(), second_views_.end(), [&](size_t v) {
       const TimeScale& s = v == active_view_ && active_ ? *active_ : detail_scales_.at(v);
       return from_ns < s.t1_ns && to_ns >= s.t0_ns;
     });
   }
 
-  HtmlProcessPart Render() {
+  // `summary`: the process's.
+  HtmlProcessPart Render(Summary summary) {
+    summary_ = std::move(summary);
     // The streams' classes as StreamModel gives them over the whole trace.
     const StreamClassifier classifier(whole_.records);
     timeline_done_ = timeline_.Finish(
@@ -432,17 +497,62 @@ class ProcessPage {
 
   std::string Id(const char* what) const { return prefix_ + "-" + what; }
 
+  // The blocked calls whose marks a view may draw, in the marks' order: per view, those whose
+  // call lies in it on a thread with a lane, until their pieces of work outnumber the view's
+  // marks (each piece found is a mark); and for the marks' count, until it passes
+  // kOverviewMarks. Their work is looked up in the second pass.
+  void SelectMarks() {
+    selected_.assign(blocked_.size(), false);
+    struct Want {
+      const TimeScale* scale;  // null: any call (the count)
+      size_t needed;
+    };
+    std::vector<Want> wants = {{nullptr, kOverviewMarks + 1}, {&scale_, kOverviewMarks}};
+    if (active_) wants.push_back({&*active_, kOverviewMarks});
+    for (const auto& [view, scale] : detail_scales_) wants.push_back({&scale, kDetailMarks});
+    for (const Want& want : wants) {
+      MarkWalk walk{.needed = want.needed, .exhausted = true, .taken = {}};
+      size_t pieces = 0;
+      for (size_t i = 0; i < blocked_.size(); ++i) {
+        const ReportFindings::Blocked& b = blocked_[i];
+        const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id);
+        if (call == nullptr || call->thread_id != b.thread_id) continue;
+        if (want.scale != nullptr &&
+            (!timeline_.HasThreadLane(b.thread_id) || call->end_ns <= want.scale->t0_ns ||
+             call->start_ns >= want.scale->t1_ns)) {
+          continue;
+        }
+        if (pieces >= want.needed) {
+          walk.exhausted = false;
+          break;
+        }
+        walk.taken.push_back(i);
+        selected_[i] = true;
+        for (uint64_t corr : b.blamed) pieces += corr != 0;
+      }
+      mark_walks_.push_back(std::move(walk));
+    }
+    for (size_t i = 0; i < blocked_.size(); ++i) {
+      if (!selected_[i]) continue;
+      for (uint64_t corr : blocked_[i].blamed) marks_lookup_.WantOps(corr);
+    }
+    marks_lookup_.Seal();
+  }
+
   // The marks, as the timeline lists them: per blocked call whose call is known on its thread,
   // one per piece of work it waited for, most time lost first (ties in FindFindings' order).
   HtmlTimeline::Marks Marks() const {
     HtmlTimeline::Marks marks;
-    const auto each = [this](const std::function<bool(const HtmlTimeline::Mark&)>& visit) {
+    const CorrLookup& ops = all_marks_ ? lookup_ : marks_lookup_;
+    const auto each = [this, &ops](const std::function<bool(const HtmlTimeline::Mark&)>& visit) {
       HtmlTimeline::Mark m;
-      for (const ReportFindings::Blocked& b : blocked_) {
+      for (size_t i = 0; i < blocked_.size(); ++i) {
+        if (!all_marks_ && !selected_[i]) continue;
+        const ReportFindings::Blocked& b = blocked_[i];
         const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id);
         if (call == nullptr || call->thread_id != b.thread_id) continue;
         for (uint64_t corr : b.blamed) {
-          const CorrLookup::Ops* work = lookup_.FindOps(corr);
+          const CorrLookup::Ops* work = ops.FindOps(corr);
           if (work == nullptr) continue;
           m.thread_id = call->thread_id;
           m.correlation_id = b.correlation_id;
@@ -453,9 +563,9 @@ class ProcessPage {
           m.op = {.end_ns = work->end_ns,
                   .device_id = work->device_id,
                   .stream_id = work->stream_id,
-                  .correlation_id = work->correlation_id,
+                  .correlation_id = corr,
                   .kernel = work->kernel,
-                  .name = lookup_.Name(work->name)};
+                  .name = ops.Name(work->name)};
           if (!visit(m)) return;
         }
       }
@@ -553,7 +663,7 @@ class ProcessPage {
     for (const Blamed& b : f.blamed) {
       const CorrLookup::Ops* work = lookup_.FindOps(b.correlation_id);
       if (work == nullptr) continue;
-      lo = std::min(lo, work->first_start_ns);
+      lo = std::min(lo, lookup_.FirstStart(b.correlation_id));
       if (const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id)) {
         lo = std::min(lo, call->start_ns);
       }
@@ -611,7 +721,7 @@ class ProcessPage {
       const uint64_t start = whole_.origin_ns + f.host_start_ns;
       const HtmlTimeline::View view{
           .id = Id("detail-svg-") + std::to_string(i + 1),
-          .max_marks = 40,
+          .max_marks = kDetailMarks,
           .highlight_start_ns = start,
           .highlight_end_ns = start + f.host_duration_ns,
           .highlight_label = f.api.empty() ? std::string(RuleName(f.rule)) : f.api};
@@ -754,14 +864,25 @@ class ProcessPage {
   }
 
   const bool overview_;
+  const bool all_marks_;
   const ProcessTrace& whole_;
   const HtmlReportOptions& options_;
   const std::string prefix_;
-  const Summary summary_;
+  Summary summary_;  // by Render
   ReportFindings findings_;
   std::vector<ReportFindings::Blocked> blocked_;  // in FindFindings' order
   std::vector<FindingGroup> groups_;
   CorrLookup lookup_;
+  // Without all_marks: the blocked calls whose marks a view may draw (SelectMarks), their
+  // work looked up in the second pass, and each view's walk to check that it had enough.
+  struct MarkWalk {
+    size_t needed = 0;
+    bool exhausted = true;  // every blocked call the view could draw was taken
+    std::vector<size_t> taken;
+  };
+  std::vector<bool> selected_;
+  CorrLookup marks_lookup_;
+  std::vector<MarkWalk> mark_walks_;
   HtmlTimelineBuilder timeline_;
   HtmlTimeline timeline_done_;  // by Render
   TimeScale scale_;
@@ -793,11 +914,11 @@ HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number,
   StreamFindings(
       trace, index, streams, options.findings,
       [&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); }, findings.Filter());
-  ProcessPage page(trace, number, options, Summarize(trace, SummaryOptions{.raw = options.raw}),
-                   std::move(findings), true);
-  page.FirstPass(index, &streams, 0);
-  if (!page.EndFirstPass().empty()) page.SecondPass(index);
-  return page.Render();
+  ProcessPage page(trace, number, options, std::move(findings), true, true);
+  page.FirstPass(index, &streams);
+  page.EndFirstPass();
+  page.SecondPass(trace, WindowSpan{}, &index);
+  return page.Render(Summarize(trace, SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false}));
 }
 
 std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindows(
@@ -806,38 +927,45 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   auto plan = WindowedFindings::Plan(path, options.findings, limits);
   if (!plan) return std::unexpected(plan.error());
   if (!plan->exact()) return std::nullopt;
-  // The summary streamed from the file, as `profview summary` computes it (its warnings are the
-  // windowed read's, given once below).
-  std::vector<std::string> ignored;
-  auto summary = SummarizeFiles({path}, {}, SummaryOptions{.raw = options.raw}, &ignored);
-  if (!summary) return std::unexpected(summary.error());
-  if (summary->parts.size() != 1) return std::nullopt;
   ReportFindings findings;
   auto ran = plan->Run([&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
                        findings.Filter());
   if (!ran) return std::unexpected(ran.error());
-  ProcessPage page(plan->whole(), number, options, std::move(summary->parts.front()),
-                   std::move(findings), overview);
+  const ProcessTrace& whole = plan->whole();
+  ProcessPage page(whole, number, options, std::move(findings), overview, false);
+  // The summary as SummarizeFiles streams it from the file (process_summarizer.h), fed the
+  // windows instead of the file's chunks: its NVTX ranges in the first read, its records in the
+  // second, the drop reports and RunEnd (which no window holds) last.
+  ProcessSummarizer::Setup setup;
+  setup.path = path;
+  setup.header = whole.header;
+  setup.options = SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false};
+  ProcessSummarizer summarizer(std::move(setup));
+  WindowLimits windows = limits;
+  windows.cut_every_records = std::min(windows.cut_every_records, kReportWindowRecords);
   bool exact = true;
   std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
   bool memory_seen = false;          // in earlier windows
-  auto first = ReadInWindows(path, limits, [&](ProcessTrace& w, const WindowSpan& span) {
+  auto first = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
     if (!exact) return;
     TraceRecords& r = w.records;
     if (!r.unified_memory_counters.empty()) {
       exact = false;  // the migrations chart needs the whole trace's counters
       return;
     }
+    summarizer.AddNvtx(r.nvtx_events, {});
     // A memory peak's enclosing NVTX ranges: those of earlier windows still open count too, as
     // memory_in_windows.cc carries them (first in the window's list); a range arriving after a
-    // cut it starts before may enclose a peak of an earlier window.
+    // cut it starts before may enclose a peak of an earlier window. The timeline draws such a
+    // range in the window it starts in.
     for (const NvtxEvent& e : r.nvtx_events) {
-      if (e.kind != NvtxKind::kMark && e.start_ns < span.from_ns && memory_seen) {
+      if (e.kind == NvtxKind::kMark || e.start_ns >= span.from_ns) continue;
+      if (memory_seen) {
         exact = false;
         return;
       }
+      page.NoteLateNvtx(w, e);
     }
-    const size_t carried = open_nvtx.size();
     r.nvtx_events.insert(r.nvtx_events.begin(), open_nvtx.begin(), open_nvtx.end());
     open_nvtx.clear();
     for (const NvtxEvent& e : r.nvtx_events) {
@@ -847,29 +975,53 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
     const TraceIndex index(w);
     std::optional<StreamModel> model;
     if (!r.memory_ops.empty()) model.emplace(index);
-    page.FirstPass(index, model ? &*model : nullptr, carried);
+    page.FirstPass(index, model ? &*model : nullptr);
   });
   if (!first) return std::unexpected(first.error());
   if (!first->exact || !exact) return std::nullopt;
-  const std::vector<size_t>& second = page.EndFirstPass();
-  if (!second.empty()) {
-    auto again = ReadInWindows(path, limits, [&](const ProcessTrace& w) {
-      // Windows outside every view are skipped unindexed.
-      uint64_t from = UINT64_MAX, to = 0;
-      for (const ApiCall& c : w.records.api_calls) {
-        from = std::min(from, c.start_ns);
-        to = std::max(to, std::max(c.start_ns, c.end_ns));
-      }
-      ForEachDeviceOp(w.records, [&](const DeviceOp& op, const auto&) {
-        from = std::min(from, op.start_ns);
-        to = std::max(to, std::max(op.start_ns, op.end_ns));
-      });
-      if (from <= to && page.SecondPassSees(from, to)) page.SecondPass(TraceIndex(w));
+  summarizer.AddNvtx({}, whole.records.nvtx_domains);
+  summarizer.EndNvtx(whole.strings);
+  page.EndFirstPass();
+  auto again = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
+    summarizer.Add(w.records, w.strings);
+    // Windows outside every view, without a correlation id to look up, are not indexed.
+    uint64_t from = UINT64_MAX, to = 0, lo = UINT64_MAX, hi = 0;
+    for (const ApiCall& c : w.records.api_calls) {
+      from = std::min(from, c.start_ns);
+      to = std::max(to, std::max(c.start_ns, c.end_ns));
+      lo = std::min(lo, c.correlation_id);
+      hi = std::max(hi, c.correlation_id);
+    }
+    ForEachDeviceOp(w.records, [&](const DeviceOp& op, const auto&) {
+      from = std::min(from, op.start_ns);
+      to = std::max(to, std::max(op.start_ns, op.end_ns));
+      lo = std::min(lo, op.correlation_id);
+      hi = std::max(hi, op.correlation_id);
     });
-    if (!again) return std::unexpected(again.error());
-    if (!again->exact) return std::nullopt;
+    if (from <= to && page.SecondPassSees(from, to, lo, hi)) {
+      const TraceIndex index(w);
+      page.SecondPass(w, span, &index);
+    } else {
+      page.SecondPass(w, span, nullptr);
+    }
+  });
+  if (!again) return std::unexpected(again.error());
+  if (!again->exact || !page.MarksComplete()) return std::nullopt;
+  TraceRecords tail;
+  tail.drops = whole.records.drops;
+  tail.run_end = whole.records.run_end;
+  summarizer.Add(tail, whole.strings);
+  Summary summary = summarizer.Finish(whole.strings);
+  if (!summarizer.exact()) {
+    // Records too far out of order for the summariser's bounded stages: as `profview summary`,
+    // read again exactly.
+    std::vector<std::string> ignored;  // the windowed read's warnings are given below
+    auto streamed = SummarizeFiles({path}, {}, SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false}, &ignored);
+    if (!streamed) return std::unexpected(streamed.error());
+    if (streamed->parts.size() != 1) return std::nullopt;
+    summary = std::move(streamed->parts.front());
   }
-  HtmlProcessPart part = page.Render();
+  HtmlProcessPart part = page.Render(std::move(summary));
   part.warnings = plan->warnings();
   return part;
 }

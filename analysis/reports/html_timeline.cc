@@ -189,7 +189,7 @@ size_t HtmlTimelineBuilder::AddView(const TimeScale& scale) {
 }
 
 void HtmlTimelineBuilder::Add(const TraceIndex& index, const std::vector<size_t>& views,
-                              std::optional<size_t> nvtx_from) {
+                              bool lanes) {
   const TraceRecords& r = index.records();
   // Each thread's calls by start (the longer first), as the row draws them.
   struct Call {
@@ -244,14 +244,73 @@ void HtmlTimelineBuilder::Add(const TraceIndex& index, const std::vector<size_t>
         },
         [&]() -> const std::string& { return index.OpName(op); });
   }
-  if (!nvtx_from) return;
-  for (size_t i = *nvtx_from; i < r.nvtx_events.size(); ++i) {
-    const NvtxEvent& e = r.nvtx_events[i];
-    if (e.kind == NvtxKind::kMark) continue;
-    std::string name = index.NvtxName(e);
-    auto [it, added] = nvtx_name_ids_.try_emplace(std::move(name), nvtx_names_.size());
-    if (added) nvtx_names_.push_back(it->first);
-    nvtx_[e.thread_id].push_back({e.start_ns, std::max(e.start_ns, e.end_ns), it->second});
+  if (!lanes) return;
+  for (const NvtxEvent& e : r.nvtx_events) {
+    if (e.kind != NvtxKind::kMark) nvtx_threads_.insert(e.thread_id);
+  }
+}
+
+namespace {
+
+// TraceIndex::NvtxName without an index: "domain: message", or the message in the default domain.
+std::string NvtxRangeName(const ProcessTrace& trace, const NvtxEvent& e) {
+  const std::string& message = trace.Str(e.message_id);
+  if (e.domain_id == 0) return message;
+  const NvtxDomain* domain = nullptr;  // the last definition wins, as TraceIndex's map
+  for (const NvtxDomain& d : trace.records.nvtx_domains) {
+    if (d.id == e.domain_id) domain = &d;
+  }
+  if (domain == nullptr || trace.Str(domain->name_id).empty()) return message;
+  return trace.Str(domain->name_id) + ": " + message;
+}
+
+}  // namespace
+
+void HtmlTimelineBuilder::NoteLateNvtx(const ProcessTrace& window, const NvtxEvent& e) {
+  const NvtxRange range{e.start_ns, std::max(e.start_ns, e.end_ns), e.thread_id,
+                        NvtxRangeName(window, e)};
+  late_nvtx_.insert(std::upper_bound(late_nvtx_.begin(), late_nvtx_.end(), range,
+                                     [](const NvtxRange& a, const NvtxRange& b) {
+                                       return a.start_ns < b.start_ns;
+                                     }),
+                    range);
+}
+
+void HtmlTimelineBuilder::AddNvtx(const ProcessTrace& window, size_t first, uint64_t from_ns,
+                                  uint64_t to_ns) {
+  std::vector<size_t> every(scales_.size());
+  for (size_t v = 0; v < every.size(); ++v) every[v] = v;
+  std::map<uint32_t, std::vector<NvtxRange>> by_thread;
+  const std::vector<NvtxEvent>& events = window.records.nvtx_events;
+  for (size_t i = first; i < events.size(); ++i) {
+    const NvtxEvent& e = events[i];
+    if (e.kind == NvtxKind::kMark || e.start_ns < from_ns) continue;  // late: drawn in its window
+    by_thread[e.thread_id].push_back(
+        {e.start_ns, std::max(e.start_ns, e.end_ns), e.thread_id, NvtxRangeName(window, e)});
+  }
+  for (auto it = std::lower_bound(late_nvtx_.begin(), late_nvtx_.end(), from_ns,
+                                  [](const NvtxRange& r, uint64_t t) { return r.start_ns < t; });
+       it != late_nvtx_.end() && it->start_ns < to_ns; ++it) {
+    by_thread[it->thread_id].push_back(*it);
+  }
+  for (auto& [tid, nvtx] : by_thread) {
+    std::sort(nvtx.begin(), nvtx.end(), [](const NvtxRange& a, const NvtxRange& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+    });
+    // Depth: how many earlier ranges of the thread are still open (a stack of their ends).
+    NvtxThread& thread = nvtx_[tid];
+    for (const NvtxRange& range : nvtx) {
+      while (!thread.open.empty() && thread.open.back() <= range.start_ns) thread.open.pop_back();
+      const size_t depth = std::min<size_t>(thread.open.size(), kMaxNvtxRows - 1);
+      thread.open.push_back(range.end_ns);
+      while (thread.rows.size() <= depth) thread.rows.emplace_back(kNvtxRowHeight);
+      thread.rows[depth].Feed(
+          scales_, every, range.start_ns, range.end_ns, kNvtx,
+          [&](uint64_t origin) {
+            return "NVTX " + range.name + ": " + When(range.start_ns, range.end_ns, origin);
+          },
+          [&]() -> const std::string& { return range.name; });
+    }
   }
 }
 
@@ -261,11 +320,11 @@ HtmlTimeline HtmlTimelineBuilder::Finish(
   HtmlTimeline timeline;
   timeline.scales_ = scales_;
   timeline.marks_ = std::move(marks);
-  std::vector<size_t> every(scales_.size());
-  for (size_t v = 0; v < every.size(); ++v) every[v] = v;
   std::vector<uint32_t> order;
   for (const auto& [tid, row] : api_rows_) order.push_back(tid);
-  for (const auto& [tid, ranges] : nvtx_) order.push_back(tid);
+  for (const auto& [tid, thread] : nvtx_) {
+    if (!thread.rows.empty()) order.push_back(tid);
+  }
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
   // The main thread first, as in the export (timeline_export.cc).
@@ -274,28 +333,9 @@ HtmlTimeline HtmlTimelineBuilder::Finish(
     HtmlTimeline::Lane lane;
     lane.thread_id = tid;
     lane.label = (tid == pid_ ? "main thread " : "thread ") + std::to_string(tid);
-    std::vector<NvtxRange>& nvtx = nvtx_[tid];
-    std::sort(nvtx.begin(), nvtx.end(), [](const NvtxRange& a, const NvtxRange& b) {
-      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
-    });
-    // Depth: how many earlier ranges of the thread are still open (a stack of their ends).
-    std::vector<uint64_t> open;
-    std::vector<RowState> nvtx_rows;
-    for (const NvtxRange& range : nvtx) {
-      while (!open.empty() && open.back() <= range.start_ns) open.pop_back();
-      const size_t depth = std::min<size_t>(open.size(), kMaxNvtxRows - 1);
-      open.push_back(range.end_ns);
-      while (nvtx_rows.size() <= depth) nvtx_rows.emplace_back(kNvtxRowHeight);
-      const std::string& name = nvtx_names_[range.name];
-      nvtx_rows[depth].Feed(
-          scales_, every, range.start_ns, range.end_ns, kNvtx,
-          [&](uint64_t origin) {
-            return "NVTX " + name + ": " + When(range.start_ns, range.end_ns, origin);
-          },
-          [&]() -> const std::string& { return name; });
+    if (auto nvtx = nvtx_.find(tid); nvtx != nvtx_.end()) {
+      for (RowState& row : nvtx->second.rows) lane.rows.push_back(row.Finish(scales_.size()));
     }
-    std::vector<NvtxRange>().swap(nvtx);
-    for (RowState& row : nvtx_rows) lane.rows.push_back(row.Finish(scales_.size()));
     auto api = api_rows_.find(tid);
     lane.rows.push_back(api != api_rows_.end() ? api->second->Finish(scales_.size())
                                                : RowState(kApiRowHeight).Finish(scales_.size()));

@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -70,6 +71,8 @@ class HtmlTimeline {
   };
   // The marks, most time lost first, made as they are drawn (a trace can have a million, a view
   // draws a few dozen): `for_each` calls its visitor with each in order until it returns false.
+  // It may leave out marks that no view draws (beyond each view's max_marks); `count` is then
+  // a lower bound above every view's max_marks.
   struct Marks {
     size_t count = 0;
     std::function<void(const std::function<bool(const Mark&)>& visit)> for_each;
@@ -138,11 +141,22 @@ class HtmlTimelineBuilder {
 
   // A picture over `scale`, filled by the Adds that name it; returns its number.
   size_t AddView(const TimeScale& scale);
-  // One window's API calls and device operations into the rows of `views`. With `nvtx_from`,
-  // the window's NVTX ranges from that one on are also noted: once per window of the process
-  // (the NVTX rows of every view are drawn at Finish, from the ranges noted).
-  void Add(const TraceIndex& window, const std::vector<size_t>& views,
-           std::optional<size_t> nvtx_from = std::nullopt);
+  // One window's API calls and device operations into the rows of `views`; with `lanes`, its
+  // threads with NVTX ranges are noted too (once per window of the process, before the views'
+  // NVTX rows are drawn: a thread's lane can be asked for at once).
+  void Add(const TraceIndex& window, const std::vector<size_t>& views, bool lanes);
+  // Whether the thread has a lane (its calls or NVTX ranges noted so far).
+  bool HasThreadLane(uint32_t thread_id) const {
+    return api_rows_.contains(thread_id) || nvtx_threads_.contains(thread_id);
+  }
+  // NVTX rows, drawn in every view once all are added: each window's ranges (those of its list
+  // from `first` on) in time order, window after window, each thread's nesting carried from one
+  // to the next, so that no range is held. A range goes with the window of its start, but may
+  // arrive in a later one when it is written at its end (an epoch's): the first read notes those
+  // (NoteLateNvtx) and AddNvtx draws each in the window it starts in, not the one it came in.
+  void NoteLateNvtx(const ProcessTrace& window, const NvtxEvent& range);
+  // The window's span: its ranges start in [from_ns, to_ns), but for late ones.
+  void AddNvtx(const ProcessTrace& window, size_t first, uint64_t from_ns, uint64_t to_ns);
   // `stream_class`: a stream's class, for its label.
   HtmlTimeline Finish(const std::function<StreamClass(uint32_t stream_id)>& stream_class,
                       HtmlTimeline::Marks marks);
@@ -151,7 +165,12 @@ class HtmlTimelineBuilder {
   struct RowState;  // html_timeline.cc
   struct NvtxRange {
     uint64_t start_ns, end_ns;
-    uint32_t name;  // into nvtx_names_
+    uint32_t thread_id;
+    std::string name;  // TraceIndex::NvtxName
+  };
+  struct NvtxThread {
+    std::vector<uint64_t> open;  // the ends of the ranges still open, innermost last
+    std::vector<RowState> rows;  // by depth
   };
 
   bool raw_;
@@ -159,9 +178,9 @@ class HtmlTimelineBuilder {
   std::vector<TimeScale> scales_;
   std::map<uint32_t, std::unique_ptr<RowState>> api_rows_;  // by thread
   std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<RowState>> stream_rows_;
-  std::map<uint32_t, std::vector<NvtxRange>> nvtx_;  // by thread, in the order noted
-  std::vector<std::string> nvtx_names_;
-  std::unordered_map<std::string, uint32_t> nvtx_name_ids_;
+  std::set<uint32_t> nvtx_threads_;
+  std::map<uint32_t, NvtxThread> nvtx_;  // by thread
+  std::vector<NvtxRange> late_nvtx_;     // by start
 };
 
 }  // namespace libprof::analysis

@@ -57,8 +57,9 @@ std::vector<std::string> WholeInOrder(const std::string& path, const FindingsOpt
   EXPECT_TRUE(loaded.has_value() && loaded->size() == 1);
   if (!loaded || loaded->size() != 1) return {};
   std::vector<std::pair<uint64_t, Finding>> found;
-  StreamFindings(loaded->front(), options,
-                 [&](Finding&& f, uint64_t seq) { found.push_back({seq, std::move(f)}); });
+  StreamFindings(loaded->front(), options, [&](Finding&& f, uint64_t seq) {
+    found.push_back({seq, std::move(f)});
+  });
   return InOrder(std::move(found));
 }
 
@@ -92,8 +93,7 @@ Printed PrintedWith(size_t workers, const std::string& path, const FindingsOptio
   EXPECT_TRUE(plan->AddTo(&digest).has_value());
   p.in_order = InOrder(found);
   all.Add(InFindOrder(std::move(found)));
-  const FindingsReportContext context{.thresholds = options,
-                                      .trace_ns = plan->whole().window_ns()};
+  const FindingsReportContext context{.thresholds = options, .trace_ns = plan->whole().window_ns()};
   p.table = FindingsTable(digest, context);
   p.json = FindingsJson(digest, context);
   FindingsReportContext listed = context;
