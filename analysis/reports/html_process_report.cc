@@ -1,5 +1,7 @@
 #include "analysis/reports/html_process_report.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -931,6 +933,9 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   auto ran = plan->Run([&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
                        findings.Filter());
   if (!ran) return std::unexpected(ran.error());
+  // The findings' workers freed their windows into arenas of their own (ordered_pipeline.h):
+  // give that memory back before the report's reads allocate theirs on this thread.
+  malloc_trim(0);
   const ProcessTrace& whole = plan->whole();
   ProcessPage page(whole, number, options, std::move(findings), overview, false);
   // The summary as SummarizeFiles streams it from the file (process_summarizer.h), fed the
@@ -982,6 +987,7 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   summarizer.AddNvtx({}, whole.records.nvtx_domains);
   summarizer.EndNvtx(whole.strings);
   page.EndFirstPass();
+  malloc_trim(0);  // the first read's windows, freed on its reading thread's arena
   auto again = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
     summarizer.Add(w.records, w.strings);
     // Windows outside every view, without a correlation id to look up, are not indexed.
