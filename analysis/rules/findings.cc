@@ -69,6 +69,8 @@ class Analyzer {
 
  private:
   void Prepare() {
+    if (prepared_) return;  // (HostCallFindings may run the calls again)
+    prepared_ = true;
     const auto& units = model_.units();
     // Units by outermost launching call, in unit order: a counting sort into one array.
     std::vector<int64_t> owner(units.size(), -1);
@@ -536,6 +538,7 @@ class Analyzer {
   std::unordered_map<uint32_t, std::vector<uint64_t>> range_max_end_;
   const HostFindingsOut* out_;
   uint32_t call_ = 0;
+  bool prepared_ = false;
 };
 
 }  // namespace

@@ -7,9 +7,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <optional>
+
+#include "tests/analysis/findings_loop.h"
 #include "tests/analysis/scenarios.h"
 #include "analysis/metrics/start_up.h"
 #include "analysis/reports/findings_report.h"
+#include "analysis/rules/findings_digest.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
 
@@ -680,6 +685,62 @@ TEST_F(FindingsTest, TableSeparatesHostTimeFromGpuIdleTime) {
   const std::string csv = FindingsCsv(all, context);
   EXPECT_NE(csv.find(",family,time_kind\n"), std::string::npos);
   EXPECT_NE(csv.find(",start-up,start-up\n"), std::string::npos);
+}
+
+// HostCallFindings (the host pass in two steps, for findings found on worker threads and wanted
+// whole only once their seqs are known): Find(true) gives FindHostCallFindings' findings in its
+// order, and Find(false) then Whole of each gives every one of them whole, field for field (the
+// --all JSON and CSV, which print every field), on the recorded samples and a random loop.
+TEST(HostCallFindingsTest, InTwoStepsTheyAreTheOnePassOnes) {
+  std::vector<ProcessTrace> traces;
+  std::vector<std::string> warnings;
+  for (const auto& entry : std::filesystem::directory_iterator(LIBPROF_SAMPLE_TRACES)) {
+    if (entry.path().extension() != ".pb") continue;
+    auto loaded = LoadTraceFile(entry.path().string(), &warnings);
+    ASSERT_TRUE(loaded.has_value()) << entry.path();
+    for (ProcessTrace& t : *loaded) traces.push_back(std::move(t));
+  }
+  traces.push_back(FindingsLoop(3, 30).Build());
+  size_t whole_found = 0, with_stacks = 0;
+  for (const ProcessTrace& t : traces) {
+    SCOPED_TRACE(t.path);
+    FindingsOptions options;
+    options.min_wait_ns = 1'000;
+    const TraceIndex index(t);
+    const StreamModel model(index);
+    const RuleInput input{t, index, model, options};
+    std::optional<Finding> start_up;
+    for (Finding& f : FindFindings(t, index, model, options)) {
+      if (f.rule == RuleId::kStartUp) start_up = std::move(f);
+    }
+    const Finding* marker = start_up ? &*start_up : nullptr;
+    std::vector<Finding> one_pass;
+    HostFindingsOut out;
+    out.found = [&](Finding&& f) { one_pass.push_back(std::move(f)); };
+    out.start_up = marker;
+    FindHostCallFindings(input, out);
+
+    HostCallFindings steps(input, marker);
+    std::vector<Finding> found_whole, made_whole;
+    for (HostCallFindings::Found& f : steps.Find(true)) found_whole.push_back(std::move(f.finding));
+    for (const HostCallFindings::Found& f : steps.Find(false)) {
+      EXPECT_TRUE(f.finding.explanation.empty());  // (without text)
+      made_whole.push_back(steps.Whole(f));
+    }
+    auto printed = [&](std::vector<Finding> findings) {
+      FindingsDigest all(true);
+      all.Add(std::move(findings));
+      FindingsReportContext context{.thresholds = options, .trace_ns = t.window_ns()};
+      context.all = true;
+      return FindingsJson(all, context) + FindingsCsv(all, context);
+    };
+    EXPECT_EQ(printed(found_whole), printed(one_pass));
+    EXPECT_EQ(printed(made_whole), printed(one_pass));
+    whole_found += one_pass.size();
+    for (const Finding& f : one_pass) with_stacks += !f.stack.empty();
+  }
+  EXPECT_GT(whole_found, 100u);
+  EXPECT_GT(with_stacks, 0u);  // call sites and stacks written on demand too
 }
 
 }  // namespace
