@@ -568,6 +568,30 @@ std::vector<HostCallFindings::Found> HostCallFindings::Find(bool whole) {
   return found;
 }
 
+Finding HostCallFindings::Textless(const Finding& whole) {
+  Finding f;
+  f.rule = whole.rule;
+  f.api = whole.api;
+  f.pid = whole.pid;
+  f.thread_id = whole.thread_id;
+  f.correlation_id = whole.correlation_id;
+  f.host_start_ns = whole.host_start_ns;
+  f.host_duration_ns = whole.host_duration_ns;
+  f.blocked_ns = whole.blocked_ns;
+  f.stream_id = whole.stream_id;
+  f.device_id = whole.device_id;
+  // A wait names its first blamed unit only (SetBlamed(..., 1)); a call's own work all of it.
+  const bool wait = whole.rule == RuleId::kSyncApi || whole.rule == RuleId::kImplicitSync ||
+                    whole.rule == RuleId::kBlockedOnPriorWork;
+  const size_t blamed = wait ? std::min<size_t>(whole.blamed.size(), 1) : whole.blamed.size();
+  f.blamed.assign(whole.blamed.begin(), whole.blamed.begin() + blamed);
+  f.blamed_omitted = whole.blamed_omitted;
+  f.call_site = whole.call_site;
+  f.details = whole.details;
+  f.in_start_up = whole.in_start_up;
+  return f;
+}
+
 Finding HostCallFindings::Whole(const Found& found) {
   std::optional<Finding> whole;
   HostFindingsOut again;

@@ -169,6 +169,10 @@ class HostCallFindings {
   // One of Find(false)'s findings as FindHostCallFindings hands it on when wants_text says yes
   // (its call analysed again).
   Finding Whole(const Found& found);
+  // One of Find(true)'s findings as FindHostCallFindings hands it on when wants_text says no:
+  // without its file, NVTX ranges, call stack, caller and explanation, a wait's blamed work
+  // after the first (the fields Hand writes for a finding wanted whole).
+  static Finding Textless(const Finding& whole);
 
  private:
   struct Parts;

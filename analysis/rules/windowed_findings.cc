@@ -1,6 +1,7 @@
 #include "analysis/rules/windowed_findings.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -73,6 +74,7 @@ struct RunWindow {
   std::vector<StreamModel::EarlierEvent> earlier;  // the events of the windows before it
   std::optional<StreamModel> model;
   std::optional<HostCallFindings> host;
+  bool whole = true;  // `found` with their text
   std::vector<HostCallFindings::Found> found;  // the host rules', in their order
 };
 
@@ -235,10 +237,16 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
   uint64_t next = places.host << kFindingsPassShift;
   std::vector<TraceRecords> spare;  // finished windows' lists, for the read to reuse their room
+  // Of the host findings asked of `wants_whole` so far, how many it wanted: when most, the
+  // workers write every text and the few not wanted lose it here (Textless); else only the
+  // wanted ones are analysed again here for theirs (Whole). Either way each finding reaches
+  // the sink as it would from one thread: the choice only moves work.
+  uint64_t wanted_host = 0, asked_host = 0;
+  std::atomic<bool> mostly_wanted{false};
   // On a worker: the window's index, its stream model (given the events of the windows before
-  // it, a turn that each window takes in order) and its host findings, whole when no filter
-  // asks. Then here, in window order: the host findings' seqs (and text for those the filter
-  // wants, known only with the seq), and the passes that carry state across cuts.
+  // it, a turn that each window takes in order) and its host findings. Then here, in window
+  // order: the host findings' seqs (and whether the filter wants each whole, known only with
+  // the seq), and the passes that carry state across cuts.
   OrderedPipeline<std::unique_ptr<RunWindow>> pipeline(
       workers_,
       [&](std::unique_ptr<RunWindow>& w, PipelineTurn& turn) {
@@ -250,16 +258,32 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
         w->model.emplace(*w->index,
                          StreamModel::Elsewhere{.events = w->earlier, .streams = streams_});
         w->host.emplace(RuleInput{w->trace, *w->index, *w->model, options_}, marker);
-        w->found = w->host->Find(/*whole=*/!wants_whole);
+        w->whole = !wants_whole || mostly_wanted.load(std::memory_order_relaxed);
+        w->found = w->host->Find(w->whole);
       },
       [&](std::unique_ptr<RunWindow>& w) {
         for (HostCallFindings::Found& found : w->found) {
-          if (wants_whole && wants_whole(found.finding, next)) {
+          if (!wants_whole) {
+            sink(std::move(found.finding), next++);
+            continue;
+          }
+          // The filter sees the finding as it comes without text, whichever way it was found.
+          std::optional<Finding> textless;
+          if (w->whole) textless = HostCallFindings::Textless(found.finding);
+          const bool wanted = wants_whole(textless ? *textless : found.finding, next);
+          wanted_host += wanted;
+          ++asked_host;
+          if (wanted == w->whole) {
+            sink(std::move(found.finding), next++);
+          } else if (wanted) {
             sink(w->host->Whole(found), next++);
           } else {
-            sink(std::move(found.finding), next++);
+            sink(std::move(*textless), next++);
           }
         }
+        // Later windows' host findings come whole from the workers once most are wanted (the
+        // HTML report wants every wait with its work; the digest a group's worst only).
+        mostly_wanted.store(wanted_host * 2 > asked_host, std::memory_order_relaxed);
         const TraceIndex& index = *w->index;
         gpu.Add(index, timeline.Add(index), timeline);
         tally.Add(index, bounds_);

@@ -689,8 +689,9 @@ TEST_F(FindingsTest, TableSeparatesHostTimeFromGpuIdleTime) {
 
 // HostCallFindings (the host pass in two steps, for findings found on worker threads and wanted
 // whole only once their seqs are known): Find(true) gives FindHostCallFindings' findings in its
-// order, and Find(false) then Whole of each gives every one of them whole, field for field (the
-// --all JSON and CSV, which print every field), on the recorded samples and a random loop.
+// order, Find(false) then Whole of each gives every one of them whole, and Textless of Find(true)'s
+// gives Find(false)'s, field for field (the --all JSON and CSV, which print every field), on the
+// recorded samples and a random loop.
 TEST(HostCallFindingsTest, InTwoStepsTheyAreTheOnePassOnes) {
   std::vector<ProcessTrace> traces;
   std::vector<std::string> warnings;
@@ -721,11 +722,15 @@ TEST(HostCallFindingsTest, InTwoStepsTheyAreTheOnePassOnes) {
     FindHostCallFindings(input, out);
 
     HostCallFindings steps(input, marker);
-    std::vector<Finding> found_whole, made_whole;
-    for (HostCallFindings::Found& f : steps.Find(true)) found_whole.push_back(std::move(f.finding));
+    std::vector<Finding> found_whole, made_whole, found_textless, made_textless;
+    for (HostCallFindings::Found& f : steps.Find(true)) {
+      made_textless.push_back(HostCallFindings::Textless(f.finding));
+      found_whole.push_back(std::move(f.finding));
+    }
     for (const HostCallFindings::Found& f : steps.Find(false)) {
       EXPECT_TRUE(f.finding.explanation.empty());  // (without text)
       made_whole.push_back(steps.Whole(f));
+      found_textless.push_back(f.finding);
     }
     auto printed = [&](std::vector<Finding> findings) {
       FindingsDigest all(true);
@@ -736,6 +741,7 @@ TEST(HostCallFindingsTest, InTwoStepsTheyAreTheOnePassOnes) {
     };
     EXPECT_EQ(printed(found_whole), printed(one_pass));
     EXPECT_EQ(printed(made_whole), printed(one_pass));
+    EXPECT_EQ(printed(made_textless), printed(found_textless));
     whole_found += one_pass.size();
     for (const Finding& f : one_pass) with_stacks += !f.stack.empty();
   }

@@ -2,8 +2,9 @@
 // ordered_pipeline.h) are exactly those of one thread and of the whole-trace engine: on random
 // training loops cut into small windows, every finding with its seq and text, the digest's table
 // and JSON (whose filter decides which findings come whole by their seq) and --all's CSV are the
-// same with 1, 2, 3 and 8 workers, with and without filters; and a sink that throws in a window
-// reaches the caller without hanging the workers.
+// same with 1, 2, 3 and 8 workers, with and without filters; whatever findings a FindingFilter
+// wants whole come whole, the others without text, as from the whole trace; and a sink that
+// throws in a window reaches the caller without hanging the workers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "analysis/model/trace_loader.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/rules/findings_digest.h"
+#include "analysis/rules/rule_registry.h"
 #include "analysis/rules/windowed_findings.h"
 #include "tests/analysis/findings_loop.h"
 #include "tests/analysis/trace_builder.h"
@@ -162,6 +164,61 @@ TEST(WindowedFindingsParallelTest, FilteredWindowsOnSeveralWorkersAreOneWorkers)
     EXPECT_EQ(many.lines, one.lines);
     EXPECT_EQ(many.table, one.table);
     EXPECT_EQ(many.json, one.json);
+  }
+}
+
+TEST(WindowedFindingsParallelTest, AnyFilterGetsTheFindingsOneThreadAndTheWholeTraceGive) {
+  // Filters that want few, most, every or no host finding whole (the workers then write the text
+  // of all or of none, and the ordered stage corrects the rest): every finding, with or without
+  // its text, is the whole trace's (stateless filters: the seqs of windows and whole may differ).
+  TempDir dir;
+  const TraceBuilder b = FindingsLoop(21, 50);
+  const std::string path = dir.Path("loop.pb");
+  b.WriteFlushed(path, 100, 50);
+  const WindowLimits limits = LimitsFor(100, 50, 24);
+  const FindingsOptions options = OptionSets()[0];
+  const std::vector<std::pair<std::string, FindingFilter>> filters = {
+      {"every", [](const Finding&, uint64_t) { return true; }},
+      {"none", [](const Finding&, uint64_t) { return false; }},
+      {"a third", [](const Finding& f, uint64_t) { return f.correlation_id % 3 == 0; }},
+      {"waits", [](const Finding& f, uint64_t) {
+         return Rule(f.rule).family == RuleFamily::kHostWait && f.correlation_id != 0;
+       }},
+      {"costs", [](const Finding& f, uint64_t) {
+         return Rule(f.rule).family != RuleFamily::kHostWait;
+       }}};
+  auto printed = [&](std::vector<std::pair<uint64_t, Finding>> found, uint64_t trace_ns) {
+    FindingsDigest all(true);
+    all.Add(InFindOrder(std::move(found)));
+    FindingsReportContext context{.thresholds = options, .trace_ns = trace_ns};
+    context.all = true;
+    return FindingsJson(all, context);
+  };
+  std::vector<std::string> warnings;
+  auto loaded = LoadTraceFile(path, &warnings);
+  ASSERT_TRUE(loaded.has_value() && loaded->size() == 1);
+  const ProcessTrace& whole = loaded->front();
+  for (const auto& [name, filter] : filters) {
+    SCOPED_TRACE(name);
+    std::vector<std::pair<uint64_t, Finding>> of_whole;
+    StreamFindings(
+        whole, options, [&](Finding&& f, uint64_t seq) { of_whole.push_back({seq, std::move(f)}); },
+        filter);
+    const std::string expected = printed(std::move(of_whole), whole.window_ns());
+    for (size_t workers : {1, 4}) {
+      SCOPED_TRACE(workers);
+      const Workers scoped(workers);
+      auto plan = WindowedFindings::Plan(path, options, limits);
+      ASSERT_TRUE(plan.has_value());
+      ASSERT_TRUE(plan->exact()) << plan->why_inexact();
+      ASSERT_GT(plan->windows(), 5u);
+      std::vector<std::pair<uint64_t, Finding>> found;
+      ASSERT_TRUE(
+          plan->Run([&](Finding&& f, uint64_t seq) { found.push_back({seq, std::move(f)}); },
+                    filter)
+              .has_value());
+      EXPECT_EQ(printed(std::move(found), plan->whole().window_ns()), expected);
+    }
   }
 }
 
