@@ -34,10 +34,12 @@
 namespace libprof::analysis {
 namespace {
 
-// Windows of the report's reads: as the windowed findings' (windowed_findings.cc), a quarter of
-// trace_windows.h's default; a window's records are held several times over (the window, its
-// TraceIndex, the chunks decoded ahead).
-constexpr size_t kReportWindowRecords = size_t{1} << 16;
+// Windows of the report's reads: an eighth of trace_windows.h's default, half the windowed
+// findings'; a window's records are held several times over (the window, its TraceIndex, the
+// chunks decoded ahead) and workers + 1 windows are in flight, while the summariser's NVTX
+// projection, the findings' digest and the blocked calls are held too (10M, Release, two
+// workers: 2^16 182 MB, 2^15 153-160 MB, 2^14 160 MB and a tenth more CPU; bench/README.md).
+constexpr size_t kReportWindowRecords = size_t{1} << 15;
 
 // The plot area of every time chart, so that the timeline and the charts line up.
 constexpr double kPlotX0 = 250;
