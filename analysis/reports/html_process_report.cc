@@ -1,5 +1,7 @@
 #include "analysis/reports/html_process_report.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "analysis/metrics/unified_memory.h"
 #include "analysis/metrics/utilization.h"
 #include "analysis/model/device_ops.h"
+#include "analysis/model/ordered_pipeline.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
 #include "analysis/model/units.h"
@@ -31,10 +34,12 @@
 namespace libprof::analysis {
 namespace {
 
-// Windows of the report's reads: as the windowed findings' (windowed_findings.cc), a quarter of
-// trace_windows.h's default; a window's records are held several times over (the window, its
-// TraceIndex, the chunks decoded ahead).
-constexpr size_t kReportWindowRecords = size_t{1} << 16;
+// Windows of the report's reads: an eighth of trace_windows.h's default, half the windowed
+// findings'; a window's records are held several times over (the window, its TraceIndex, the
+// chunks decoded ahead) and workers + 1 windows are in flight, while the summariser's NVTX
+// projection, the findings' digest and the blocked calls are held too (10M, Release, two
+// workers: 2^16 182 MB, 2^15 153-160 MB, 2^14 160 MB and a tenth more CPU; bench/README.md).
+constexpr size_t kReportWindowRecords = size_t{1} << 15;
 
 // The plot area of every time chart, so that the timeline and the charts line up.
 constexpr double kPlotX0 = 250;
@@ -931,6 +936,9 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   auto ran = plan->Run([&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
                        findings.Filter());
   if (!ran) return std::unexpected(ran.error());
+  // The findings' workers freed their windows into arenas of their own (ordered_pipeline.h):
+  // give that memory back before the report's reads allocate theirs on this thread.
+  malloc_trim(0);
   const ProcessTrace& whole = plan->whole();
   ProcessPage page(whole, number, options, std::move(findings), overview, false);
   // The summary as SummarizeFiles streams it from the file (process_summarizer.h), fed the
@@ -939,72 +947,104 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   ProcessSummarizer::Setup setup;
   setup.path = path;
   setup.header = whole.header;
-  setup.options = SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false};
+  setup.options =
+      SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false};
   ProcessSummarizer summarizer(std::move(setup));
   WindowLimits windows = limits;
   windows.cut_every_records = std::min(windows.cut_every_records, kReportWindowRecords);
+  // Each read's windows indexed on worker threads (ordered_pipeline.h), added up in order here.
+  struct Window {
+    ProcessTrace trace;
+    WindowSpan span;
+    bool indexed = true;  // second read: whether a view or a mark needs its index
+    std::unique_ptr<TraceIndex> index;
+    std::unique_ptr<StreamModel> model;  // first read, with memory records: MemoryAnalysis's
+  };
+  const auto take = [&](ProcessTrace& w, const WindowSpan& span) {
+    return std::make_unique<Window>(Window{.trace = std::move(w), .span = span});
+  };
+  const auto give_back = [&](std::unique_ptr<Window>& w) { w.reset(); };
+  const auto index = [](std::unique_ptr<Window>& w, PipelineTurn&) {
+    if (!w->indexed) return;
+    w->index = std::make_unique<TraceIndex>(w->trace);
+    if (!w->trace.records.memory_ops.empty()) w->model = std::make_unique<StreamModel>(*w->index);
+  };
   bool exact = true;
   std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
   bool memory_seen = false;          // in earlier windows
-  auto first = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
-    if (!exact) return;
-    TraceRecords& r = w.records;
-    if (!r.unified_memory_counters.empty()) {
-      exact = false;  // the migrations chart needs the whole trace's counters
-      return;
-    }
-    summarizer.AddNvtx(r.nvtx_events, {});
-    // A memory peak's enclosing NVTX ranges: those of earlier windows still open count too, as
-    // memory_in_windows.cc carries them (first in the window's list); a range arriving after a
-    // cut it starts before may enclose a peak of an earlier window. The timeline draws such a
-    // range in the window it starts in.
-    for (const NvtxEvent& e : r.nvtx_events) {
-      if (e.kind == NvtxKind::kMark || e.start_ns >= span.from_ns) continue;
-      if (memory_seen) {
-        exact = false;
+  std::expected<WindowedRead, std::string> first;
+  {
+    OrderedPipeline<std::unique_ptr<Window>> pipeline(AnalysisWorkers(), index,
+                                                      [&](std::unique_ptr<Window>& w) {
+                                                        page.FirstPass(*w->index, w->model.get());
+                                                        give_back(w);
+                                                      });
+    first = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
+      if (!exact) return;
+      TraceRecords& r = w.records;
+      if (!r.unified_memory_counters.empty()) {
+        exact = false;  // the migrations chart needs the whole trace's counters
         return;
       }
-      page.NoteLateNvtx(w, e);
-    }
-    r.nvtx_events.insert(r.nvtx_events.begin(), open_nvtx.begin(), open_nvtx.end());
-    open_nvtx.clear();
-    for (const NvtxEvent& e : r.nvtx_events) {
-      if (e.kind != NvtxKind::kMark && e.end_ns >= span.to_ns) open_nvtx.push_back(e);
-    }
-    memory_seen |= !r.memory_ops.empty();
-    const TraceIndex index(w);
-    std::optional<StreamModel> model;
-    if (!r.memory_ops.empty()) model.emplace(index);
-    page.FirstPass(index, model ? &*model : nullptr);
-  });
+      summarizer.AddNvtx(r.nvtx_events, {});
+      // A memory peak's enclosing NVTX ranges: those of earlier windows still open count too, as
+      // memory_in_windows.cc carries them (first in the window's list); a range arriving after
+      // a cut it starts before may enclose a peak of an earlier window. The timeline draws such
+      // a range in the window it starts in.
+      for (const NvtxEvent& e : r.nvtx_events) {
+        if (e.kind == NvtxKind::kMark || e.start_ns >= span.from_ns) continue;
+        if (memory_seen) {
+          exact = false;
+          return;
+        }
+        page.NoteLateNvtx(w, e);
+      }
+      r.nvtx_events.insert(r.nvtx_events.begin(), open_nvtx.begin(), open_nvtx.end());
+      open_nvtx.clear();
+      for (const NvtxEvent& e : r.nvtx_events) {
+        if (e.kind != NvtxKind::kMark && e.end_ns >= span.to_ns) open_nvtx.push_back(e);
+      }
+      memory_seen |= !r.memory_ops.empty();
+      pipeline.Submit(take(w, span));
+    });
+    if (first) pipeline.Drain();
+  }
   if (!first) return std::unexpected(first.error());
   if (!first->exact || !exact) return std::nullopt;
   summarizer.AddNvtx({}, whole.records.nvtx_domains);
   summarizer.EndNvtx(whole.strings);
   page.EndFirstPass();
-  auto again = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
-    summarizer.Add(w.records, w.strings);
-    // Windows outside every view, without a correlation id to look up, are not indexed.
-    uint64_t from = UINT64_MAX, to = 0, lo = UINT64_MAX, hi = 0;
-    for (const ApiCall& c : w.records.api_calls) {
-      from = std::min(from, c.start_ns);
-      to = std::max(to, std::max(c.start_ns, c.end_ns));
-      lo = std::min(lo, c.correlation_id);
-      hi = std::max(hi, c.correlation_id);
-    }
-    ForEachDeviceOp(w.records, [&](const DeviceOp& op, const auto&) {
-      from = std::min(from, op.start_ns);
-      to = std::max(to, std::max(op.start_ns, op.end_ns));
-      lo = std::min(lo, op.correlation_id);
-      hi = std::max(hi, op.correlation_id);
+  malloc_trim(0);  // the first read's windows, freed on the threads that indexed them
+  std::expected<WindowedRead, std::string> again;
+  {
+    OrderedPipeline<std::unique_ptr<Window>> pipeline(
+        AnalysisWorkers(), index, [&](std::unique_ptr<Window>& w) {
+          summarizer.Add(w->trace.records, w->trace.strings);
+          page.SecondPass(w->trace, w->span, w->index.get());
+          give_back(w);
+        });
+    again = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
+      // Windows outside every view, without a correlation id to look up, are not indexed.
+      uint64_t from = UINT64_MAX, to = 0, lo = UINT64_MAX, hi = 0;
+      for (const ApiCall& c : w.records.api_calls) {
+        from = std::min(from, c.start_ns);
+        to = std::max(to, std::max(c.start_ns, c.end_ns));
+        lo = std::min(lo, c.correlation_id);
+        hi = std::max(hi, c.correlation_id);
+      }
+      ForEachDeviceOp(w.records, [&](const DeviceOp& op, const auto&) {
+        from = std::min(from, op.start_ns);
+        to = std::max(to, std::max(op.start_ns, op.end_ns));
+        lo = std::min(lo, op.correlation_id);
+        hi = std::max(hi, op.correlation_id);
+      });
+      const bool indexed = from <= to && page.SecondPassSees(from, to, lo, hi);
+      std::unique_ptr<Window> window = take(w, span);
+      window->indexed = indexed;
+      pipeline.Submit(std::move(window));
     });
-    if (from <= to && page.SecondPassSees(from, to, lo, hi)) {
-      const TraceIndex index(w);
-      page.SecondPass(w, span, &index);
-    } else {
-      page.SecondPass(w, span, nullptr);
-    }
-  });
+    if (again) pipeline.Drain();
+  }
   if (!again) return std::unexpected(again.error());
   if (!again->exact || !page.MarksComplete()) return std::nullopt;
   TraceRecords tail;

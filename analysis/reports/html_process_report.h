@@ -4,13 +4,16 @@
 //
 // Two ways to the same page: from a ProcessTrace in memory (filters, files of several processes,
 // traces the windows cannot answer), or from a one-process trace file read in windows
-// (model/trace_windows.h) in memory bounded by the windows, not the trace: the streamed summary
-// (summary.h SummarizeFiles), the windowed findings (rules/windowed_findings.h: two reads), then
-// two more reads in windows: the first fills the whole-trace timeline, the utilisation, memory
-// and bandwidth figures and looks up what the findings' marks and detail views need (the calls
-// and work of their correlation ids); the second draws the views that depend on it (the span
-// where the GPU ran work, the detail views). The whole trace is the one-window case of the same
-// accumulators, so both ways give the same bytes.
+// (model/trace_windows.h) in memory bounded by the windows, not the trace: the windowed findings
+// (rules/windowed_findings.h: two reads), then two reads of its own, each window indexed on
+// worker threads (model/ordered_pipeline.h) and added up in order. The first fills the
+// whole-trace timeline, the utilisation, memory and bandwidth figures and looks up the blocked
+// calls (thread and span of each finding's call); the second draws the views that depend on it
+// (the span where the GPU ran work, the detail views), looks up the work of the marks a view may
+// draw, draws the NVTX rows (each thread's nesting carried from window to window) and feeds the
+// summary's ProcessSummarizer, as SummarizeFiles would feed it the file (NVTX ranges in the first
+// read). The whole trace is the one-window case of the same accumulators, so both ways give the
+// same bytes.
 //
 // Layer: analysis/reports/. Pure string output.
 #pragma once

@@ -13,8 +13,8 @@
 // records that fill it are added, and each row of each view keeps only what it will draw (the
 // first slices in view, its pixel columns' covered time and its widest slices), so a trace read
 // in windows (model/trace_windows.h) draws exactly the picture of the whole trace, which is the
-// one-window case. NVTX ranges are kept (a few words each) until Finish: their rows depend on
-// their nesting over the whole thread.
+// one-window case. NVTX rows are drawn window by window in time order, each thread's nesting
+// carried across cuts (AddNvtx), once every view is known.
 //
 // DOM (read back by tests/report/): <svg class="timeline" data-t0-ns data-t1-ns data-x0
 // data-plot-width> holds <g class="lane" data-kind="thread|stream" data-thread | data-device
