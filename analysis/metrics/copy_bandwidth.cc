@@ -14,29 +14,28 @@ std::optional<double> DeviceMemoryGbPerS(const DeviceInfo& device) {
          static_cast<double>(device.memory_bus_width_bits) / 8.0 / 1e9;
 }
 
-std::vector<CopyBandwidth> CopyBandwidthByKind(const TraceIndex& index) {
-  const TraceRecords& r = index.records();
-  std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, CopyBandwidth> rows;
+void CopyBandwidthAccumulator::Add(const Memcpy& m, uint64_t duration_ns) {
+  CopyBandwidth& row = rows_[{m.copy_kind, m.src_kind, m.dst_kind}];
+  row.copy_kind = m.copy_kind;
+  row.src_kind = m.src_kind;
+  row.dst_kind = m.dst_kind;
+  ++row.count;
+  row.bytes += m.bytes;
+  row.total_ns += duration_ns;
+  row.best_gb_per_s = std::max(row.best_gb_per_s, GigabytesPerSecond(m.bytes, duration_ns));
+}
+
+std::vector<CopyBandwidth> CopyBandwidthAccumulator::Rows(
+    const std::vector<DeviceInfo>& devices) const {
   // A device-to-device copy reads and writes every byte: at most half the memory's bandwidth.
   std::optional<double> dtod_limit;
-  for (const DeviceInfo& d : index.trace().header.devices) {
+  for (const DeviceInfo& d : devices) {
     const std::optional<double> gbs = DeviceMemoryGbPerS(d);
     if (gbs) dtod_limit = dtod_limit ? std::min(*dtod_limit, *gbs / 2) : *gbs / 2;
   }
-  for (const DeviceOp& op : index.device_ops()) {
-    if (op.kind != DeviceOpKind::kMemcpy) continue;
-    const Memcpy& m = r.memcpys[op.record];
-    CopyBandwidth& row = rows[{m.copy_kind, m.src_kind, m.dst_kind}];
-    row.copy_kind = m.copy_kind;
-    row.src_kind = m.src_kind;
-    row.dst_kind = m.dst_kind;
-    ++row.count;
-    row.bytes += m.bytes;
-    row.total_ns += op.duration();
-    row.best_gb_per_s = std::max(row.best_gb_per_s, GigabytesPerSecond(m.bytes, op.duration()));
-  }
   std::vector<CopyBandwidth> out;
-  for (auto& [key, row] : rows) {
+  for (const auto& [key, kept] : rows_) {
+    CopyBandwidth row = kept;
     if (row.copy_kind == CopyKind::kDtoD && dtod_limit) {
       row.limit_gb_per_s = dtod_limit;
       row.limit_source = "half the device memory bandwidth (a copy reads and writes each byte)";
@@ -47,6 +46,14 @@ std::vector<CopyBandwidth> CopyBandwidthByKind(const TraceIndex& index) {
     return a.total_ns > b.total_ns;
   });
   return out;
+}
+
+std::vector<CopyBandwidth> CopyBandwidthByKind(const TraceIndex& index) {
+  CopyBandwidthAccumulator rows;
+  for (const DeviceOp& op : index.device_ops()) {
+    if (op.kind == DeviceOpKind::kMemcpy) rows.Add(index.records().memcpys[op.record], op.duration());
+  }
+  return rows.Rows(index.trace().header.devices);
 }
 
 }  // namespace libprof::analysis

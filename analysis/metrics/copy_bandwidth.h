@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/metrics/summary.h"
@@ -24,6 +26,17 @@ struct CopyBandwidth : CopyRow {
   // trace does not say (host and peer links).
   std::optional<double> limit_gb_per_s;
   std::string limit_source;
+};
+
+// The rows built copy by copy (the report adds its windows' copies one at a time).
+class CopyBandwidthAccumulator {
+ public:
+  void Add(const Memcpy& copy, uint64_t duration_ns);
+  // Rows sorted by total time, longest first, with the limits `devices` allow.
+  std::vector<CopyBandwidth> Rows(const std::vector<DeviceInfo>& devices) const;
+
+ private:
+  std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, CopyBandwidth> rows_;
 };
 
 // Rows sorted by total time, longest first (the order of the summary's copies table).

@@ -348,15 +348,7 @@ class ProcessPage {
       if (!u.bins) u.bins = std::make_unique<TimeBins>(scale_.t0_ns, scale_.t1_ns, kUtilizationSlices);
       u.merge.Add(op.start_ns, op.end_ns, [&](const Interval& i) { u.Emit(i, scale_); });
       if (op.kind != DeviceOpKind::kMemcpy) continue;
-      const Memcpy& m = r.memcpys[op.record];
-      CopyBandwidth& row = bandwidth_[{m.copy_kind, m.src_kind, m.dst_kind}];
-      row.copy_kind = m.copy_kind;
-      row.src_kind = m.src_kind;
-      row.dst_kind = m.dst_kind;
-      ++row.count;
-      row.bytes += m.bytes;
-      row.total_ns += op.duration();
-      row.best_gb_per_s = std::max(row.best_gb_per_s, GigabytesPerSecond(m.bytes, op.duration()));
+      bandwidth_.Add(r.memcpys[op.record], op.duration());
     }
     memory_timeline_.Add(r);
     if (!r.memory_ops.empty()) memory_.Add(window, *model);
@@ -801,25 +793,7 @@ class ProcessPage {
 
   std::string Bandwidth() const {
     std::string body;
-    // As CopyBandwidthByKind: device-to-device copies read and write every byte, so at most
-    // half the memory's bandwidth; rows by total time, longest first.
-    std::optional<double> dtod_limit;
-    for (const DeviceInfo& d : whole_.header.devices) {
-      const std::optional<double> gbs = DeviceMemoryGbPerS(d);
-      if (gbs) dtod_limit = dtod_limit ? std::min(*dtod_limit, *gbs / 2) : *gbs / 2;
-    }
-    std::vector<CopyBandwidth> rows;
-    for (const auto& [key, kept] : bandwidth_) {
-      CopyBandwidth row = kept;
-      if (row.copy_kind == CopyKind::kDtoD && dtod_limit) {
-        row.limit_gb_per_s = dtod_limit;
-        row.limit_source = "half the device memory bandwidth (a copy reads and writes each byte)";
-      }
-      rows.push_back(row);
-    }
-    std::stable_sort(rows.begin(), rows.end(), [](const CopyBandwidth& a, const CopyBandwidth& b) {
-      return a.total_ns > b.total_ns;
-    });
+    const std::vector<CopyBandwidth> rows = bandwidth_.Rows(whole_.header.devices);
     if (rows.empty()) {
       body = HtmlNote("No memory copy was recorded.");
     } else {
@@ -903,7 +877,7 @@ class ProcessPage {
   StreamingMerge busy_merge_;
   std::vector<Interval> device_busy_;
   std::map<uint32_t, Utilization> utilization_;  // by device
-  std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, CopyBandwidth> bandwidth_;
+  CopyBandwidthAccumulator bandwidth_;
   MemoryTimelineBuilder memory_timeline_;
   MemoryAnalysis memory_;
   bool migrations_ = false;

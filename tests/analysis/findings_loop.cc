@@ -190,16 +190,7 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
   if (shape.epoch_range) b.AddRange("epoch", epoch_start, step_start, 100);
   b.SetEnd(step_start + 10);
   // CUDA numbers calls as they start; the threads above were written one after another.
-  std::vector<std::pair<uint64_t, uint64_t>> by_start;  // (start, corr)
-  for (const ApiCall& c : b.records().api_calls) by_start.push_back({c.start_ns, c.correlation_id});
-  std::sort(by_start.begin(), by_start.end());
-  std::map<uint64_t, uint64_t> renumbered;
-  for (const auto& [start, corr] : by_start) renumbered.try_emplace(corr, renumbered.size() + 1);
-  ForEachList(b.records(), [&]<typename T>(std::vector<T>& list) {
-    if constexpr (kHasCorrelation<T>) {
-      for (T& r : list) r.correlation_id = renumbered[r.correlation_id];
-    }
-  });
+  b.NumberCallsByStart();
   return b;
 }
 

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace libprof::analysis::testing {
 
@@ -331,6 +335,19 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ignored;
   std::filesystem::remove_all(path_, ignored);
+}
+
+void TraceBuilder::NumberCallsByStart() {
+  std::vector<std::pair<uint64_t, uint64_t>> by_start;  // (start, corr)
+  for (const ApiCall& c : records_.api_calls) by_start.push_back({c.start_ns, c.correlation_id});
+  std::sort(by_start.begin(), by_start.end());
+  std::map<uint64_t, uint64_t> renumbered;
+  for (const auto& [start, corr] : by_start) renumbered.try_emplace(corr, renumbered.size() + 1);
+  ForEachList(records_, [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasCorrelation<T>) {
+      for (T& r : list) r.correlation_id = renumbered[r.correlation_id];
+    }
+  });
 }
 
 }  // namespace libprof::analysis::testing

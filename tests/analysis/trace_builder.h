@@ -69,6 +69,9 @@ class TraceBuilder {
 
   // The recording's end (RunEnd); 0 leaves RunEnd out (as in a file cut short).
   void SetEnd(double end_us) { end_us_ = end_us; }
+  // Renumbers the correlation ids (of calls and of everything naming them) in the order the
+  // calls start, as CUDA numbers them: for builders that write one thread's calls after another.
+  void NumberCallsByStart();
 
   // In memory, as LoadTraceFile would return it (window from header start to RunEnd).
   ProcessTrace Build() const;
