@@ -1,6 +1,7 @@
 #include "analysis/model/quiescent_point.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace libprof::analysis {
 namespace {
@@ -101,16 +102,7 @@ uint64_t MaxEnd(std::span<const Span> spans) {
 
 }  // namespace
 
-std::optional<uint64_t> LatestQuiescentPoint(std::span<Span> spans, uint64_t after,
-                                             uint64_t limit) {
-  if (MaxEnd(spans) <= limit) return limit;
-  if (after >= limit) return std::nullopt;
-  const auto point = StartBuckets(spans, after, limit).LatestUntil(after, limit - 1, 0);
-  if (!point) return std::nullopt;
-  return point->q;
-}
-
-std::vector<uint64_t> QuiescentCuts(std::span<Span> spans, uint64_t after, uint64_t limit,
+std::vector<uint64_t> QuiescentCuts(std::span<const Span> spans, uint64_t after, uint64_t limit,
                                     size_t every) {
   std::vector<uint64_t> cuts;
   if (after >= limit) {

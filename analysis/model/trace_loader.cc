@@ -10,13 +10,6 @@
 namespace libprof::analysis {
 namespace {
 
-// Widens [*lo, *hi) to cover a record's time, skipping records without timestamps.
-void Cover(uint64_t start, uint64_t end, uint64_t* lo, uint64_t* hi) {
-  if (start == 0 && end == 0) return;
-  *lo = std::min(*lo, start);
-  *hi = std::max(*hi, std::max(start, end));
-}
-
 // Gives each list of `records` room for `scale` times its records.
 void ReserveScaled(double scale, TraceRecords* records) {
   ForEachList(*records, [&]<typename T>(std::vector<T>& list) {
@@ -41,6 +34,12 @@ uint64_t DroppedRecords(const TraceRecords& records) {
   uint64_t reported = 0;
   for (const DropReport& d : records.drops) reported += d.count;
   return std::max(reported, records.run_end ? records.run_end->records_dropped : 0);
+}
+
+void Cover(uint64_t start, uint64_t end, uint64_t* lo, uint64_t* hi) {
+  if (start == 0 && end == 0) return;
+  *lo = std::min(*lo, start);
+  *hi = std::max(*hi, std::max(start, end));
 }
 
 void CoverRecords(const TraceRecords& r, uint64_t* lo, uint64_t* hi) {

@@ -45,6 +45,8 @@ void SetDefaultWindow(ProcessTrace* trace);
 // lo = UINT64_MAX, hi = 0) to every timed record of a batch; RecordingWindow then gives the window
 // from the header's start, that span and the RunEnd record.
 void CoverRecords(const TraceRecords& records, uint64_t* lo, uint64_t* hi);
+// The same for one record's times (none: both 0), for a reader that looks at each record anyway.
+void Cover(uint64_t start, uint64_t end, uint64_t* lo, uint64_t* hi);
 Interval RecordingWindow(uint64_t header_start_ns, uint64_t lo, uint64_t hi,
                          const std::optional<RunEnd>& run_end);
 

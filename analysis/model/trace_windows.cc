@@ -104,7 +104,7 @@ class Windower {
     ForEachList(chunk, [&]<typename T>(std::vector<T>& list) {
       if (!out_.exact) return;
       if constexpr (kIsTimed<T>) {
-        // Checked (and the recording's span widened: CoverRecords), then moved in one go.
+        // Checked (and the recording's span widened, as CoverRecords does), then moved in one go.
         for (const T& r : list) {
           if constexpr (kHasCorrelation<T>) {
             if (r.correlation_id != 0 && r.correlation_id <= handed_on_corr_) {
@@ -119,8 +119,7 @@ class Windower {
                 }
               }
               newest_ = std::max(newest_, EndNs(r));
-              lo_ = std::min(lo_, StartNs(r));
-              hi_ = std::max({hi_, StartNs(r), EndNs(r)});
+              Cover(StartNs(r), EndNs(r), &lo_, &hi_);
             }
           }
         }

@@ -1,15 +1,15 @@
-// Proves LatestQuiescentPoint (buckets, one sorted) gives the answer of sorting every span and
+// Proves QuiescentCuts' latest cut (buckets, one sorted) is the answer of sorting every span and
 // scanning them, on random span sets that are sparse, dense, nested, with equal starts, with
 // spans before `after`, with and without a quiescent limit; and checks small cases by hand.
-// QuiescentCuts: on the same sets, every cut is quiescent, increasing, after `after`, the last
-// is LatestQuiescentPoint's, and where quiescent points are many the cuts come about `every`
-// spans apart.
+// On the same sets with inner cuts, every cut is quiescent, increasing, after `after`, the last
+// is that answer, and where quiescent points are many the cuts come about `every` spans apart.
 #include "analysis/model/quiescent_point.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -28,6 +28,15 @@ std::optional<uint64_t> Reference(std::vector<Span> spans, uint64_t after, uint6
   }
   if (max_end <= limit) best = limit;
   return best;
+}
+
+// The latest quiescent point alone (QuiescentCuts without inner cuts), or none.
+std::optional<uint64_t> LatestQuiescentPoint(const std::vector<Span>& spans, uint64_t after,
+                                             uint64_t limit) {
+  const std::vector<uint64_t> cuts = QuiescentCuts(spans, after, limit, 0);
+  if (cuts.empty()) return std::nullopt;
+  EXPECT_EQ(cuts.size(), 1u);
+  return cuts.back();
 }
 
 TEST(QuiescentPointTest, SmallCases) {
