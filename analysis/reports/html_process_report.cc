@@ -34,8 +34,9 @@
 namespace libprof::analysis {
 namespace {
 
-// Windows of the report's reads: an eighth of trace_windows.h's default, half the windowed
-// findings'; a window's records are held several times over (the window, its TraceIndex, the
+// Windows of the report's reads (the windowed findings' two, the page's first pass riding on
+// their second, and the page's second): an eighth of trace_windows.h's default, half what the
+// windowed findings take alone; a window's records are held several times over (the window, its TraceIndex, the
 // chunks decoded ahead) and workers + 1 windows are in flight, while the summariser's NVTX
 // projection, the findings' digest and the blocked calls are held too (10M, Release, two
 // workers: 2^16 182 MB, 2^15 153-160 MB, 2^14 160 MB and a tenth more CPU; bench/README.md).
@@ -82,74 +83,6 @@ class StreamingMerge {
  private:
   bool open_ = false;
   Interval current_;
-};
-
-// The findings of one process as the page uses them: grouped (FindingsDigest, as GroupFindings
-// groups a list), counted, and the blocked calls the timeline marks. Filled as StreamFindings
-// or the windowed findings hand them on, in any order.
-class ReportFindings {
- public:
-  ReportFindings() { digest_.BeginProcess(); }
-
-  // What must come whole: a group's worst (the page prints it) and a blocked call (each piece
-  // of work it waited for gets a mark; only a whole finding lists them all).
-  FindingFilter Filter() const {
-    return [this](const Finding& f, uint64_t seq) {
-      return Marked(f) || digest_.WantsWhole(f, seq);
-    };
-  }
-  void Add(Finding&& f, uint64_t seq) {
-    ++count_;
-    const RuleFamily family = Rule(f.rule).family;
-    if (family == RuleFamily::kHostWait || family == RuleFamily::kHostCost) {
-      host_lost_ns_ += f.blocked_ns;
-    }
-    if (Marked(f)) {
-      auto [api, added] = api_ids_.try_emplace(f.api, static_cast<uint32_t>(apis_.size()));
-      if (added) apis_.push_back(f.api);
-      Blocked b{.order = {f.host_start_ns, f.correlation_id, seq},
-                .thread_id = f.thread_id,
-                .correlation_id = f.correlation_id,
-                .api = api->second,
-                .blocked_ns = f.blocked_ns,
-                .blamed = {}};
-      for (const Blamed& x : f.blamed) b.blamed.push_back(x.correlation_id);
-      blocked_.push_back(std::move(b));
-    }
-    digest_.Add(std::move(f), seq);
-  }
-
-  struct Blocked {
-    std::tuple<uint64_t, uint64_t, uint64_t> order;  // FindFindings' (time, correlation, seq)
-    uint32_t thread_id = 0;
-    uint64_t correlation_id = 0;
-    uint32_t api = 0;  // into apis()
-    uint64_t blocked_ns = 0;
-    std::vector<uint64_t> blamed;  // correlation ids
-  };
-  // In the order of the timeline's marks: most time lost first, then FindFindings' order.
-  std::vector<Blocked> TakeBlocked() {
-    std::sort(blocked_.begin(), blocked_.end(), [](const Blocked& a, const Blocked& b) {
-      return a.blocked_ns != b.blocked_ns ? a.blocked_ns > b.blocked_ns : a.order < b.order;
-    });
-    return std::move(blocked_);
-  }
-  const std::vector<std::string>& apis() const { return apis_; }
-
-  const FindingsDigest& digest() const { return digest_; }
-  uint64_t count() const { return count_; }
-  uint64_t host_lost_ns() const { return host_lost_ns_; }
-
- private:
-  static bool Marked(const Finding& f) {
-    return Rule(f.rule).family == RuleFamily::kHostWait && f.correlation_id != 0;
-  }
-
-  FindingsDigest digest_;
-  uint64_t count_ = 0, host_lost_ns_ = 0;
-  std::vector<Blocked> blocked_;
-  std::vector<std::string> apis_;
-  std::unordered_map<std::string, uint32_t> api_ids_;
 };
 
 // What the page needs to know of correlation ids: the call that issued one (TraceIndex
@@ -283,24 +216,165 @@ class CorrLookup {
   std::unordered_map<std::string, uint32_t> name_ids_;
 };
 
+// The findings of one process as the page uses them: grouped (FindingsDigest, as GroupFindings
+// groups a list), counted, and the blocked calls the timeline marks. Filled as StreamFindings
+// or the windowed findings hand them on, in any order; after each window's findings (the
+// whole trace: one window), LookUp with that window's index finds what the page needs of them
+// before its second pass: each blocked call's call, and for the work that a group's worst
+// finding blames, its call and when it first ran (the detail views' windows).
+// A host finding, and the work it blames (work that overlaps the call), lie in the window its
+// call lies in: a cut holds no call and no device work from its issuing call to its end, and a
+// correlation id lies in one window (trace_windows.h: a read where one crosses a cut is
+// inexact). So each id is looked up in one window: the one whose findings named it.
+class ReportFindings {
+ public:
+  ReportFindings() { digest_.BeginProcess(); }
+
+  // What must come whole: a group's worst (the page prints it) and a blocked call (each piece
+  // of work it waited for gets a mark; only a whole finding lists them all).
+  FindingFilter Filter() const {
+    return [this](const Finding& f, uint64_t seq) {
+      return Marked(f) || digest_.WantsWhole(f, seq);
+    };
+  }
+  void Add(Finding&& f, uint64_t seq) {
+    ++count_;
+    const RuleFamily family = Rule(f.rule).family;
+    if (family == RuleFamily::kHostWait || family == RuleFamily::kHostCost) {
+      host_lost_ns_ += f.blocked_ns;
+    }
+    if (Marked(f)) {
+      auto [api, added] = api_ids_.try_emplace(f.api, static_cast<uint32_t>(apis_.size()));
+      if (added) apis_.push_back(f.api);
+      Blocked b{.order = {f.host_start_ns, f.correlation_id, seq},
+                .thread_id = f.thread_id,
+                .correlation_id = f.correlation_id,
+                .api = api->second,
+                .blocked_ns = f.blocked_ns,
+                .blamed = {},
+                .call = {}};
+      for (const Blamed& x : f.blamed) b.blamed.push_back(x.correlation_id);
+      blocked_.push_back(std::move(b));
+    }
+    // A group's worst from now on (a later one may take its place): its work is looked up.
+    if (digest_.WantsWhole(f, seq)) {
+      for (const Blamed& x : f.blamed) {
+        if (x.correlation_id != 0) unlooked_work_.push_back(x.correlation_id);
+      }
+    }
+    digest_.Add(std::move(f), seq);
+  }
+
+  // The work a group's worst finding blames, as the window of its finding has it.
+  struct Work {
+    CorrLookup::Call call;  // the call that issued it
+    bool ran = false;       // device operations with its id were found
+    uint64_t first_start_ns = UINT64_MAX;
+  };
+  // Looks up in `window` what the findings added since the last LookUp name.
+  void LookUp(const TraceIndex& window) {
+    if (looked_up_ == blocked_.size() && unlooked_work_.empty()) return;
+    CorrLookup lookup;
+    for (size_t i = looked_up_; i < blocked_.size(); ++i) {
+      lookup.WantCall(blocked_[i].correlation_id);
+    }
+    for (uint64_t corr : unlooked_work_) {
+      lookup.WantCall(corr);
+      lookup.WantOps(corr);
+      lookup.WantFirstStart(corr);
+    }
+    lookup.Seal();
+    lookup.Add(window);
+    for (size_t i = looked_up_; i < blocked_.size(); ++i) {
+      if (const CorrLookup::Call* call = lookup.FindCall(blocked_[i].correlation_id)) {
+        blocked_[i].call = *call;
+      }
+    }
+    looked_up_ = blocked_.size();
+    for (uint64_t corr : unlooked_work_) {
+      Work w;
+      if (const CorrLookup::Call* call = lookup.FindCall(corr)) w.call = *call;
+      w.ran = lookup.FindOps(corr) != nullptr;
+      w.first_start_ns = lookup.FirstStart(corr);
+      work_.insert_or_assign(corr, w);
+    }
+    unlooked_work_.clear();
+    // Work of findings that are no group's worst any more is dropped now and then (a loop
+    // whose waits grow makes each the worst in turn).
+    if (work_.size() > 2 * work_kept_ + 1024) {
+      std::unordered_set<uint64_t> wanted;
+      for (const FindingGroup& g : digest_.Groups()) {
+        for (const Blamed& b : g.worst.blamed) wanted.insert(b.correlation_id);
+      }
+      std::erase_if(work_, [&](const auto& w) { return !wanted.contains(w.first); });
+      work_kept_ = work_.size();
+    }
+  }
+  // Whether every finding added was looked up (else one came after its window's LookUp).
+  bool LookedUp() const { return looked_up_ == blocked_.size() && unlooked_work_.empty(); }
+  // The work `corr` of a group's worst finding; nullptr when none ran with that id.
+  const Work* FindWork(uint64_t corr) const {
+    auto it = work_.find(corr);
+    return it == work_.end() || !it->second.ran ? nullptr : &it->second;
+  }
+
+  struct Blocked {
+    std::tuple<uint64_t, uint64_t, uint64_t> order;  // FindFindings' (time, correlation, seq)
+    uint32_t thread_id = 0;
+    uint64_t correlation_id = 0;
+    uint32_t api = 0;  // into apis()
+    uint64_t blocked_ns = 0;
+    std::vector<uint64_t> blamed;  // correlation ids
+    CorrLookup::Call call;         // by LookUp
+  };
+  // In the order of the timeline's marks: most time lost first, then FindFindings' order.
+  std::vector<Blocked> TakeBlocked() {
+    std::sort(blocked_.begin(), blocked_.end(), [](const Blocked& a, const Blocked& b) {
+      return a.blocked_ns != b.blocked_ns ? a.blocked_ns > b.blocked_ns : a.order < b.order;
+    });
+    looked_up_ = 0;
+    return std::move(blocked_);
+  }
+  const std::vector<std::string>& apis() const { return apis_; }
+
+  const FindingsDigest& digest() const { return digest_; }
+  uint64_t count() const { return count_; }
+  uint64_t host_lost_ns() const { return host_lost_ns_; }
+
+ private:
+  static bool Marked(const Finding& f) {
+    return Rule(f.rule).family == RuleFamily::kHostWait && f.correlation_id != 0;
+  }
+
+  FindingsDigest digest_;
+  uint64_t count_ = 0, host_lost_ns_ = 0;
+  std::vector<Blocked> blocked_;
+  size_t looked_up_ = 0;  // blocked_[..looked_up_) have their call looked up
+  std::vector<std::string> apis_;
+  std::unordered_map<std::string, uint32_t> api_ids_;
+  std::vector<uint64_t> unlooked_work_;  // blamed by worst findings added since the last LookUp
+  std::unordered_map<uint64_t, Work> work_;
+  size_t work_kept_ = 0;  // work_'s size after it was last pruned
+};
+
 // One process's page, its figures added window by window (the whole trace: one window) in two
 // passes: the first fills the whole-trace timeline, utilisation, memory and bandwidth and looks
-// up what the marks and detail windows need; the second draws the views placed from it.
+// up what the marks and detail windows need of the findings (each window's after its findings
+// went to findings(): the windowed findings' second read carries the first pass); the second
+// draws the views placed from it.
 class ProcessPage {
  public:
-  // `whole`: the process (its timed records are not read here); `summary` its summary;
-  // `findings` all its findings.
+  // `whole`: the process (its timed records are not read here).
   // `overview`: keep the merged device busy time for the per-rank overview. `all_marks`: look
-  // up every mark's work in the first pass (a trace in memory), else only the work of the marks
-  // the views may draw, in the second pass.
+  // up the work of every mark (a trace in memory), else only of the marks the views may draw;
+  // in the second pass either way.
   ProcessPage(const ProcessTrace& whole, size_t number, const HtmlReportOptions& options,
-              ReportFindings findings, bool overview, bool all_marks)
+              bool overview, bool all_marks)
       : overview_(overview),
         all_marks_(all_marks),
         whole_(whole),
         options_(options),
         prefix_("p" + std::to_string(number)),
-        findings_(std::move(findings)),
         timeline_(options.raw, whole.header.pid) {
     scale_ = {.t0_ns = whole.start_ns(),
               .t1_ns = std::max(whole.end_ns(), whole.start_ns() + 1),
@@ -308,33 +382,18 @@ class ProcessPage {
               .x0 = kPlotX0,
               .width = kPlotWidth};
     timeline_.AddView(scale_);
-    blocked_ = findings_.TakeBlocked();
-    // The blocked calls first; the work of those a view may draw once the views are placed
-    // (EndFirstPass), unless every mark is wanted (`all_marks`).
-    for (const ReportFindings::Blocked& b : blocked_) {
-      lookup_.WantCall(b.correlation_id);
-      if (all_marks_) {
-        for (uint64_t corr : b.blamed) lookup_.WantOps(corr);
-      }
-    }
-    groups_ = findings_.digest().Groups();
-    for (size_t i = 0; i < groups_.size() && i < options_.top_findings; ++i) {
-      for (const Blamed& b : groups_[i].worst.blamed) {
-        lookup_.WantCall(b.correlation_id);
-        lookup_.WantOps(b.correlation_id);
-        lookup_.WantFirstStart(b.correlation_id);
-      }
-    }
-    lookup_.Seal();
   }
 
-  // The first pass, window by window. `model`: the window's, needed only when it has memory
-  // records (MemoryAnalysis).
-  // The window's NVTX list may begin with earlier windows' ranges (for MemoryAnalysis).
+  // Where the process's findings go (before the first pass, or window by window before it).
+  ReportFindings& findings() { return findings_; }
+
+  // The first pass, window by window, each after its findings. `model`: the window's, needed
+  // only when it has memory records (MemoryAnalysis). The window's NVTX list holds the ranges
+  // open in it (WindowedFindings::Window's: for MemoryAnalysis).
   void FirstPass(const TraceIndex& window, const StreamModel* model) {
     const TraceRecords& r = window.records();
     timeline_.Add(window, {0}, true);
-    lookup_.Add(window);
+    findings_.LookUp(window);
     for (uint32_t s : PerThreadStreams(window)) per_thread_streams_.insert(s);
     const auto busy = [&](const Interval& i) {
       if (overview_) device_busy_.push_back(i);
@@ -355,9 +414,11 @@ class ProcessPage {
     migrations_ |= !r.unified_memory_counters.empty();
   }
 
-  // After the first pass: places the views that depend on it (the span where the GPU ran work,
-  // the detail views); returns the views the second pass fills (none: no second pass).
+  // After the first pass (and every finding): places the views that depend on it (the span
+  // where the GPU ran work, the detail views); returns the views the second pass fills.
   const std::vector<size_t>& EndFirstPass() {
+    blocked_ = findings_.TakeBlocked();
+    groups_ = findings_.digest().Groups();
     busy_merge_.Finish([&](const Interval& i) {
       if (overview_) device_busy_.push_back(i);
     });
@@ -395,7 +456,14 @@ class ProcessPage {
         second_views_.push_back(detailed_.back().view);
       }
     }
-    if (!all_marks_) SelectMarks();
+    if (all_marks_) {
+      for (const ReportFindings::Blocked& b : blocked_) {
+        for (uint64_t corr : b.blamed) marks_lookup_.WantOps(corr);
+      }
+      marks_lookup_.Seal();
+    } else {
+      SelectMarks();
+    }
     return second_views_;
   }
 
@@ -512,7 +580,7 @@ class ProcessPage {
       size_t pieces = 0;
       for (size_t i = 0; i < blocked_.size(); ++i) {
         const ReportFindings::Blocked& b = blocked_[i];
-        const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id);
+        const CorrLookup::Call* call = b.call.found ? &b.call : nullptr;
         if (call == nullptr || call->thread_id != b.thread_id) continue;
         if (want.scale != nullptr &&
             (!timeline_.HasThreadLane(b.thread_id) || call->end_ns <= want.scale->t0_ns ||
@@ -540,13 +608,13 @@ class ProcessPage {
   // one per piece of work it waited for, most time lost first (ties in FindFindings' order).
   HtmlTimeline::Marks Marks() const {
     HtmlTimeline::Marks marks;
-    const CorrLookup& ops = all_marks_ ? lookup_ : marks_lookup_;
+    const CorrLookup& ops = marks_lookup_;
     const auto each = [this, &ops](const std::function<bool(const HtmlTimeline::Mark&)>& visit) {
       HtmlTimeline::Mark m;
       for (size_t i = 0; i < blocked_.size(); ++i) {
         if (!all_marks_ && !selected_[i]) continue;
         const ReportFindings::Blocked& b = blocked_[i];
-        const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id);
+        const CorrLookup::Call* call = b.call.found ? &b.call : nullptr;
         if (call == nullptr || call->thread_id != b.thread_id) continue;
         for (uint64_t corr : b.blamed) {
           const CorrLookup::Ops* work = ops.FindOps(corr);
@@ -658,12 +726,10 @@ class ProcessPage {
     uint64_t hi = lo + f.host_duration_ns;
     if (f.host_duration_ns == 0 && f.correlation_id == 0) return std::nullopt;
     for (const Blamed& b : f.blamed) {
-      const CorrLookup::Ops* work = lookup_.FindOps(b.correlation_id);
+      const ReportFindings::Work* work = findings_.FindWork(b.correlation_id);
       if (work == nullptr) continue;
-      lo = std::min(lo, lookup_.FirstStart(b.correlation_id));
-      if (const CorrLookup::Call* call = lookup_.FindCall(b.correlation_id)) {
-        lo = std::min(lo, call->start_ns);
-      }
+      lo = std::min(lo, work->first_start_ns);
+      if (work->call.found) lo = std::min(lo, work->call.start_ns);
     }
     const uint64_t span = std::max<uint64_t>(hi - lo, 20'000);
     const uint64_t margin = span / 6;
@@ -851,9 +917,8 @@ class ProcessPage {
   ReportFindings findings_;
   std::vector<ReportFindings::Blocked> blocked_;  // in FindFindings' order
   std::vector<FindingGroup> groups_;
-  CorrLookup lookup_;
-  // Without all_marks: the blocked calls whose marks a view may draw (SelectMarks), their
-  // work looked up in the second pass, and each view's walk to check that it had enough.
+  // Without all_marks: the blocked calls whose marks a view may draw (SelectMarks), and each
+  // view's walk to check that it had enough; the work of the marks looked up in the second pass.
   struct MarkWalk {
     size_t needed = 0;
     bool exhausted = true;  // every blocked call the view could draw was taken
@@ -889,11 +954,11 @@ HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number,
                               const HtmlReportOptions& options) {
   const TraceIndex index(trace);
   const StreamModel streams(index);
-  ReportFindings findings;
+  ProcessPage page(trace, number, options, true, true);
+  ReportFindings& findings = page.findings();
   StreamFindings(
       trace, index, streams, options.findings,
       [&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); }, findings.Filter());
-  ProcessPage page(trace, number, options, std::move(findings), true, true);
   page.FirstPass(index, &streams);
   page.EndFirstPass();
   page.SecondPass(trace, WindowSpan{}, &index);
@@ -903,92 +968,74 @@ HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number,
 std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindows(
     const std::string& path, size_t number, const HtmlReportOptions& options, bool overview,
     const WindowLimits& limits) {
-  auto plan = WindowedFindings::Plan(path, options.findings, limits);
+  // Every read in the report's windows: the findings' two and the page's second, so that a
+  // late NVTX range the first pass notes arrives in the window the second pass expects it in.
+  WindowLimits report_limits = limits;
+  report_limits.cut_every_records = std::min(limits.cut_every_records, kReportWindowRecords);
+  auto plan = WindowedFindings::Plan(path, options.findings, report_limits);
   if (!plan) return std::unexpected(plan.error());
   if (!plan->exact()) return std::nullopt;
-  ReportFindings findings;
-  auto ran = plan->Run([&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
-                       findings.Filter());
-  if (!ran) return std::unexpected(ran.error());
-  // The findings' workers freed their windows into arenas of their own (ordered_pipeline.h):
-  // give that memory back before the report's reads allocate theirs on this thread.
-  malloc_trim(0);
   const ProcessTrace& whole = plan->whole();
-  ProcessPage page(whole, number, options, std::move(findings), overview, false);
+  ProcessPage page(whole, number, options, overview, false);
+  ReportFindings& findings = page.findings();
   // The summary as SummarizeFiles streams it from the file (process_summarizer.h), fed the
-  // windows instead of the file's chunks: its NVTX ranges in the first read, its records in the
-  // second, the drop reports and RunEnd (which no window holds) last.
+  // windows instead of the file's chunks: its NVTX ranges in the findings' second read, its
+  // records in the page's second read, the drop reports and RunEnd (which no window holds) last.
   ProcessSummarizer::Setup setup;
   setup.path = path;
   setup.header = whole.header;
   setup.options =
       SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false};
   ProcessSummarizer summarizer(std::move(setup));
-  WindowLimits windows = limits;
-  windows.cut_every_records = std::min(windows.cut_every_records, kReportWindowRecords);
+  // The page's first pass rides on the findings' second read: each window as it is read (its
+  // NVTX ranges as the file has them, each once), then once its findings are in (indexed, with
+  // its stream model, its NVTX list holding the ranges open in it: MemoryAnalysis's).
+  bool exact = true;
+  WindowedFindings::Hooks hooks;
+  hooks.read = [&](const ProcessTrace& w, const WindowSpan& span) {
+    if (!exact) return;
+    const TraceRecords& r = w.records;
+    if (!r.unified_memory_counters.empty()) {
+      exact = false;  // the migrations chart needs the whole trace's counters
+      return;
+    }
+    summarizer.AddNvtx(r.nvtx_events, {});
+    // A range arriving after a cut it starts before: the timeline draws it in the window it
+    // starts in, in the second pass.
+    for (const NvtxEvent& e : r.nvtx_events) {
+      if (e.kind != NvtxKind::kMark && e.start_ns < span.from_ns) page.NoteLateNvtx(w, e);
+    }
+  };
+  hooks.analysed = [&](const WindowedFindings::Window& w) {
+    if (exact) page.FirstPass(w.index, &w.model);
+  };
+  auto ran = plan->Run([&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
+                       findings.Filter(), hooks);
+  if (!ran) return std::unexpected(ran.error());
+  if (!exact || !findings.LookedUp()) return std::nullopt;
+  // The findings' workers freed their windows into arenas of their own (ordered_pipeline.h):
+  // give that memory back before the page's second read allocates its own on this thread.
+  malloc_trim(0);
+  summarizer.AddNvtx({}, whole.records.nvtx_domains);
+  summarizer.EndNvtx(whole.strings);
+  page.EndFirstPass();
+  WindowLimits windows = plan->read_limits();
+  windows.call_stacks = false;  // (the same cuts)
   // Each read's windows indexed on worker threads (ordered_pipeline.h), added up in order here.
   struct Window {
     ProcessTrace trace;
     WindowSpan span;
-    bool indexed = true;  // second read: whether a view or a mark needs its index
+    bool indexed = true;  // whether a view or a mark needs its index
     std::unique_ptr<TraceIndex> index;
-    std::unique_ptr<StreamModel> model;  // first read, with memory records: MemoryAnalysis's
   };
   const auto take = [&](ProcessTrace& w, const WindowSpan& span) {
-    return std::make_unique<Window>(Window{.trace = std::move(w), .span = span});
+    return std::make_unique<Window>(
+        Window{.trace = std::move(w), .span = span, .indexed = true, .index = nullptr});
   };
   const auto give_back = [&](std::unique_ptr<Window>& w) { w.reset(); };
   const auto index = [](std::unique_ptr<Window>& w, PipelineTurn&) {
-    if (!w->indexed) return;
-    w->index = std::make_unique<TraceIndex>(w->trace);
-    if (!w->trace.records.memory_ops.empty()) w->model = std::make_unique<StreamModel>(*w->index);
+    if (w->indexed) w->index = std::make_unique<TraceIndex>(w->trace);
   };
-  bool exact = true;
-  std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
-  bool memory_seen = false;          // in earlier windows
-  std::expected<WindowedRead, std::string> first;
-  {
-    OrderedPipeline<std::unique_ptr<Window>> pipeline(AnalysisWorkers(), index,
-                                                      [&](std::unique_ptr<Window>& w) {
-                                                        page.FirstPass(*w->index, w->model.get());
-                                                        give_back(w);
-                                                      });
-    first = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
-      if (!exact) return;
-      TraceRecords& r = w.records;
-      if (!r.unified_memory_counters.empty()) {
-        exact = false;  // the migrations chart needs the whole trace's counters
-        return;
-      }
-      summarizer.AddNvtx(r.nvtx_events, {});
-      // A memory peak's enclosing NVTX ranges: those of earlier windows still open count too, as
-      // memory_in_windows.cc carries them (first in the window's list); a range arriving after
-      // a cut it starts before may enclose a peak of an earlier window. The timeline draws such
-      // a range in the window it starts in.
-      for (const NvtxEvent& e : r.nvtx_events) {
-        if (e.kind == NvtxKind::kMark || e.start_ns >= span.from_ns) continue;
-        if (memory_seen) {
-          exact = false;
-          return;
-        }
-        page.NoteLateNvtx(w, e);
-      }
-      r.nvtx_events.insert(r.nvtx_events.begin(), open_nvtx.begin(), open_nvtx.end());
-      open_nvtx.clear();
-      for (const NvtxEvent& e : r.nvtx_events) {
-        if (e.kind != NvtxKind::kMark && e.end_ns >= span.to_ns) open_nvtx.push_back(e);
-      }
-      memory_seen |= !r.memory_ops.empty();
-      pipeline.Submit(take(w, span));
-    });
-    if (first) pipeline.Drain();
-  }
-  if (!first) return std::unexpected(first.error());
-  if (!first->exact || !exact) return std::nullopt;
-  summarizer.AddNvtx({}, whole.records.nvtx_domains);
-  summarizer.EndNvtx(whole.strings);
-  page.EndFirstPass();
-  malloc_trim(0);  // the first read's windows, freed on the threads that indexed them
   std::expected<WindowedRead, std::string> again;
   {
     OrderedPipeline<std::unique_ptr<Window>> pipeline(
@@ -1020,7 +1067,9 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
     if (again) pipeline.Drain();
   }
   if (!again) return std::unexpected(again.error());
-  if (!again->exact || !page.MarksComplete()) return std::nullopt;
+  if (!again->exact || again->windows != plan->windows() || !page.MarksComplete()) {
+    return std::nullopt;
+  }
   TraceRecords tail;
   tail.drops = whole.records.drops;
   tail.run_end = whole.records.run_end;

@@ -288,10 +288,11 @@ void HtmlTimelineBuilder::AddNvtx(const ProcessTrace& window, size_t first, uint
     by_thread[e.thread_id].push_back(
         {e.start_ns, std::max(e.start_ns, e.end_ns), e.thread_id, NvtxRangeName(window, e)});
   }
-  for (auto it = std::lower_bound(late_nvtx_.begin(), late_nvtx_.end(), from_ns,
-                                  [](const NvtxRange& r, uint64_t t) { return r.start_ns < t; });
-       it != late_nvtx_.end() && it->start_ns < to_ns; ++it) {
-    by_thread[it->thread_id].push_back(*it);
+  // The late ranges that start in the window, and any that start before it and were not drawn
+  // (in a stretch between two windows: windows begin at their first record, not at the cut).
+  for (; late_drawn_ < late_nvtx_.size() && late_nvtx_[late_drawn_].start_ns < to_ns;
+       ++late_drawn_) {
+    by_thread[late_nvtx_[late_drawn_].thread_id].push_back(late_nvtx_[late_drawn_]);
   }
   for (auto& [tid, nvtx] : by_thread) {
     std::sort(nvtx.begin(), nvtx.end(), [](const NvtxRange& a, const NvtxRange& b) {

@@ -153,7 +153,8 @@ class HtmlTimelineBuilder {
   // from `first` on) in time order, window after window, each thread's nesting carried from one
   // to the next, so that no range is held. A range goes with the window of its start, but may
   // arrive in a later one when it is written at its end (an epoch's): the first read notes those
-  // (NoteLateNvtx) and AddNvtx draws each in the window it starts in, not the one it came in.
+  // (NoteLateNvtx) and AddNvtx draws each in the window it starts in, not the one it came in
+  // (or, when it starts between two windows, where no record starts, in the later one).
   void NoteLateNvtx(const ProcessTrace& window, const NvtxEvent& range);
   // The window's span: its ranges start in [from_ns, to_ns), but for late ones.
   void AddNvtx(const ProcessTrace& window, size_t first, uint64_t from_ns, uint64_t to_ns);
@@ -181,6 +182,7 @@ class HtmlTimelineBuilder {
   std::set<uint32_t> nvtx_threads_;
   std::map<uint32_t, NvtxThread> nvtx_;  // by thread
   std::vector<NvtxRange> late_nvtx_;     // by start
+  size_t late_drawn_ = 0;                // late_nvtx_[..late_drawn_) were drawn
 };
 
 }  // namespace libprof::analysis

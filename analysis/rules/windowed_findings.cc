@@ -67,9 +67,10 @@ PassPlaces Places() {
 // A window of the run read: analysed on a worker as far as it needs nothing of the windows
 // after it, then taken in window order by the passes that carry state across cuts.
 struct RunWindow {
-  explicit RunWindow(ProcessTrace&& w) : trace(std::move(w)) {}
+  RunWindow(ProcessTrace&& w, const WindowSpan& s) : trace(std::move(w)), span(s) {}
 
   ProcessTrace trace;
+  WindowSpan span;
   std::optional<TraceIndex> index;
   std::vector<StreamModel::EarlierEvent> earlier;  // the events of the windows before it
   std::optional<StreamModel> model;
@@ -212,7 +213,8 @@ std::expected<void, std::string> WindowedFindings::AddTo(FindingsDigest* digest)
 }
 
 std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
-                                                       const FindingFilter& wants_whole) const {
+                                                       const FindingFilter& wants_whole,
+                                                       const Hooks& hooks) const {
   if (!exact_) return std::unexpected("findings in windows: " + why_);
   if (!kept()) return {};  // the filters leave the process out
   const PassPlaces places = Places();
@@ -285,6 +287,9 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
         // HTML report wants every wait with its work; the digest a group's worst only).
         mostly_wanted.store(wanted_host * 2 > asked_host, std::memory_order_relaxed);
         const TraceIndex& index = *w->index;
+        if (hooks.analysed) {
+          hooks.analysed(Window{.trace = w->trace, .span = w->span, .index = index, .model = *w->model});
+        }
         gpu.Add(index, timeline.Add(index), timeline);
         tally.Add(index, bounds_);
         overlap.Add(index, *w->model);
@@ -297,6 +302,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   size_t windows = 0;
   auto read = ReadInWindows(path_, limits_, [&](ProcessTrace& w, const WindowSpan& span) {
     ++windows;
+    if (hooks.read) hooks.read(w, span);
     if (filter_) filter_->Apply(&w);
     w.origin_ns = whole_.origin_ns;
     // The window's ranges: those of earlier windows still open, its own but the late ones, and
@@ -316,7 +322,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
     for (const NvtxEvent& e : late_nvtx_) {
       if (e.start_ns < span.to_ns && e.end_ns >= span.from_ns) ranges.push_back(e);
     }
-    auto window = std::make_unique<RunWindow>(std::move(w));
+    auto window = std::make_unique<RunWindow>(std::move(w), span);
     if (!spare.empty()) {  // (the read empties them)
       w.records = std::move(spare.back());
       spare.pop_back();

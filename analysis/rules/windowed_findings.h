@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +39,8 @@
 #include "analysis/metrics/start_up.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/ordered_pipeline.h"
+#include "analysis/model/stream_deps.h"
+#include "analysis/model/trace_index.h"
 #include "analysis/model/trace_windows.h"
 #include "analysis/model/window_filter.h"
 #include "analysis/rules/findings.h"
@@ -74,10 +77,37 @@ class WindowedFindings {
   const ProcessTrace& whole() const { return whole_; }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
+  // What a caller may do with the second read's windows, so that its own figures ride on that
+  // read instead of reading the file again (the HTML report's whole-trace pass, diff's summary).
+  // Both run on the thread that called Run, in window order, one window at a time (none when
+  // the filters leave the process out: Run reads nothing then).
+  struct Window {
+    // The window as the rules took it: its NVTX list holds the ranges of earlier windows still
+    // open at its cut first, then its own, then the late ones (written when they end, after the
+    // cut they start before) that it overlaps; filtered with the plan's filters; `origin_ns`
+    // the whole recording's.
+    const ProcessTrace& trace;
+    const WindowSpan& span;
+    const TraceIndex& index;
+    const StreamModel& model;  // given the events and streams of the windows before it
+  };
+  struct Hooks {
+    // Each window as the read hands it on (its records as the file has them, each NVTX range
+    // once; before the filters), as soon as it is read.
+    std::function<void(const ProcessTrace&, const WindowSpan&)> read;
+    // Each window once its host findings went to the sink (and before the next window's did).
+    std::function<void(const Window&)> analysed;
+  };
+
   // The second read: every finding of the process to `sink`, with the seq StreamFindings
-  // gives it (whole where `wants_whole` says so, as StreamFindings). Only when exact().
+  // gives it (whole where `wants_whole` says so, as StreamFindings), and each window to
+  // `hooks`. Only when exact().
   std::expected<void, std::string> Run(const FindingSink& sink,
-                                       const FindingFilter& wants_whole = {}) const;
+                                       const FindingFilter& wants_whole = {},
+                                       const Hooks& hooks = {}) const;
+  // The limits both reads cut their windows with: another read with them (call stacks or not)
+  // cuts the same windows, each NVTX range arriving in the same one.
+  const WindowLimits& read_limits() const { return limits_; }
   // Run into `digest` as the next process's findings (BeginProcess, then each as found).
   std::expected<void, std::string> AddTo(FindingsDigest* digest) const;
 

@@ -81,6 +81,7 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
     b.WriteFlushed(path, flush_us, lag_us);
     WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
     if (seed % 2 == 0) limits.list_thread_records = 1;  // each list on a thread in the tries
+    if (seed % 3 == 0) limits.decoders = 3;  // chunks decoded on three threads
     for (const FindingsOptions& options : OptionSets()) {
       const Windowed w = WindowedFindingsOf(path, options, limits);
       EXPECT_TRUE(w.exact) << w.why;
@@ -108,6 +109,83 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
                       RuleId::kAllocChurn, RuleId::kNoOverlapDefaultStream}) {
     EXPECT_GT(rules[rule], 0u) << RuleName(rule);
   }
+}
+
+// Run's hooks (what the HTML report's first pass and diff's summary ride on): each window of
+// the read once, in order, first as read (each NVTX range once) and then with its index and
+// stream model once its host findings went to the sink; a host finding's call and the work it
+// blames lie in the window after which it was handed on (the report looks them up there), the
+// rest come after the last window and name no correlation id; the findings are unchanged.
+TEST(WindowedFindingsTest, HooksSeeEveryWindowOnceInOrderAfterItsFindings) {
+  TempDir dir;
+  size_t looked_up = 0, several = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    SCOPED_TRACE(seed);
+    const TraceBuilder b = FindingsLoop(seed, 20);
+    std::mt19937_64 rng(seed);
+    const double flush_us = 20 + static_cast<double>(rng() % 300);
+    const double lag_us = static_cast<double>(rng() % 300);
+    const std::string path = dir.Path("loop.pb");
+    b.WriteFlushed(path, flush_us, lag_us);
+    const WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
+    std::vector<std::string> warnings;
+    const auto loaded = LoadTraceFile(path, &warnings);
+    ASSERT_TRUE(loaded.has_value());
+    ASSERT_EQ(loaded->size(), 1u);
+    for (const FindingsOptions& options : OptionSets()) {
+      auto plan = WindowedFindings::Plan(path, options, limits);
+      ASSERT_TRUE(plan.has_value());
+      if (!plan->exact()) continue;
+      several += plan->windows() > 2;
+      std::vector<uint64_t> read_from, analysed_from;
+      size_t read_nvtx = 0;
+      std::vector<std::pair<uint64_t, std::string>> out;
+      std::vector<Finding> since;  // handed on since the last window analysed
+      WindowedFindings::Hooks hooks;
+      hooks.read = [&](const ProcessTrace& w, const WindowSpan& span) {
+        EXPECT_TRUE(read_from.empty() || span.from_ns > read_from.back());
+        EXPECT_LT(read_from.size(), analysed_from.size() + 2 + AnalysisWorkers());
+        read_from.push_back(span.from_ns);
+        read_nvtx += w.records.nvtx_events.size();
+      };
+      hooks.analysed = [&](const WindowedFindings::Window& w) {
+        EXPECT_EQ(&w.index.records(), &w.trace.records);
+        analysed_from.push_back(w.span.from_ns);
+        ASSERT_LE(analysed_from.size(), read_from.size());
+        EXPECT_EQ(w.span.from_ns, read_from[analysed_from.size() - 1]);
+        for (const Finding& f : since) {
+          if (f.correlation_id != 0) {
+            EXPECT_GE(w.index.LaunchingCall(f.correlation_id), 0) << Describe(0, f);
+            ++looked_up;
+          }
+          for (const Blamed& x : f.blamed) {
+            EXPECT_FALSE(w.index.OpsOf(x.correlation_id).empty()) << Describe(0, f);
+          }
+        }
+        since.clear();
+      };
+      auto ran = plan->Run(
+          [&](Finding&& f, uint64_t seq) {
+            since.push_back(f);
+            out.push_back({seq, Describe(seq, f)});
+          },
+          {}, hooks);
+      ASSERT_TRUE(ran.has_value()) << ran.error();
+      EXPECT_EQ(read_from.size(), plan->windows());
+      EXPECT_EQ(analysed_from, read_from);
+      EXPECT_EQ(read_nvtx, loaded->front().records.nvtx_events.size());
+      for (const Finding& f : since) {  // after the last window: the process's other passes
+        EXPECT_EQ(f.correlation_id, 0u) << Describe(0, f);
+        EXPECT_TRUE(f.blamed.empty()) << Describe(0, f);
+      }
+      std::sort(out.begin(), out.end());
+      std::vector<std::string> lines;
+      for (auto& [seq, line] : out) lines.push_back(std::move(line));
+      EXPECT_TRUE(SameLines(lines, WholeFindings(path, options)));
+    }
+  }
+  EXPECT_GT(several, 8u);
+  EXPECT_GT(looked_up, 100u);
 }
 
 TEST(WindowedFindingsTest, TheReportsOfTheWindowsAreTheWholeTraces) {
