@@ -1,6 +1,7 @@
 #include "analysis/model/trace_windows.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -9,13 +10,13 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
 
 #include "analysis/model/api_names.h"
 #include "analysis/model/device_ops.h"
-#include "analysis/model/nearly_sorted.h"
 #include "analysis/model/quiescent_point.h"
 #include "proto/chunk_prefetcher.h"
 #include "proto/trace_reader.h"
@@ -367,49 +368,100 @@ class Windower {
 
   // Spans from each waiting pageable copy's call to the end of the next call of its thread that
   // issued work (worked_, by Last's position) or synchronises (to the end of time while that
-  // call has not arrived). The calls are looked at in their compact copies (Note).
+  // call has not arrived): the first such call by start (arrival order on ties) that starts at
+  // or after the copy's call ends, other than that call. The calls are looked at in their
+  // compact copies (Note), and only those that could still end a pair are looked at closely:
+  // none starting after the two best that end the copy ending last on each thread.
   void AddPageablePairs(uint64_t limit) {
     const std::vector<ApiCall>& waiting = pending_.api_calls;
     const std::vector<uint64_t>& starts = keys_[kCallSlot];
-    std::vector<uint32_t> copy_calls;
+    std::vector<uint32_t> copy_calls;  // in the copies' order
     for (const Memcpy& m : pending_.memcpys) {
       if (!IsPageableCopy(m)) continue;
       const int64_t call = calls_.Last(m.correlation_id);
       if (call >= 0 && starts[call] < limit) copy_calls.push_back(static_cast<uint32_t>(call));
     }
     if (copy_calls.empty()) return;
-    std::vector<uint32_t> threads;  // of the copies (a few)
-    for (uint32_t call : copy_calls) threads.push_back(waiting[call].thread_id);
-    std::sort(threads.begin(), threads.end());
-    threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
-    // The calls of those threads that end a pair, from the first copy's end on, by start
-    // (arrival order on ties; they arrive almost in order).
+    // The copies' calls by thread, then end (a few). A call that ends the copies sorted at
+    // [first, k) of its thread's (those ending by its start) is offered to slot k - 1 of best,
+    // which keeps the two first of each slot; a copy's pair ends at the first of its slot and
+    // those after it that is not its own call.
+    struct Copy {
+      uint32_t thread;
+      uint64_t end;
+      uint32_t call;
+      bool operator<(const Copy& o) const {
+        return std::tie(thread, end, call) < std::tie(o.thread, o.end, o.call);
+      }
+    };
+    std::vector<Copy> copies;
+    for (const uint32_t call : copy_calls) {
+      copies.push_back({waiting[call].thread_id, waiting[call].end_ns, call});
+    }
+    std::sort(copies.begin(), copies.end());
+    struct Group {  // one thread's copies: [first, last) of copies
+      uint32_t thread;
+      size_t first, last;
+    };
+    std::vector<Group> groups;
     uint64_t first_end = UINT64_MAX;
-    for (uint32_t call : copy_calls) first_end = std::min(first_end, waiting[call].end_ns);
-    std::vector<std::pair<uint64_t, uint32_t>>& enders = enders_;
-    enders.clear();
+    for (size_t k = 0; k < copies.size(); ++k) {
+      first_end = std::min(first_end, copies[k].end);
+      if (groups.empty() || groups.back().thread != copies[k].thread) {
+        groups.push_back({copies[k].thread, k, k});
+      }
+      groups.back().last = k + 1;
+    }
+    using Ender = std::pair<uint64_t, uint32_t>;  // start, place: the order calls end pairs in
+    constexpr Ender kNone{UINT64_MAX, UINT32_MAX};
+    std::vector<std::array<Ender, 2>> best(copies.size(), {kNone, kNone});
+    auto offer = [](std::array<Ender, 2>& two, const Ender& e) {
+      if (e < two[0]) {
+        two[1] = two[0];
+        two[0] = e;
+      } else if (e < two[1]) {
+        two[1] = e;
+      }
+    };
+    // A call starting after this ends no pair first: the second of the last slot of each thread
+    // (every copy's slots include it), the latest over the threads.
+    uint64_t bound = UINT64_MAX;
     const bool unique = !calls_.repeated_ids();  // (then a call is the last of its id)
     for (uint32_t i = 0; i < waiting.size(); ++i) {
-      if (starts[i] < first_end) continue;
-      if (!std::binary_search(threads.begin(), threads.end(), call_threads_[i])) continue;
+      const uint64_t start = starts[i];
+      if (start < first_end || start > bound) continue;
+      const uint32_t thread = call_threads_[i];
+      const auto group =
+          std::lower_bound(groups.begin(), groups.end(), thread,
+                           [](const Group& g, uint32_t t) { return g.thread < t; });
+      if (group == groups.end() || group->thread != thread) continue;
       const int64_t last = !unique ? calls_.Last(call_ids_[i]) : call_ids_[i] != 0 ? i : -1;
-      if ((last >= 0 && worked_[last] != 0) || Synchronises(call_names_[i])) {
-        enders.push_back({starts[i], i});
+      if (!((last >= 0 && worked_[last] != 0) || Synchronises(call_names_[i]))) continue;
+      const size_t k = std::upper_bound(copies.begin() + group->first,
+                                        copies.begin() + group->last, start,
+                                        [](uint64_t s, const Copy& c) { return s < c.end; }) -
+                       copies.begin();
+      if (k == group->first) continue;
+      offer(best[k - 1], {start, i});
+      if (k == group->last) {
+        bound = 0;
+        for (const Group& g : groups) bound = std::max(bound, best[g.last - 1][1].first);
       }
     }
-    StableSortNearlySorted(enders.begin(), enders.end(),
-                           [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (uint32_t call : copy_calls) {
-      const ApiCall& copy_call = waiting[call];
-      auto it = std::lower_bound(enders.begin(), enders.end(),
-                                 std::pair<uint64_t, uint32_t>{copy_call.end_ns, 0});
-      uint64_t end = UINT64_MAX;
-      for (; it != enders.end(); ++it) {
-        if (call_threads_[it->second] != copy_call.thread_id || it->second == call) continue;
-        end = waiting[it->second].end_ns;
-        break;
+    for (const Group& g : groups) {
+      for (size_t k = g.last - 1; k > g.first; --k) {
+        for (const Ender& e : best[k]) offer(best[k - 1], e);
       }
-      spans_.push_back({copy_call.start_ns, end});
+    }
+    for (const uint32_t call : copy_calls) {
+      const ApiCall& copy_call = waiting[call];
+      const size_t k =
+          std::lower_bound(copies.begin(), copies.end(),
+                           Copy{copy_call.thread_id, copy_call.end_ns, call}) -
+          copies.begin();  // (equal copies share their slot's answer: the first holds it)
+      const Ender& next = best[k][0].second != call ? best[k][0] : best[k][1];
+      spans_.push_back({copy_call.start_ns,
+                        next.second == UINT32_MAX ? UINT64_MAX : waiting[next.second].end_ns});
     }
   }
 
@@ -641,7 +693,6 @@ class Windower {
   std::vector<uint8_t> worked_;
   std::vector<Span> spans_;  // KeysAndSpans', kept for its room
   std::vector<std::vector<Span>> list_spans_ = std::vector<std::vector<Span>>(timed_lists_);
-  std::vector<std::pair<uint64_t, uint32_t>> enders_;  // AddPageablePairs', likewise
   std::vector<int8_t> synchronises_;  // by API name id: 1, 0, or -1 not known yet
   size_t pending_records_ = 0;
   size_t next_try_ = limits_.cut_every_records;
