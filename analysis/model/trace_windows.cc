@@ -173,48 +173,64 @@ class Windower {
            const std::function<void(ProcessTrace&, const WindowSpan&)>& window)
       : limits_(limits), reader_(reader), out_(*out), window_(window) {}
 
-  // Takes one chunk: checks its records against what was handed on, keeps them with their keys
-  // (Note). False once the read is inexact.
+  // Takes one chunk: checks its records against what was handed on and keeps them, each list
+  // on its own (the large ones on threads of their own, ForEachTimedList: a chunk holds about a
+  // window's records); the calls enter calls_ (NoteCalls). False once the read is inexact.
   bool Add(TraceRecords& chunk) {
     ++out_.whole.chunks;
     if (chunk.run_end) out_.whole.records.run_end = chunk.run_end;
-    size_t slot = 0;
-    ForEachList(chunk, [&]<typename T>(std::vector<T>& list) {
-      if constexpr (kIsTimed<T>) {
-        const size_t list_slot = slot++;
-        if (!out_.exact) return;
-        // Checked (and the recording's span widened, as CoverRecords does), then moved in one go.
-        for (const T& r : list) {
-          if constexpr (kHasCorrelation<T>) {
-            if (r.correlation_id != 0 && r.correlation_id <= handed_on_corr_) {
-              return Inexact("a record arrived whose correlation id was already handed on");
-            }
-          }
-          if constexpr (kHasTime<T>) {
-            if (!Untimed(r)) {
-              if constexpr (kHoldsCuts<T>) {
-                if (StartNs(r) < last_cut_) {
-                  return Inexact("a record arrived that starts before the last cut");
-                }
-              }
-              newest_ = std::max(newest_, EndNs(r));
-              Cover(StartNs(r), EndNs(r), &lo_, &hi_);
-            }
+    struct Arrival {  // a list's
+      const char* inexact = nullptr;  // the first record's that makes the read inexact
+      uint64_t newest = 0, lo = UINT64_MAX, hi = 0;
+    };
+    std::vector<Arrival> arrivals(timed_lists_);
+    ForEachTimedList(chunk, [&]<typename T>(std::vector<T>& list, size_t slot) {
+      Arrival& a = arrivals[slot];
+      // Checked (and the recording's span widened, as CoverRecords does), then moved in one go.
+      for (const T& r : list) {
+        if constexpr (kHasCorrelation<T>) {
+          if (r.correlation_id != 0 && r.correlation_id <= handed_on_corr_) {
+            a.inexact = "a record arrived whose correlation id was already handed on";
+            return;
           }
         }
-        std::vector<T>& pending = ListOf<T>(pending_);
-        const size_t first = pending.size();
-        AppendRange(&pending, list.begin(), list.end());
+        if constexpr (kHasTime<T>) {
+          if (!Untimed(r)) {
+            if constexpr (kHoldsCuts<T>) {
+              if (StartNs(r) < last_cut_) {
+                a.inexact = "a record arrived that starts before the last cut";
+                return;
+              }
+            }
+            a.newest = std::max(a.newest, EndNs(r));
+            Cover(StartNs(r), EndNs(r), &a.lo, &a.hi);
+          }
+        }
+      }
+      std::vector<T>& pending = ListOf<T>(pending_);
+      const size_t first = pending.size();
+      AppendRange(&pending, list.begin(), list.end());
+      if constexpr (std::is_same_v<T, ApiCall>) NoteCalls(first);
+    });
+    for (const Arrival& a : arrivals) {  // (in list order: the first list's reason, as one pass)
+      if (a.inexact != nullptr) {
+        Inexact(a.inexact);
+        return false;
+      }
+      newest_ = std::max(newest_, a.newest);
+      lo_ = std::min(lo_, a.lo);
+      hi_ = std::max(hi_, a.hi);
+    }
+    ForEachList(chunk, [&]<typename T>(std::vector<T>& list) {
+      if constexpr (kIsTimed<T>) {
         pending_records_ += list.size();
-        Note(pending, list_slot, first);
       } else {
-        if (!out_.exact) return;
         std::vector<T>& whole = ListOf<T>(out_.whole.records);
         whole.insert(whole.end(), std::make_move_iterator(list.begin()),
                      std::make_move_iterator(list.end()));
       }
     });
-    if (out_.exact && pending_records_ >= next_try_) TryCut();
+    if (pending_records_ >= next_try_) TryCut();
     return out_.exact;
   }
 
@@ -256,29 +272,21 @@ class Windower {
   static constexpr bool kKeyFollowsCall =
       kHasCorrelation<T> && ((kIsDeviceOp<T> && kHasTime<T>) || !kHasTime<T>);
 
-  // The keys of `list`'s records from `first` on (keys_), found as they arrive, while their
-  // records are at hand. A calls' list also gives each call's place to calls_ and its compact
-  // copies (call_ids_, and for the pageable pairs its thread and name).
-  template <typename T>
-  void Note(const std::vector<T>& list, size_t slot, size_t first) {
-    std::vector<uint64_t>& keys = keys_[slot];
-    keys.resize(list.size());
-    if constexpr (std::is_same_v<T, ApiCall>) {
-      for (size_t i = first; i < list.size(); ++i) {
-        const ApiCall& c = list[i];
-        keys[i] = c.start_ns;  // (an untimed call's start is 0, its key)
-        call_ids_.push_back(c.correlation_id);
-        calls_.Arrived(c.correlation_id, c.start_ns, static_cast<uint32_t>(i));
-        if (limits_.hold_pageable_pairs) {
-          call_threads_.push_back(c.thread_id);
-          call_names_.push_back(c.name_id);
-          worked_.push_back(0);
-        }
-      }
-    } else {
-      std::vector<uint32_t>& open = open_[slot];
-      for (size_t i = first; i < list.size(); ++i) {
-        if (FindKey(list[i], &keys[i])) open.push_back(static_cast<uint32_t>(i));
+  // The calls from `first` on in pending_ enter calls_, with their keys (their starts) and
+  // compact copies (call_ids_, and for the pageable pairs their threads and names), read once
+  // as they arrive.
+  void NoteCalls(size_t first) {
+    const std::vector<ApiCall>& calls = pending_.api_calls;
+    std::vector<uint64_t>& keys = keys_[kCallSlot];
+    for (size_t i = first; i < calls.size(); ++i) {
+      const ApiCall& c = calls[i];
+      keys.push_back(c.start_ns);  // (an untimed call's start is 0, its key)
+      call_ids_.push_back(c.correlation_id);
+      calls_.Arrived(c.correlation_id, c.start_ns, static_cast<uint32_t>(i));
+      if (limits_.hold_pageable_pairs) {
+        call_threads_.push_back(c.thread_id);
+        call_names_.push_back(c.name_id);
+        worked_.push_back(0);
       }
     }
   }
@@ -323,34 +331,38 @@ class Windower {
     return waits_for_call;
   }
 
-  // The keys that a call arriving since may have changed, and the spans of the waiting records
-  // that hold cuts and go before `limit` (spans_): a span runs from its record's key to its end.
-  // A key goes before a cut at q when it is below q. A key found as its record arrived (Note)
-  // stays its key but where its call had not arrived (open_: found again until it has) or where
-  // a call arrived while one with its id waited (then every key that follows a call is found
-  // again, and the marks in worked_ with it). A call leaves no earlier than the work it issued,
-  // whose key is at most its own; one that left before its work makes the read inexact. So a
-  // try reads the waiting records' keys, not their records, but for their spans. The lists are
-  // looked at on threads of their own (ForEachTimedList).
+  // The keys of the records that arrived since the last try and of those a call arriving since
+  // may have changed, and the spans of the waiting records that hold cuts and go before `limit`
+  // (spans_): a span runs from its record's key to its end. A key goes before a cut at q when it
+  // is below q. A key found by a try stays its key but where its call had not arrived (open_:
+  // found again until it has) or where a call arrived while one with its id waited (then every
+  // key that follows a call is found again, and the marks in worked_ with it). A call leaves no
+  // earlier than the work it issued, whose key is at most its own; one that left before its
+  // work makes the read inexact. So each record is looked up once, and the horizon's records,
+  // which wait through about three tries, have their keys read, not their records, but for
+  // their spans. The lists are looked at on threads of their own (ForEachTimedList).
   void KeysAndSpans(uint64_t limit) {
     const bool again = calls_.repeated_ids();
     if (again) std::fill(worked_.begin(), worked_.end(), 0);
     ForEachTimedList([&]<typename T>(const std::vector<T>& list, size_t slot) {
       std::vector<uint64_t>& keys = keys_[slot];
-      if constexpr (kKeyFollowsCall<T>) {
+      if constexpr (!std::is_same_v<T, ApiCall>) {  // (the calls' keys are their starts)
         std::vector<uint32_t>& open = open_[slot];
-        if (again) {
+        size_t from = keyed_[slot];
+        if (kKeyFollowsCall<T> && again) {
+          from = 0;
           open.clear();
-          for (size_t i = 0; i < list.size(); ++i) {
-            if (FindKey(list[i], &keys[i])) open.push_back(static_cast<uint32_t>(i));
-          }
-        } else {
-          size_t still_open = 0;
-          for (const uint32_t i : open) {
-            if (FindKey(list[i], &keys[i])) open[still_open++] = i;
-          }
-          open.resize(still_open);
         }
+        size_t still_open = 0;
+        for (const uint32_t i : open) {
+          if (FindKey(list[i], &keys[i])) open[still_open++] = i;
+        }
+        open.resize(still_open);
+        keys.resize(list.size());
+        for (size_t i = from; i < list.size(); ++i) {
+          if (FindKey(list[i], &keys[i])) open.push_back(static_cast<uint32_t>(i));
+        }
+        keyed_[slot] = list.size();
       }
       std::vector<Span>& spans = list_spans_[slot];
       spans.clear();
@@ -370,7 +382,7 @@ class Windower {
   // issued work (worked_, by Last's position) or synchronises (to the end of time while that
   // call has not arrived): the first such call by start (arrival order on ties) that starts at
   // or after the copy's call ends, other than that call. The calls are looked at in their
-  // compact copies (Note), and only those that could still end a pair are looked at closely:
+  // compact copies (NoteCalls), and only those that could still end a pair are looked at closely:
   // none starting after the two best that end the copy ending last on each thread.
   void AddPageablePairs(uint64_t limit) {
     const std::vector<ApiCall>& waiting = pending_.api_calls;
@@ -480,13 +492,18 @@ class Windower {
 
   // Calls fn(list, slot) for each timed list of pending_: `slot` numbers the timed lists. The
   // large lists (API calls and kernels, most of a trace; WindowLimits::list_thread_records)
-  // each on a thread of their own: a try's passes over the waiting records are most of the
-  // cutting thread's work, and it is on every windowed read's critical path.
+  // each on a thread of their own: a chunk's arrival and a try's passes are the cutting
+  // thread's work, and it is on every windowed read's critical path.
   template <typename F>
   void ForEachTimedList(F&& fn) {
+    ForEachTimedList(pending_, fn);
+  }
+  // The same over `records`' lists.
+  template <typename F>
+  void ForEachTimedList(TraceRecords& records, F&& fn) {
     std::vector<std::future<void>> running;  // (each waits in its destructor if get() throws)
     size_t slot = 0;
-    ForEachList(pending_, [&]<typename T>(std::vector<T>& list) {
+    ForEachList(records, [&]<typename T>(std::vector<T>& list) {
       if constexpr (kIsTimed<T>) {
         if (list.size() >= limits_.list_thread_records) {
           running.push_back(std::async(std::launch::async, [&fn, &list, slot] { fn(list, slot); }));
@@ -618,6 +635,7 @@ class Windower {
         }
       }
       open.resize(open_kept);
+      keyed_[slot] = w;
       list_kept[slot] = w;
     });
     calls_.Trim();
@@ -681,11 +699,13 @@ class Windower {
   const size_t timed_lists_ = CountTimedLists();  // slots of the per-list buffers
   std::vector<TraceRecords> spare_;  // lists handed back by the caller, emptied
   WaitingCalls calls_;
-  // By timed list (slot): each waiting record's key, in list order (Note's, KeysAndSpans'), and
-  // the records whose key waits for their call (by place).
+  // By timed list (slot): each waiting record's key, in list order (NoteCalls', KeysAndSpans'),
+  // how many of the list's first records have theirs, and the records whose key waits for
+  // their call (by place).
   std::vector<std::vector<uint64_t>> keys_ = std::vector<std::vector<uint64_t>>(timed_lists_);
+  std::vector<size_t> keyed_ = std::vector<size_t>(timed_lists_, 0);
   std::vector<std::vector<uint32_t>> open_ = std::vector<std::vector<uint32_t>>(timed_lists_);
-  // By waiting call, in list order (Note's): its correlation id; and with hold_pageable_pairs
+  // By waiting call, in list order (NoteCalls'): its correlation id; and with hold_pageable_pairs
   // its thread, its name, and whether its id issued device work (FindKey's, through atomic_ref
   // on KeysAndSpans' threads).
   std::vector<uint64_t> call_ids_;
