@@ -39,6 +39,12 @@ void AppendRange(std::vector<T>* to, It first, It last) {
   }
 }
 
+// Room in *v for `more` elements, grown as push_back grows it (twice the size).
+template <typename T>
+void MakeRoom(std::vector<T>* v, size_t more) {
+  if (v->size() + more > v->capacity()) v->reserve(std::max(v->size() + more, 2 * v->size()));
+}
+
 template <typename T>
 bool Untimed(const T& r) {
   if constexpr (kHasTime<T>) {
@@ -50,56 +56,60 @@ bool Untimed(const T& r) {
 
 // The waiting API calls by correlation id, kept from chunk to chunk (a try used to build a table
 // over every waiting call): the last to arrive, by its place in the waiting list (the call a
-// copy pairs with), and the earliest start of the calls with its id (a device operation's span
-// starts there). Ids are dense (CUPTI numbers calls as they start) and those handed on leave
-// from the front: a table by id from the smallest that waits (its front dropped once it is
-// half the table); a hash map once they turn sparse.
+// copy pairs with, and whose start is the earliest of its id's where only one waits), and where
+// several calls share an id, the earliest start (a device operation's span starts there). Ids
+// are dense (CUPTI numbers calls as they start) and those handed on leave from the front: a
+// table by id from the smallest that waits (its front dropped once it is half the table); a
+// hash map once they turn sparse.
 class WaitingCalls {
  public:
-  struct Call {
-    uint64_t earliest = 0;  // start
-    uint32_t last = kNone;  // place
-  };
   // Whether a call arrived while one with its id waited (then a later call can lower a key
   // already found: the tries find every key again).
   bool repeated_ids() const { return repeated_ids_; }
-  // The waiting calls with `id`, or none.
-  const Call* Find(uint64_t id) const { return const_cast<WaitingCalls*>(this)->Lookup(id); }
   // The waiting call with `id` that arrived last (its place in the waiting list); -1 if none.
   int64_t Last(uint64_t id) const {
-    const Call* c = Find(id);
-    return c == nullptr ? -1 : int64_t{c->last};
+    const uint32_t* last = const_cast<WaitingCalls*>(this)->Lookup(id);
+    return last == nullptr ? -1 : int64_t{*last};
+  }
+  // The earliest start of the waiting calls with `id`, whose Last is `last`; `starts`: the
+  // waiting calls', by place.
+  uint64_t EarliestStart(uint64_t id, int64_t last, const std::vector<uint64_t>& starts) const {
+    if (repeated_ids_) {
+      if (auto it = earliest_.find(id); it != earliest_.end()) return it->second;
+    }
+    return starts[last];
   }
 
-  // A call arrived, at `place` in the waiting list.
-  void Arrived(uint64_t id, uint64_t start, uint32_t place) {
+  // A call arrived, at `place` in the waiting list (`starts`, the waiting calls').
+  void Arrived(uint64_t id, uint32_t place, const std::vector<uint64_t>& starts) {
     if (id == 0) return;
-    Call& c = Slot(id);
-    if (c.last != kNone) {
+    uint32_t& last = Slot(id);
+    if (last != kNone) {
       repeated_ids_ = true;
-      c.earliest = std::min(c.earliest, start);
+      auto [it, added] = earliest_.try_emplace(id, starts[last]);
+      it->second = std::min(it->second, starts[place]);
     } else {
-      c.earliest = start;
       ++waiting_;
     }
-    c.last = place;
+    last = place;
   }
   // The call at `from` moved to `to` in the waiting list.
   void Moved(uint64_t id, uint32_t from, uint32_t to) {
-    Call* c = Lookup(id);
-    if (c != nullptr && c->last == from) c->last = to;
+    uint32_t* last = Lookup(id);
+    if (last != nullptr && *last == from) *last = to;
   }
   // The call at `place` left (into a window).
   void Left(uint64_t id, uint32_t place) {
-    Call* c = Lookup(id);
-    if (c == nullptr || c->last != place) return;  // (a later call with its id still waits)
-    c->last = kNone;
+    uint32_t* last = Lookup(id);
+    if (last == nullptr || *last != place) return;  // (a later call with its id still waits)
+    *last = kNone;
     --waiting_;
     if (sparse_mode_) sparse_.erase(id);
+    if (repeated_ids_) earliest_.erase(id);
   }
   // Drops the ids before the first that waits (after the calls of a split left).
   void Trim() {
-    while (front_ < dense_.size() && dense_[front_].last == kNone) ++front_;
+    while (front_ < dense_.size() && dense_[front_] == kNone) ++front_;
     if (front_ == dense_.size()) {
       dense_.clear();
       front_ = 0;
@@ -113,18 +123,19 @@ class WaitingCalls {
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
 
-  Call* Lookup(uint64_t id) {
+  // The place of the last waiting call with `id`, or null.
+  uint32_t* Lookup(uint64_t id) {
     if (id == 0) return nullptr;
     if (sparse_mode_) {
       auto it = sparse_.find(id);
       return it == sparse_.end() ? nullptr : &it->second;
     }
     if (id < base_ || id - base_ >= dense_.size()) return nullptr;
-    Call& c = dense_[id - base_];
-    return c.last == kNone ? nullptr : &c;
+    uint32_t& last = dense_[id - base_];
+    return last == kNone ? nullptr : &last;
   }
-  // The entry of `id`, made room for.
-  Call& Slot(uint64_t id) {
+  // The place of `id`, made room for.
+  uint32_t& Slot(uint64_t id) {
     if (!sparse_mode_) {
       if (dense_.empty()) base_ = id;
       // Room for ids this far apart costs more than a hash map: 4 slots a waiting call.
@@ -132,29 +143,30 @@ class WaitingCalls {
       const uint64_t hi = std::max(base_ + dense_.size(), id + 1);
       if (hi - lo <= 4 * (uint64_t{waiting_} + 1) + 65536) {
         if (id < base_) {
-          dense_.insert(dense_.begin(), base_ - id, Call{});
+          dense_.insert(dense_.begin(), base_ - id, kNone);
           front_ = 0;
           base_ = id;
         } else if (id - base_ >= dense_.size()) {
-          dense_.resize(id - base_ + 1);
+          dense_.resize(id - base_ + 1, kNone);
         }
         return dense_[id - base_];
       }
       sparse_mode_ = true;  // (for good: the ids of this trace are sparse)
       for (size_t i = 0; i < dense_.size(); ++i) {
-        if (dense_[i].last != kNone) sparse_.emplace(base_ + i, dense_[i]);
+        if (dense_[i] != kNone) sparse_.emplace(base_ + i, dense_[i]);
       }
-      dense_.clear();
+      dense_ = std::vector<uint32_t>();
       front_ = 0;
     }
-    return sparse_[id];
+    return sparse_.try_emplace(id, kNone).first->second;
   }
 
-  std::vector<Call> dense_;  // by id from base_; those before front_ all left
+  std::vector<uint32_t> dense_;  // places by id from base_; those before front_ all left
   uint64_t base_ = 0;
   size_t front_ = 0;
   bool sparse_mode_ = false;
-  std::unordered_map<uint64_t, Call> sparse_;
+  std::unordered_map<uint64_t, uint32_t> sparse_;
+  std::unordered_map<uint64_t, uint64_t> earliest_;  // of the ids several waiting calls share
   size_t waiting_ = 0;  // calls with an entry
   bool repeated_ids_ = false;
 };
@@ -184,6 +196,19 @@ class Windower {
       uint64_t newest = 0, lo = UINT64_MAX, hi = 0;
     };
     std::vector<Arrival> arrivals(timed_lists_);
+    // Room for the chunk made here (the waiting lists and their keys): lists grown on the
+    // threads would come from another malloc arena (LimitMallocArenas), whose free room adds to
+    // the main one's (5-10 MB at the 10M synthetic trace).
+    size_t room_slot = 0;
+    ForEachList(chunk, [&]<typename T>(std::vector<T>& list) {
+      if constexpr (kIsTimed<T>) {
+        MakeRoom(&ListOf<T>(pending_), list.size());
+        MakeRoom(&keys_[room_slot++], list.size());
+        if constexpr (std::is_same_v<T, ApiCall>) {
+          if (limits_.hold_pageable_pairs) MakeRoom(&worked_, list.size());
+        }
+      }
+    });
     ForEachTimedList(chunk, [&]<typename T>(std::vector<T>& list, size_t slot) {
       Arrival& a = arrivals[slot];
       // Checked (and the recording's span widened, as CoverRecords does), then moved in one go.
@@ -272,23 +297,16 @@ class Windower {
   static constexpr bool kKeyFollowsCall =
       kHasCorrelation<T> && ((kIsDeviceOp<T> && kHasTime<T>) || !kHasTime<T>);
 
-  // The calls from `first` on in pending_ enter calls_, with their keys (their starts) and
-  // compact copies (call_ids_, and for the pageable pairs their threads and names), read once
-  // as they arrive.
+  // The calls from `first` on in pending_ enter calls_, with their keys (their starts), read
+  // once as they arrive.
   void NoteCalls(size_t first) {
     const std::vector<ApiCall>& calls = pending_.api_calls;
-    std::vector<uint64_t>& keys = keys_[kCallSlot];
+    std::vector<uint64_t>& starts = keys_[kCallSlot];
     for (size_t i = first; i < calls.size(); ++i) {
-      const ApiCall& c = calls[i];
-      keys.push_back(c.start_ns);  // (an untimed call's start is 0, its key)
-      call_ids_.push_back(c.correlation_id);
-      calls_.Arrived(c.correlation_id, c.start_ns, static_cast<uint32_t>(i));
-      if (limits_.hold_pageable_pairs) {
-        call_threads_.push_back(c.thread_id);
-        call_names_.push_back(c.name_id);
-        worked_.push_back(0);
-      }
+      starts.push_back(calls[i].start_ns);  // (an untimed call's start is 0, its key)
+      calls_.Arrived(calls[i].correlation_id, static_cast<uint32_t>(i), starts);
     }
+    if (limits_.hold_pageable_pairs) worked_.resize(calls.size(), 0);
   }
 
   // Finds `r`'s key: a timed record's is its span's start, and a device operation's is the
@@ -301,10 +319,8 @@ class Windower {
     uint64_t key = 0;
     bool waits_for_call = false;
     [[maybe_unused]] int64_t call = -1;  // a device operation's, looked up once
-    [[maybe_unused]] const WaitingCalls::Call* calls = nullptr;
     if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-      calls = calls_.Find(r.correlation_id);
-      call = calls == nullptr ? -1 : int64_t{calls->last};
+      call = calls_.Last(r.correlation_id);
       if (call >= 0) {
         if (limits_.hold_pageable_pairs) {
           std::atomic_ref(worked_[call]).store(1, std::memory_order_relaxed);
@@ -317,12 +333,14 @@ class Windower {
       if (!Untimed(r)) {
         key = StartNs(r);
         if constexpr (kIsDeviceOp<T> && kHasCorrelation<T>) {
-          if (call >= 0) key = std::min(key, calls->earliest);
+          if (call >= 0) {
+            key = std::min(key, calls_.EarliestStart(r.correlation_id, call, keys_[kCallSlot]));
+          }
         }
       }
     } else if constexpr (kHasCorrelation<T>) {
-      if (const WaitingCalls::Call* c = calls_.Find(r.correlation_id)) {
-        key = c->earliest;
+      if (const int64_t last = calls_.Last(r.correlation_id); last >= 0) {
+        key = calls_.EarliestStart(r.correlation_id, last, keys_[kCallSlot]);
       } else {
         waits_for_call = r.correlation_id != 0;
       }
@@ -381,9 +399,9 @@ class Windower {
   // Spans from each waiting pageable copy's call to the end of the next call of its thread that
   // issued work (worked_, by Last's position) or synchronises (to the end of time while that
   // call has not arrived): the first such call by start (arrival order on ties) that starts at
-  // or after the copy's call ends, other than that call. The calls are looked at in their
-  // compact copies (NoteCalls), and only those that could still end a pair are looked at closely:
-  // none starting after the two best that end the copy ending last on each thread.
+  // or after the copy's call ends, other than that call. The calls' starts are their keys; only
+  // the calls that could still end a pair are looked at closely: none starting after the two
+  // first that end the copy ending last on each thread.
   void AddPageablePairs(uint64_t limit) {
     const std::vector<ApiCall>& waiting = pending_.api_calls;
     const std::vector<uint64_t>& starts = keys_[kCallSlot];
@@ -442,13 +460,14 @@ class Windower {
     for (uint32_t i = 0; i < waiting.size(); ++i) {
       const uint64_t start = starts[i];
       if (start < first_end || start > bound) continue;
-      const uint32_t thread = call_threads_[i];
+      const ApiCall& c = waiting[i];
+      const uint32_t thread = c.thread_id;
       const auto group =
           std::lower_bound(groups.begin(), groups.end(), thread,
                            [](const Group& g, uint32_t t) { return g.thread < t; });
       if (group == groups.end() || group->thread != thread) continue;
-      const int64_t last = !unique ? calls_.Last(call_ids_[i]) : call_ids_[i] != 0 ? i : -1;
-      if (!((last >= 0 && worked_[last] != 0) || Synchronises(call_names_[i]))) continue;
+      const int64_t last = !unique ? calls_.Last(c.correlation_id) : c.correlation_id != 0 ? i : -1;
+      if (!((last >= 0 && worked_[last] != 0) || Synchronises(c.name_id))) continue;
       const size_t k = std::upper_bound(copies.begin() + group->first,
                                         copies.begin() + group->last, start,
                                         [](uint64_t s, const Copy& c) { return s < c.end; }) -
@@ -547,8 +566,8 @@ class Windower {
 
   // Hands on the records before each cut as a window (by their key: before cuts[j] and not
   // before cuts[j - 1]); the rest waits, moved to the front of its list (the lists keep their
-  // room for the chunks to come) with what is kept of it (keys_, open_, the calls' compact
-  // copies and places in calls_).
+  // room for the chunks to come) with what is kept of it (keys_, open_, worked_, the calls'
+  // places in calls_).
   void Split(const std::vector<uint64_t>& cuts) {
     const size_t n = cuts.size();
     std::vector<TraceRecords> windows(n);
@@ -570,7 +589,7 @@ class Windower {
       std::vector<uint32_t>& open = open_[slot];
       // Runs of records with the same destination move in one go (most records are trivially
       // copyable: a run is a memmove); what waits moves to the front, with its key, its place
-      // in open_ and (calls) its compact copies.
+      // in open_ and (calls) its mark in worked_ and its place in calls_.
       size_t w = 0, run = 0, run_to = 0, open_at = 0, open_kept = 0;
       auto flush = [&](size_t end) {
         if (end == run) return;
@@ -579,9 +598,9 @@ class Windower {
           for (size_t k = run; k < end; ++k) {
             const auto place = static_cast<uint32_t>(k);
             if (!waits) {
-              calls_.Left(call_ids_[k], place);
+              calls_.Left(list[k].correlation_id, place);
             } else if (w != run) {
-              calls_.Moved(call_ids_[k], place, static_cast<uint32_t>(k - run + w));
+              calls_.Moved(list[k].correlation_id, place, static_cast<uint32_t>(k - run + w));
             }
           }
         }
@@ -592,12 +611,7 @@ class Windower {
           slide(list);
           slide(keys);
           if constexpr (std::is_same_v<T, ApiCall>) {
-            slide(call_ids_);
-            if (limits_.hold_pageable_pairs) {
-              slide(call_threads_);
-              slide(call_names_);
-              slide(worked_);
-            }
+            if (limits_.hold_pageable_pairs) slide(worked_);
           }
         }
         for (; open_at < open.size() && open[open_at] < end; ++open_at) {
@@ -627,12 +641,7 @@ class Windower {
       list.erase(list.begin() + w, list.end());
       keys.resize(w);
       if constexpr (std::is_same_v<T, ApiCall>) {
-        call_ids_.resize(w);
-        if (limits_.hold_pageable_pairs) {
-          call_threads_.resize(w);
-          call_names_.resize(w);
-          worked_.resize(w);
-        }
+        if (limits_.hold_pageable_pairs) worked_.resize(w);
       }
       open.resize(open_kept);
       keyed_[slot] = w;
@@ -705,11 +714,8 @@ class Windower {
   std::vector<std::vector<uint64_t>> keys_ = std::vector<std::vector<uint64_t>>(timed_lists_);
   std::vector<size_t> keyed_ = std::vector<size_t>(timed_lists_, 0);
   std::vector<std::vector<uint32_t>> open_ = std::vector<std::vector<uint32_t>>(timed_lists_);
-  // By waiting call, in list order (NoteCalls'): its correlation id; and with hold_pageable_pairs
-  // its thread, its name, and whether its id issued device work (FindKey's, through atomic_ref
-  // on KeysAndSpans' threads).
-  std::vector<uint64_t> call_ids_;
-  std::vector<uint32_t> call_threads_, call_names_;
+  // With hold_pageable_pairs, by waiting call in list order: whether its id issued device work
+  // (FindKey's, through atomic_ref on KeysAndSpans' threads).
   std::vector<uint8_t> worked_;
   std::vector<Span> spans_;  // KeysAndSpans', kept for its room
   std::vector<std::vector<Span>> list_spans_ = std::vector<std::vector<Span>>(timed_lists_);
