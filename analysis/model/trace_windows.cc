@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <ctime>
 #include <future>
 #include <iterator>
 #include <limits>
@@ -837,6 +838,10 @@ std::expected<WindowedRead, std::string> ReadInWindows(
       });
     } catch (const std::exception& e) {
       read = std::unexpected(path + ": reading failed: " + e.what());
+    }
+    timespec cpu{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
+      out.cutting_cpu_s = static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) / 1e9;
     }
     queue.Close();
   });
