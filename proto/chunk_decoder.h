@@ -36,6 +36,20 @@ TraceHeader DecodeHeader(const trace::Header& header);
 bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
                  std::string* problem);
 
+// Adds `chunk`'s definitions (strings, threads, API names, kernel shapes) to *state, each string
+// id it defines also to state->defined. false with *problem set on an id out of sequence.
+bool AddDefinitions(const trace::Chunk& chunk, ProcessTables* state, std::string* problem);
+// Whether `chunk` adds to the tables its records are decoded with (threads, API names, shapes).
+bool DefinesDecodingTables(const trace::Chunk& chunk);
+// A copy of the tables records are decoded with, without the strings (no record needs them):
+// what a chunk decoded on another thread reads while later chunks' definitions are added.
+ProcessTables DecodingTables(const ProcessTables& state);
+// Appends `chunk`'s records to *out's lists (and its run_end and runtime version, as
+// AppendChunk), decoded against `tables`, which already hold the chunk's definitions
+// (AddDefinitions). Changes nothing else: chunks may be decoded at once on several threads.
+bool DecodeRecordLists(const trace::Chunk& chunk, const ProcessTables& tables, TraceRecords* out,
+                       std::string* problem);
+
 // DecodeChunk that appends the chunk's records to the lists of *out (which may hold earlier
 // chunks' records) and leaves its process_index and sequence alone; run_end and the runtime
 // version replace *out's when the chunk has them (as AppendRecords does). The lists grow

@@ -58,7 +58,10 @@ const std::string& EmptyString() {
 
 }  // namespace
 
-struct TraceReader::ProcessState : ProcessTables {};
+struct TraceReader::ProcessState : ProcessTables {
+  // DefineChunk's last copy of the decoding tables, shared until a chunk adds to them.
+  std::shared_ptr<const ProcessTables> tables_copy;
+};
 
 // Outcome of reading one varint or one run of bytes.
 enum class TraceReader::Read { kOk, kEnd, kTruncated, kBad };
@@ -200,6 +203,9 @@ bool TraceReader::Fail(const std::string& problem) {
   return false;
 }
 
+TraceReader::ChunkInFlight::ChunkInFlight() = default;
+TraceReader::ChunkInFlight::~ChunkInFlight() = default;
+
 bool TraceReader::Next(TraceRecords* out) { return NextChunk(Mode::kRecords, out, {}, nullptr); }
 
 bool TraceReader::NextNvtx(TraceRecords* out) { return NextChunk(Mode::kNvtx, out, {}, nullptr); }
@@ -213,83 +219,182 @@ bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords
   if (out != nullptr) EmptyKeepingRoom(out);
   for (auto& process : processes_) process->defined.clear();
   if (!error_.empty() || truncated_ || ended_) return false;
+  ChunkInFlight& chunk = chunk_;
+  using Kind = ChunkOutcome::Kind;
   try {
-    Field field;
-    while (true) {
-      switch (ReadField(&field)) {
-        case Read::kOk:
-          break;
-        case Read::kEnd:
-          ended_ = true;
-          return false;
-        case Read::kTruncated:
-          truncated_ = true;
-          return false;
-        case Read::kBad:
-          if (field.oversized != 0) {
-            return Fail("field at byte " + std::to_string(field.offset) + " is " +
-                        std::to_string(field.oversized) + " bytes long (over the 1 GiB limit)");
-          }
-          return Fail("invalid field tag at byte " + std::to_string(field.offset));
-      }
-      const std::string at = std::to_string(field.offset);
-      if (field.number == kHeaderField) {
-        return Fail("header at byte " + at +
-                    " follows trace data (concatenated trace files are not supported)");
-      }
-      if (field.number != kChunkField || field.wire_type != kLengthDelimited) {
-        bytes_read_ = offset_;  // a field of a newer schema: skip it
-        continue;
-      }
+    ReadChunk(&chunk);
+    if (chunk.outcome.kind == Kind::kChunk && mode == Mode::kNvtx) {
+      const uint32_t index = PeekProcessIndex(chunk.bytes);
+      chunk.outcome.process_index = index;
       std::string problem;
-      if (mode == Mode::kNvtx) {
-        const uint32_t index = PeekProcessIndex(field.bytes);
-        if (index >= processes_.size()) {
-          return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
-                      " but the file has " + std::to_string(headers_.size()) + " header(s)");
-        }
-        if (!DecodeNvtxChunk(field.bytes, processes_[index].get(), out, &problem)) {
-          *out = TraceRecords{};
-          return Fail("chunk at byte " + at + " " + problem);
-        }
-      } else {
-        if (!chunk_) chunk_ = std::make_unique<trace::Chunk>();
-        if (!ParseQuietly(field.bytes, chunk_.get())) {
-          return Fail("chunk at byte " + at + " is corrupt");
-        }
-        if (chunk_->process_index() >= processes_.size()) {
-          return Fail("chunk at byte " + at + " belongs to process " +
-                      std::to_string(chunk_->process_index()) + " but the file has " +
-                      std::to_string(headers_.size()) + " header(s)");
-        }
-        const uint32_t index = chunk_->process_index();
-        if (mode == Mode::kAppend && index >= into.size()) {
-          return Fail("chunk at byte " + at + " belongs to process " + std::to_string(index) +
-                      " but only " + std::to_string(into.size()) + " were asked for");
-        }
-        const bool decoded =
-            mode == Mode::kAppend
-                ? AppendChunk(*chunk_, processes_[index].get(), into[index], &problem)
-                : DecodeChunk(*chunk_, processes_[index].get(), out, &problem);
-        if (!decoded) {
-          if (out != nullptr) *out = TraceRecords{};
-          return Fail("chunk at byte " + at + " " + problem);
-        }
-        if (process_index != nullptr) *process_index = index;
-        const auto& unknown = chunk_->GetReflection()->GetUnknownFields(*chunk_);
-        for (int i = 0; i < unknown.field_count(); ++i) {
-          ++unknown_chunk_fields_[static_cast<uint32_t>(unknown.field(i).number())];
-        }
+      if (!CheckProcess(&chunk, processes_.size())) {
+      } else if (!DecodeNvtxChunk(chunk.bytes, processes_[index].get(), out, &problem)) {
+        FailChunk(&chunk, problem);
       }
-      bytes_read_ = offset_;
-      ++chunks_read_;
-      return true;
+    } else if (chunk.outcome.kind == Kind::kChunk) {
+      ParseChunk(&chunk);
+      if (mode == Mode::kAppend && chunk.outcome.kind == Kind::kChunk &&
+          CheckProcess(&chunk, into.size())) {
+        const uint32_t index = chunk.outcome.process_index;
+        std::string problem;
+        if (!AppendChunk(*chunk.parsed, processes_[index].get(), into[index], &problem)) {
+          FailChunk(&chunk, problem);
+        } else if (process_index != nullptr) {
+          *process_index = index;
+        }
+      } else if (mode == Mode::kRecords) {
+        DefineChunk(&chunk, /*copy_tables=*/false);
+        DecodeDefined(&chunk, out);
+      }
     }
   } catch (const std::exception& e) {
-    if (out != nullptr) *out = TraceRecords{};
-    return Fail("chunk after byte " + std::to_string(bytes_read_) + " cannot be decoded (" +
-                e.what() + ")");
+    chunk.outcome.kind = Kind::kFailed;
+    chunk.outcome.error = path_ + ": chunk after byte " + std::to_string(bytes_read_) +
+                          " cannot be decoded (" + e.what() + ")";
   }
+  if (chunk.outcome.kind == Kind::kFailed && out != nullptr) *out = TraceRecords{};
+  return Settle(chunk.outcome);
+}
+
+void TraceReader::FailChunk(ChunkInFlight* chunk, const std::string& problem) const {
+  chunk->outcome.kind = ChunkOutcome::Kind::kFailed;
+  chunk->outcome.end = chunk->offset;  // what was read is good up to the chunk
+  chunk->outcome.error = path_ + ": chunk at byte " + std::to_string(chunk->offset) + " " + problem;
+}
+
+bool TraceReader::CheckProcess(ChunkInFlight* chunk, size_t asked_for) const {
+  const uint32_t index = chunk->outcome.process_index;
+  if (index >= processes_.size()) {
+    FailChunk(chunk, "belongs to process " + std::to_string(index) + " but the file has " +
+                         std::to_string(headers_.size()) + " header(s)");
+    return false;
+  }
+  if (index >= asked_for) {
+    FailChunk(chunk, "belongs to process " + std::to_string(index) + " but only " +
+                         std::to_string(asked_for) + " were asked for");
+    return false;
+  }
+  return true;
+}
+
+void TraceReader::ReadChunk(ChunkInFlight* chunk) {
+  ChunkOutcome& outcome = chunk->outcome;
+  outcome.kind = ChunkOutcome::Kind::kChunk;
+  outcome.end = 0;
+  outcome.error.clear();
+  outcome.process_index = 0;
+  outcome.strings.clear();  // (cleared, not replaced: they keep their room)
+  outcome.unknown_fields.clear();
+  using Kind = ChunkOutcome::Kind;
+  if (read_ended_) {
+    outcome.kind = Kind::kEnd;
+    return;
+  }
+  Field field{.bytes = std::move(chunk->bytes)};
+  auto fail = [&](const std::string& problem) {
+    outcome.kind = Kind::kFailed;
+    outcome.error = path_ + ": " + problem;
+    read_ended_ = true;
+  };
+  while (true) {
+    switch (ReadField(&field)) {
+      case Read::kOk:
+        break;
+      case Read::kEnd:
+        outcome.kind = Kind::kEnd;
+        read_ended_ = true;
+        return;
+      case Read::kTruncated:
+        outcome.kind = Kind::kTruncated;
+        read_ended_ = true;
+        return;
+      case Read::kBad:
+        if (field.oversized != 0) {
+          return fail("field at byte " + std::to_string(field.offset) + " is " +
+                      std::to_string(field.oversized) + " bytes long (over the 1 GiB limit)");
+        }
+        return fail("invalid field tag at byte " + std::to_string(field.offset));
+    }
+    if (field.number == kHeaderField) {
+      return fail("header at byte " + std::to_string(field.offset) +
+                  " follows trace data (concatenated trace files are not supported)");
+    }
+    if (field.number != kChunkField || field.wire_type != kLengthDelimited) {
+      outcome.end = offset_;  // a field of a newer schema: skip it
+      continue;
+    }
+    chunk->offset = field.offset;
+    chunk->bytes = std::move(field.bytes);
+    outcome.end = offset_;
+    return;
+  }
+}
+
+void TraceReader::ParseChunk(ChunkInFlight* chunk) const {
+  if (chunk->outcome.kind != ChunkOutcome::Kind::kChunk) return;
+  if (!chunk->parsed) chunk->parsed = std::make_unique<trace::Chunk>();
+  if (!ParseQuietly(chunk->bytes, chunk->parsed.get())) return FailChunk(chunk, "is corrupt");
+  chunk->outcome.process_index = chunk->parsed->process_index();
+  const auto& unknown = chunk->parsed->GetReflection()->GetUnknownFields(*chunk->parsed);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    chunk->outcome.unknown_fields.push_back(static_cast<uint32_t>(unknown.field(i).number()));
+  }
+}
+
+void TraceReader::DefineChunk(ChunkInFlight* chunk, bool copy_tables) {
+  if (chunk->outcome.kind != ChunkOutcome::Kind::kChunk) return;
+  if (!CheckProcess(chunk, processes_.size())) return;
+  ProcessState& state = *processes_[chunk->outcome.process_index];
+  const size_t defined_before = state.defined.size();
+  std::string problem;
+  if (!AddDefinitions(*chunk->parsed, &state, &problem)) return FailChunk(chunk, problem);
+  for (size_t i = defined_before; i < state.defined.size(); ++i) {
+    chunk->outcome.strings.push_back({state.defined[i], state.strings[state.defined[i]]});
+  }
+  if (copy_tables) {
+    state.defined.resize(defined_before);  // no Next clears it, and no one asks meanwhile
+    if (!state.tables_copy || DefinesDecodingTables(*chunk->parsed)) {
+      state.tables_copy = std::make_shared<const ProcessTables>(DecodingTables(state));
+    }
+    chunk->tables = state.tables_copy;
+  } else {
+    chunk->tables.reset();
+  }
+}
+
+void TraceReader::DecodeDefined(ChunkInFlight* chunk, TraceRecords* out) const {
+  EmptyKeepingRoom(out);
+  if (chunk->outcome.kind != ChunkOutcome::Kind::kChunk) return;
+  const trace::Chunk& parsed = *chunk->parsed;
+  const ProcessTables& tables =
+      chunk->tables ? *chunk->tables : *processes_[chunk->outcome.process_index];
+  out->process_index = parsed.process_index();
+  out->sequence = parsed.sequence();
+  std::string problem;
+  if (!DecodeRecordLists(parsed, tables, out, &problem)) {
+    FailChunk(chunk, problem);
+    *out = TraceRecords{};
+  }
+}
+
+bool TraceReader::Settle(const ChunkOutcome& outcome) {
+  if (outcome.end != 0) bytes_read_ = outcome.end;  // (a chunk's; skipped fields' at the end)
+  switch (outcome.kind) {
+    case ChunkOutcome::Kind::kChunk:
+      ++chunks_read_;
+      for (uint32_t number : outcome.unknown_fields) ++unknown_chunk_fields_[number];
+      return true;
+    case ChunkOutcome::Kind::kEnd:
+      ended_ = true;
+      return false;
+    case ChunkOutcome::Kind::kTruncated:
+      truncated_ = true;
+      return false;
+    case ChunkOutcome::Kind::kFailed:
+      error_ = outcome.error;
+      return false;
+  }
+  return false;
 }
 
 const std::vector<std::string>& TraceReader::strings(uint32_t process_index) const {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proto/trace_model.h"
@@ -20,6 +21,7 @@ namespace libprof {
 namespace trace {
 class Chunk;  // generated from proto/trace.proto
 }  // namespace trace
+struct ProcessTables;  // chunk_decoder.h
 
 class TraceReader {
  public:
@@ -55,6 +57,7 @@ class TraceReader {
   // The string with `id`, or "" for an id not (yet) defined.
   const std::string& String(uint32_t id, uint32_t process_index = 0) const;
 
+  const std::string& path() const { return path_; }
   bool truncated() const { return truncated_; }  // the file ends inside a chunk
   const std::string& error() const { return error_; }  // "" unless a chunk was corrupt
   uint64_t bytes_read() const { return bytes_read_; }  // up to the end of the last good chunk
@@ -64,6 +67,45 @@ class TraceReader {
   // newer libprof): field number -> occurrences (one per record of a repeated field). Next()
   // skips them; a tool that copies whole traces says what it left out.
   const std::map<uint32_t, uint64_t>& unknown_chunk_fields() const { return unknown_chunk_fields_; }
+
+  // Next in steps, so that chunk_prefetcher.h can decode several chunks at once. Next is, for one
+  // chunk: ReadChunk, ParseChunk, DefineChunk, DecodeDefined, Settle. ReadChunk, DefineChunk and
+  // Settle take the chunks in file order, one thread at a time (each step may be on its own
+  // thread: they touch different members); ParseChunk and DecodeDefined touch only their chunk
+  // (and the file's path) and may run at once on several threads. A step meeting damage marks
+  // the chunk failed and the later steps pass it on to Settle, which ends the read as Next would
+  // have: so the first damage in file order is the one error() names, whichever thread met it.
+  struct ChunkOutcome {
+    enum class Kind { kChunk, kEnd, kTruncated, kFailed };
+    Kind kind = Kind::kChunk;
+    uint64_t end = 0;  // of the bytes read up to and with this chunk (0: none beyond the last)
+    std::string error;  // kFailed: what error() becomes
+    uint32_t process_index = 0;
+    std::vector<std::pair<uint32_t, std::string>> strings;  // the string ids it defined, values
+    std::vector<uint32_t> unknown_fields;  // numbers of the chunk fields this reader does not know
+  };
+  struct ChunkInFlight {  // a chunk between the steps; reused, it keeps its buffers' room
+    ChunkInFlight();
+    ~ChunkInFlight();
+    ChunkOutcome outcome;
+    uint64_t offset = 0;  // of its field in the file
+    std::string bytes;
+    std::unique_ptr<trace::Chunk> parsed;
+    // DefineChunk's copy of the tables its records are decoded with (shared with the chunks
+    // after it until one adds to them); none: the reader's own (Next, one thread).
+    std::shared_ptr<const ProcessTables> tables;
+  };
+  // The next chunk's bytes, or the end of the read (kEnd, kTruncated, kFailed).
+  void ReadChunk(ChunkInFlight* chunk);
+  void ParseChunk(ChunkInFlight* chunk) const;
+  // Adds the chunk's definitions to its process's tables (the strings it defined also to its
+  // outcome); with `copy_tables`, chunk->tables then holds what DecodeDefined needs, so that
+  // later chunks may be defined meanwhile.
+  void DefineChunk(ChunkInFlight* chunk, bool copy_tables);
+  // The chunk's records into *out (cleared first).
+  void DecodeDefined(ChunkInFlight* chunk, TraceRecords* out) const;
+  // Counts the chunk as read, or ends the read as its outcome says: true for a chunk.
+  bool Settle(const ChunkOutcome& outcome);
 
  private:
   struct ProcessState;
@@ -88,11 +130,16 @@ class TraceReader {
   // `out` for kRecords and kNvtx; `into` and `process_index` for kAppend.
   bool NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords* const> into,
                  uint32_t* process_index);
+  // Marks `chunk` failed with "path: chunk at byte N <problem>".
+  void FailChunk(ChunkInFlight* chunk, const std::string& problem) const;
+  // The process of a parsed chunk, checked against the headers (and against `into`, if given).
+  bool CheckProcess(ChunkInFlight* chunk, size_t asked_for) const;
 
   std::ifstream file_;
   uint64_t offset_ = 0;  // of the next byte file_ gives
   bool ended_ = false;
-  std::unique_ptr<trace::Chunk> chunk_;  // reused: keeps protobuf's allocations across chunks
+  ChunkInFlight chunk_;  // Next's, reused: keeps protobuf's allocations across chunks
+  bool read_ended_ = false;  // ReadChunk met the end of what can be read
   std::string path_;
   std::vector<TraceHeader> headers_;
   std::vector<std::unique_ptr<ProcessState>> processes_;

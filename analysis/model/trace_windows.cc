@@ -492,7 +492,7 @@ class WindowQueue {
 std::expected<void, std::string> ReadAndCut(
     const std::string& path, TraceReader& reader, const WindowLimits& limits, WindowedRead* out,
     const std::function<void(ProcessTrace&, const WindowSpan&)>& emit) {
-  ChunkPrefetcher chunks(reader, 1);  // decodes the next chunk while this one is cut
+  ChunkPrefetcher chunks(reader, limits.decode_ahead, limits.decoders);
   Windower windower(limits, chunks, out, emit);
   TraceRecords chunk;
   while (chunks.Next(&chunk)) {

@@ -163,11 +163,14 @@ TEST(TraceWindowsTest, WindowsWithAHorizonAsLongAsTheDisorderGiveTheWholeTraceAn
     b.WriteFlushed(path, flush_us, lag_us);
     // A record arrives at most a flush and the lag after records that end later, and starts
     // at most the longest span before its end (the windows check starts).
-    // Every other seed: each waiting list on a thread of its own in the tries' passes.
+    // Every other seed: each waiting list on a thread of its own in the tries' passes; every
+    // third: chunks decoded on three threads.
     const WindowLimits limits{.horizon_ns = static_cast<uint64_t>((flush_us + lag_us) * 1000) +
                                             LongestSpanNs(b.records()) + 1000,
                               .cut_every_records = 16 + rng() % 64,
-                              .list_thread_records = seed % 2 == 0 ? size_t{1} : size_t{1} << 14};
+                              .list_thread_records = seed % 2 == 0 ? size_t{1} : size_t{1} << 14,
+                              .decode_ahead = seed % 3 == 0 ? size_t{5} : size_t{1},
+                              .decoders = seed % 3 == 0 ? size_t{3} : size_t{1}};
     const Windowed w = WindowedStreams(path, limits);
     EXPECT_TRUE(w.exact) << w.why;
     several += w.windows > 1;

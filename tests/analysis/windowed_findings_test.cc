@@ -83,6 +83,7 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
     b.WriteFlushed(path, flush_us, lag_us);
     WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
     if (seed % 2 == 0) limits.list_thread_records = 1;  // each list on a thread in the tries
+    if (seed % 3 == 0) limits.decoders = 3;  // chunks decoded on three threads
     for (const FindingsOptions& options : OptionSets()) {
       const Windowed w = WindowedFindingsOf(path, options, limits);
       EXPECT_TRUE(w.exact) << w.why;
