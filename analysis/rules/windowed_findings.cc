@@ -294,7 +294,8 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
         mostly_wanted.store(wanted_host * 2 > asked_host, std::memory_order_relaxed);
         const TraceIndex& index = *w->index;
         if (hooks.analysed) {
-          hooks.analysed(Window{.trace = w->trace, .span = w->span, .index = index, .model = *w->model});
+          hooks.analysed(
+              Window{.trace = w->trace, .span = w->span, .index = index, .model = *w->model});
         }
         tally.Add(index, bounds_);
         overlap.Add(index, *w->model);
