@@ -23,10 +23,15 @@ using decoding::Xyz;
 template <typename Wire, typename Model>
 bool DecodeList(const google::protobuf::RepeatedPtrField<Wire>& in, ListContext ctx,
                 std::vector<Model>* out) {
-  // Geometric growth: AppendChunk decodes a whole trace into one list chunk by chunk, and an
-  // exact reserve there would copy the list at every chunk.
+  // Geometric growth where the list holds earlier chunks' records: AppendChunk decodes a whole
+  // trace into one list chunk by chunk, and an exact reserve there would copy the list at every
+  // chunk. An empty list gets exactly its chunk's room: Next's lists are reused chunk after
+  // chunk, and the prefetcher's chunks in flight held twice the room they needed (56 MB of the
+  // 10M synthetic trace's windowed findings, heaptrack).
   const size_t needed = out->size() + static_cast<size_t>(in.size());
-  if (needed > out->capacity()) out->reserve(std::max(needed, 2 * out->capacity()));
+  if (needed > out->capacity()) {
+    out->reserve(out->empty() ? needed : std::max(needed, 2 * out->capacity()));
+  }
   for (const Wire& record : in) {
     Model& model = out->emplace_back();
     if constexpr (std::is_same_v<decltype(Decode(record, ctx, &model)), bool>) {
