@@ -5,6 +5,8 @@
 // one file in windows has its summary fed the windows of the findings' second read instead
 // (ReadRunInWindows: two reads of the file, not three). `diff`
 // reads its two runs at once (ReadRun), the base run on a thread of its own.
+#include <malloc.h>
+
 #include <cmath>
 #include <future>
 #include <map>
@@ -101,6 +103,9 @@ std::optional<RunInWindows> ReadRunInWindows(const std::vector<std::string>& fil
   std::optional<WindowFedSummary> summary = WindowFedSummary::Begin(
       path, filters, SummaryOptions{}, plan->read_limits().cut_every_records);
   if (!summary) return std::nullopt;
+  // The plan's windows were freed on its workers, the NVTX ranges the summariser did not keep
+  // here: give that memory back before the run's windows and the summariser's state grow.
+  malloc_trim(0);
   RunInWindows run;
   WindowedFindings::Hooks hooks;
   hooks.read = [&](const ProcessTrace& w, const WindowSpan&) { summary->Add(w); };
