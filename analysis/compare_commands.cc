@@ -1,12 +1,8 @@
 // `profview diff` and `profview check`: the commands that compare runs or hold one to limits.
 // Both read a run the same way: its NVTX ranges first (cheap), then its summary streamed
 // (summary.h), restricted to the iteration range when there is one, then its findings (one file
-// at a time, in windows where it can, else loaded whole; totalled as they are found); a run of
-// one file in windows has its summary fed the windows of the findings' second read instead
-// (ReadRunInWindows: two reads of the file, not three). `diff`
+// at a time, in windows where it can, else loaded whole; totalled as they are found). `diff`
 // reads its two runs at once (ReadRun), the base run on a thread of its own.
-#include <malloc.h>
-
 #include <cmath>
 #include <future>
 #include <map>
@@ -70,64 +66,6 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
   return totals;
 }
 
-// Windows of a run read with its summary riding: the summariser's state (the NVTX ranges an
-// iteration filter selects, its unions) is held while the findings' windows are, both sides of
-// a diff at once: half the windowed findings' own windows (10M-record traces: the diff's peak
-// stays near the old path's, bench/README.md).
-constexpr size_t kRideWindowRecords = size_t{1} << 15;
-
-// A run of one file read with its findings: the summary rides on the findings' second read in
-// windows (WindowedFindings::Hooks feeding a WindowFedSummary each window as read), so the file
-// is read twice (the plan, the run) instead of three times. nullopt: read it as before, summary
-// then findings (the windows cannot answer, the summariser must read the file itself, or a
-// filter matched nothing: the errors and warnings then come as they always did).
-struct RunInWindows {
-  SummaryReport summary;
-  std::vector<std::string> summary_warnings;
-  FindingTotals findings;
-  std::vector<std::string> findings_warnings;
-};
-
-std::optional<RunInWindows> ReadRunInWindows(const std::vector<std::string>& files,
-                                             const FilterOptions& filters,
-                                             const FindingsOptions& thresholds) {
-  if (files.size() != 1) return std::nullopt;
-  const std::string& path = files.front();
-  WindowLimits limits;
-  limits.cut_every_records = kRideWindowRecords;
-  auto plan = WindowedFindings::Plan(path, thresholds, filters, limits);
-  if (!plan || !plan->exact() || !plan->kept()) return std::nullopt;
-  FilterMatches matches;
-  NoteMatches(plan->matches(), &matches);
-  if (!CheckFilterMatches(filters, matches)) return std::nullopt;
-  std::optional<WindowFedSummary> summary = WindowFedSummary::Begin(
-      path, filters, SummaryOptions{}, plan->read_limits().cut_every_records);
-  if (!summary) return std::nullopt;
-  // The plan's windows were freed on its workers, the NVTX ranges the summariser did not keep
-  // here: give that memory back before the run's windows and the summariser's state grow.
-  malloc_trim(0);
-  RunInWindows run;
-  WindowedFindings::Hooks hooks;
-  hooks.read = [&](const ProcessTrace& w, const WindowSpan&) { summary->Add(w); };
-  // Totals read a finding's key and time lost only (KeyOf): none needs its text.
-  auto ran = plan->Run([&](Finding&& f, uint64_t) { run.findings.Add(f); },
-                       [](const Finding&, uint64_t) { return false; }, hooks);
-  if (!ran) return std::nullopt;
-  run.findings_warnings = plan->warnings();
-  auto report = summary->Finish(plan->whole(), plan->warnings(), &run.summary_warnings);
-  if (!report) {
-    // Records too far out of order for the summariser's bounded stages: the summary reads the
-    // file itself, as SummarizeFiles does (the findings stand).
-    auto streamed = SummarizeFiles(files, filters, SummaryOptions{}, &run.summary_warnings);
-    if (!streamed) return std::nullopt;
-    run.summary = std::move(*streamed);
-    return run;
-  }
-  if (!*report) return std::nullopt;
-  run.summary = std::move(**report);
-  return run;
-}
-
 // What diff reads of one run: its summary, then (when asked) its findings, each with the
 // warnings it gave.
 struct RunRead {
@@ -139,14 +77,6 @@ struct RunRead {
 
 RunRead ReadRun(const std::vector<std::string>& files, const FilterOptions& filters,
                 const DiffCommandOptions& options) {
-  if (options.findings) {
-    if (std::optional<RunInWindows> run = ReadRunInWindows(files, filters, options.thresholds)) {
-      return RunRead{.summary = std::move(run->summary),
-                     .summary_warnings = std::move(run->summary_warnings),
-                     .findings = std::move(run->findings),
-                     .findings_warnings = std::move(run->findings_warnings)};
-    }
-  }
   std::vector<std::string> warnings;
   auto summary = SummarizeFiles(files, filters, SummaryOptions{}, &warnings);
   RunRead read{.summary = std::move(summary),
@@ -266,14 +196,6 @@ std::expected<ScopedRun, std::string> ReadScoped(const std::vector<std::string>&
                                                  std::vector<std::string>* warnings) {
   FilterOptions filters;
   if (range != nullptr) filters.nvtx = {range->Label()};
-  if (findings) {
-    if (std::optional<RunInWindows> run = ReadRunInWindows(files, filters, thresholds)) {
-      for (const auto* w : {&run->summary_warnings, &run->findings_warnings}) {
-        warnings->insert(warnings->end(), w->begin(), w->end());
-      }
-      return ScopedRun{.summary = std::move(run->summary), .findings = std::move(run->findings)};
-    }
-  }
   auto summary = SummarizeFiles(files, filters, SummaryOptions{}, warnings);
   if (!summary) return std::unexpected(summary.error());
   ScopedRun run;

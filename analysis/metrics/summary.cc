@@ -294,65 +294,6 @@ std::expected<SummaryPartial, std::string> SummarizeFilesPartial(
   return partial;
 }
 
-std::optional<WindowFedSummary> WindowFedSummary::Begin(const std::string& path,
-                                                        const FilterOptions& filters,
-                                                        const SummaryOptions& options,
-                                                        size_t window_records) {
-  auto reader = TraceReader::Open(path);
-  if (!reader || (*reader)->headers().size() != 1) return std::nullopt;
-  const TraceHeader& header = (*reader)->headers().front();
-  if (!filters.pids.empty() && !Contains(filters.pids, header.pid)) return std::nullopt;
-  WindowFedSummary s;
-  s.filters_ = filters;
-  s.header_ = header;
-  // As SummarizeFiles sets up one process alone (no intervals kept for a total over several),
-  // but for the unions' pieces: a window hands on its kernels, then its copies..., each list in
-  // time order, so a union must hold a window's pieces and more before it settles the oldest
-  // half, or the window's next list starts before what was settled (out of order: read again).
-  StreamLimits limits;
-  limits.union_pieces = std::max(limits.union_pieces, 4 * window_records);
-  s.summarizer_ = std::make_unique<ProcessSummarizer>(
-      BoundedSetup(path, header, options, EffectiveFilters(filters), limits, false));
-  // The first pass, as ReadFile's: the NVTX ranges (and domains), nothing else parsed.
-  TraceRecords chunk;
-  while ((*reader)->NextNvtx(&chunk)) {
-    if (chunk.process_index == 0) s.summarizer_->AddNvtx(chunk.nvtx_events, chunk.nvtx_domains);
-  }
-  if (!(*reader)->error().empty()) return std::nullopt;
-  s.summarizer_->EndNvtx((*reader)->strings(0));
-  return s;
-}
-
-WindowFedSummary::WindowFedSummary(WindowFedSummary&&) noexcept = default;
-WindowFedSummary& WindowFedSummary::operator=(WindowFedSummary&&) noexcept = default;
-WindowFedSummary::~WindowFedSummary() = default;
-
-void WindowFedSummary::Add(const ProcessTrace& window) {
-  summarizer_->Add(window.records, window.strings);
-}
-
-std::optional<std::expected<SummaryReport, std::string>> WindowFedSummary::Finish(
-    const ProcessTrace& whole, const std::vector<std::string>& warnings,
-    std::vector<std::string>* out_warnings) {
-  TraceRecords tail;
-  tail.drops = whole.records.drops;
-  tail.run_end = whole.records.run_end;
-  summarizer_->Add(tail, whole.strings);
-  Summary summary = summarizer_->Finish(whole.strings);
-  if (!summarizer_->exact()) return std::nullopt;
-  out_warnings->insert(out_warnings->end(), warnings.begin(), warnings.end());
-  // What SummarizeFiles does with the file's one process once it is read.
-  std::vector<uint32_t> threads_seen;
-  for (uint32_t tid : summarizer_->threads_seen()) {
-    if (!Contains(threads_seen, tid)) threads_seen.push_back(tid);
-  }
-  SummaryCombiner combiner(filters_.nvtx.empty() ? std::optional<bool>(true) : std::nullopt);
-  if (summarizer_->selected()) combiner.Add(std::move(summary), header_);
-  auto matched = CheckFiltersMatched(filters_, {header_.pid}, threads_seen, combiner.parts() > 0);
-  if (!matched) return std::unexpected(matched.error());
-  return combiner.Finish();
-}
-
 Summary Summarize(const ProcessTrace& trace, const SummaryOptions& options,
                   int64_t time_offset_ns) {
   ProcessSummarizer::Setup setup;

@@ -18,7 +18,6 @@
 #include <optional>
 #include <expected>
 #include <map>
-#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -133,40 +132,6 @@ std::expected<SummaryReport, std::string> SummarizeFiles(const std::vector<std::
                                                          const SummaryOptions& options,
                                                          std::vector<std::string>* warnings,
                                                          const StreamLimits* limits = nullptr);
-
-// SummarizeFiles({path}, filters, options) of a file of one process whose records the caller
-// reads anyway, in windows (model/trace_windows.h), for something else (diff's and check's
-// findings): Begin reads the header and the NVTX ranges (the cheap first pass), Add takes each
-// window as read (before any filter), Finish the read's whole process (its drops and RunEnd,
-// which no window holds) and warnings. Finish gives nullopt where the caller must call
-// SummarizeFiles instead: records too far out of order for the bounded summariser (whose exact
-// mode reads the file again), or a file that is not one process's.
-class ProcessSummarizer;
-class WindowFedSummary {
- public:
-  // nullopt: the file is not one process's, or cannot be read (SummarizeFiles says why).
-  // `window_records`: about how many records a window holds (WindowLimits' cut_every_records).
-  static std::optional<WindowFedSummary> Begin(const std::string& path,
-                                               const FilterOptions& filters,
-                                               const SummaryOptions& options,
-                                               size_t window_records);
-  WindowFedSummary(WindowFedSummary&&) noexcept;
-  WindowFedSummary& operator=(WindowFedSummary&&) noexcept;
-  ~WindowFedSummary();
-
-  void Add(const ProcessTrace& window);
-  // `warnings`: the windowed read's (LoadTraceFile's, as SummarizeFiles gives them).
-  // Done only where exact: `out_warnings` gets `warnings` then.
-  std::optional<std::expected<SummaryReport, std::string>> Finish(
-      const ProcessTrace& whole, const std::vector<std::string>& warnings,
-      std::vector<std::string>* out_warnings);
-
- private:
-  WindowFedSummary() = default;
-  FilterOptions filters_;
-  TraceHeader header_;
-  std::unique_ptr<ProcessSummarizer> summarizer_;
-};
 
 // Summarises a process already in memory (its windows are the analysed time; no filtering).
 // `time_offset_ns` is added to its times in the interval lists kept for CombineSummaries (see

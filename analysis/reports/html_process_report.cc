@@ -987,8 +987,8 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   setup.options =
       SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false};
   // A window hands on its lists one after the other, each in time order: the unions hold a
-  // window's pieces and more before settling the oldest half (as WindowFedSummary), else a
-  // trace with many device operations per window is out of order and read again.
+  // window's pieces and more before settling the oldest half, else a trace with many device
+  // operations per window is out of order and read again.
   setup.limits.union_pieces =
       std::max(setup.limits.union_pieces, 4 * plan->read_limits().cut_every_records);
   ProcessSummarizer summarizer(std::move(setup));

@@ -20,12 +20,10 @@
 #include <tuple>
 
 #include "analysis/metrics/memory_in_windows.h"
-#include "analysis/metrics/summary.h"
 #include "analysis/model/window_filter.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/memory_report.h"
 #include "analysis/reports/memory_timeline_report.h"
-#include "analysis/reports/summary_report.h"
 #include "analysis/rules/findings_digest.h"
 #include "tests/analysis/findings_loop.h"
 #include "tests/analysis/trace_builder.h"
@@ -598,61 +596,6 @@ TEST(WindowedFindingsTest, FindingsWithFiltersInWindowsAreTheFilteredWholeTraces
   }
   EXPECT_GT(exact, cases * 3 / 4);  // the filters rarely stop the windows
   EXPECT_GT(findings, 1000u);
-}
-
-// diff's and check's summary of a one-file run rides on the findings' second read: a
-// WindowFedSummary fed each window as Run's read hook sees it (before the filters) is the
-// summary SummarizeFiles streams from the file, warnings and filter errors included, for the
-// filter sets above (windows of a few dozen records); where it says it cannot tell (nullopt),
-// diff reads the file again as before.
-TEST(WindowedFindingsTest, SummaryFedTheRunsWindowsIsSummarizeFiles) {
-  TempDir dir;
-  size_t fed = 0, cases = 0, several = 0;
-  for (uint64_t seed = 1; seed <= 8; ++seed) {
-    SCOPED_TRACE(seed);
-    const TraceBuilder b = FindingsLoop(seed, 20, {.epoch_range = seed % 3 == 0});
-    std::mt19937_64 rng(seed * 11);
-    const double flush_us = 20 + static_cast<double>(rng() % 300);
-    const double lag_us = static_cast<double>(rng() % 300);
-    const std::string path = dir.Path("loop.pb");
-    b.WriteFlushed(path, flush_us, lag_us);
-    const WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
-    const ProcessTrace loaded = FilterWhole(path, {}).trace.value();
-    for (const FilterOptions& filters : FilterSets(loaded.window_ns())) {
-      SCOPED_TRACE(FilterName(filters));
-      auto plan = WindowedFindings::Plan(path, FindingsOptions{}, filters, limits);
-      ASSERT_TRUE(plan.has_value());
-      if (!plan->exact() || !plan->kept()) continue;
-      ++cases;
-      std::optional<WindowFedSummary> summary =
-          WindowFedSummary::Begin(path, filters, SummaryOptions{}, limits.cut_every_records);
-      ASSERT_TRUE(summary.has_value());
-      size_t windows = 0;
-      WindowedFindings::Hooks hooks;
-      hooks.read = [&](const ProcessTrace& w, const WindowSpan&) {
-        summary->Add(w);
-        ++windows;
-      };
-      ASSERT_TRUE(plan->Run([](Finding&&, uint64_t) {}, {}, hooks).has_value());
-      several += windows > 2;
-      std::vector<std::string> warnings;
-      auto report = summary->Finish(plan->whole(), plan->warnings(), &warnings);
-      if (!report) continue;
-      ++fed;
-      std::vector<std::string> streamed_warnings;
-      auto streamed = SummarizeFiles({path}, filters, SummaryOptions{}, &streamed_warnings);
-      ASSERT_EQ(report->has_value(), streamed.has_value());
-      if (!streamed) {
-        EXPECT_EQ(report->error(), streamed.error());
-        continue;
-      }
-      EXPECT_EQ(SummaryJson((*report)->parts, (*report)->total),
-                SummaryJson(streamed->parts, streamed->total));
-      EXPECT_EQ(warnings, streamed_warnings);
-    }
-  }
-  EXPECT_GT(fed, cases * 3 / 4);
-  EXPECT_GT(several, cases * 3 / 4);
 }
 
 TEST(WindowedFindingsTest, FiltersThatSelectNoTimeLeaveTheErrorToTheWholePath) {
