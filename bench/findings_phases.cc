@@ -1,7 +1,8 @@
 // findings_phases: where the time of windowed `profview findings` goes, one trace at a time: the
-// read floor (decoding only), the windowed read with no analysis (trace_windows.h), the plan
-// read and the run read of WindowedFindings (windowed_findings.h). Prints key=value lines: each
-// phase's wall time and the CPU time of all threads over it.
+// read floor (decoding only), the windowed read with no analysis (trace_windows.h; with the
+// default windows, then with findings'), the plan read and the run read of WindowedFindings
+// (windowed_findings.h). Prints key=value lines: each phase's wall time and the CPU time of all
+// threads over it; for the windowed reads also the CPU time of the thread that cut them.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -59,8 +60,20 @@ int main(int argc, char** argv) {
   auto read = libprof::analysis::ReadInWindows(path, limits,
                                                [](const libprof::analysis::ProcessTrace&) {});
   if (!read) return 1;
-  std::printf("windows=%zu exact=%d windowed_read_s=%.3f cpu_s=%.3f\n", read->windows,
-              read->exact ? 1 : 0, Since(begin), CpuSeconds() - cpu);
+  std::printf("windows=%zu exact=%d windowed_read_s=%.3f cpu_s=%.3f cutting_cpu_s=%.3f\n",
+              read->windows, read->exact ? 1 : 0, Since(begin), CpuSeconds() - cpu,
+              read->cutting_cpu_s);
+  // The same with windowed findings' windows (windowed_findings.cc: 2^16 records), the size
+  // both its reads cut.
+  limits.cut_every_records = size_t{1} << 16;
+  begin = std::chrono::steady_clock::now();
+  cpu = CpuSeconds();
+  read = libprof::analysis::ReadInWindows(path, limits,
+                                          [](const libprof::analysis::ProcessTrace&) {});
+  if (!read) return 1;
+  std::printf("findings_windows=%zu exact=%d windowed_read_s=%.3f cpu_s=%.3f cutting_cpu_s=%.3f\n",
+              read->windows, read->exact ? 1 : 0, Since(begin), CpuSeconds() - cpu,
+              read->cutting_cpu_s);
 
   begin = std::chrono::steady_clock::now();
   cpu = CpuSeconds();

@@ -52,8 +52,9 @@ struct WindowLimits {
   // next call of its thread that issued device work or synchronises: the findings rule
   // no-overlap-default-stream pairs the copy with the kernel that call launched.
   bool hold_pageable_pairs = false;
-  // A waiting list of this many records gets a thread of its own in a try's passes (the API
-  // calls' and kernels' lists of a large trace); tests set 1 to put every list on one.
+  // A list of this many records gets a thread of its own in a try's passes over the waiting
+  // records and in a chunk's arrival (the API calls' and kernels' lists of a large trace);
+  // tests set 1 to put every list on one.
   size_t list_thread_records = size_t{1} << 14;
   // Chunks decoded ahead of the cutting thread, and threads decoding them (chunk_prefetcher.h).
   // A try at a cut keeps the cutting thread busy for several chunks' worth of decoding: with
@@ -79,6 +80,9 @@ struct WindowedRead {
   bool exact = true;
   std::string why_inexact;  // what made it inexact (tests, diagnostics)
   size_t windows = 0;
+  // CPU seconds of the thread that read and cut the trace, the threads of its lists' passes
+  // not counted (bench/findings_phases: it bounds the read once decoding is not the bound).
+  double cutting_cpu_s = 0;
   // The process without its timed records: path, header, strings, definitions, untimed records,
   // RunEnd, chunks, truncated, and `windows`/`origin_ns` of the whole recording
   // (SetDefaultWindow's). Warnings as LoadTraceFile gives them.

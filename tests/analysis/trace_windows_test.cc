@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 
 #include "proto/trace_merge.h"
@@ -177,6 +178,55 @@ TEST(TraceWindowsTest, WindowsWithAHorizonAsLongAsTheDisorderGiveTheWholeTraceAn
     if (w.exact) EXPECT_EQ(w.json, WholeStreams(path));
   }
   EXPECT_GT(several, 25u);  // windows were really cut
+}
+
+// The windowed read keeps the waiting calls by correlation id from chunk to chunk: a table by
+// id while the ids are dense, a hash map once they are sparse (libprof records some of a
+// program's calls, and the ids number them all); where calls share an id (their work's key then
+// follows the earliest), every key is found again at each try. Each gives the whole trace's
+// answer and cuts windows; with findings' pageable pairs held too.
+void RenumberCorrelations(TraceBuilder* b, const std::function<uint64_t(uint64_t)>& to) {
+  ForEachList(b->records(), [&]<typename T>(std::vector<T>& list) {
+    if constexpr (kHasCorrelation<T>) {
+      for (T& r : list) {
+        if (r.correlation_id != 0) r.correlation_id = to(r.correlation_id);
+      }
+    }
+  });
+}
+
+TEST(TraceWindowsTest, SparseOrSharedCorrelationIdsGiveTheWholeTraceAnswer) {
+  TempDir dir;
+  for (const bool shared : {false, true}) {
+    size_t several = 0;
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << (shared ? " shared" : " sparse"));
+      TraceBuilder b = RandomLoop(seed, 40);
+      if (shared) {  // a call inside each call, with its id (as a driver call in its runtime call)
+        std::vector<ApiCall>& calls = b.records().api_calls;
+        const size_t n = calls.size();
+        for (size_t i = 0; i < n; ++i) {
+          ApiCall inner = calls[i];
+          const uint64_t length = inner.end_ns - inner.start_ns;
+          inner.start_ns += length / 4;
+          inner.end_ns -= length / 4;
+          calls.push_back(inner);
+        }
+      } else {
+        RenumberCorrelations(&b, [](uint64_t id) { return id * 1'000'003; });
+      }
+      const std::string path = dir.Path("loop.pb");
+      b.WriteFlushed(path, 100, 50);
+      const WindowLimits limits{.horizon_ns = 150'000 + LongestSpanNs(b.records()) + 1000,
+                                .cut_every_records = 24,
+                                .hold_pageable_pairs = true,
+                                .list_thread_records = seed % 2 == 0 ? size_t{1} : size_t{1} << 14};
+      const Windowed w = WindowedStreams(path, limits);
+      several += w.exact && w.windows > 1;
+      if (w.exact) EXPECT_EQ(w.json, WholeStreams(path));
+    }
+    EXPECT_GT(several, 8u);  // exact, and windows were really cut
+  }
 }
 
 TEST(TraceWindowsTest, AHorizonShorterThanTheDisorderIsNoticedNeverAnsweredWrong) {
