@@ -11,7 +11,8 @@
 // Layer: proto/ (CUDA-free). The reader belongs to the prefetcher until Next returns false:
 // Next settles each chunk in file order, so that the reader's truncated(), error(),
 // chunks_read() etc. then tell how the read ended, as they do after TraceReader::Next returns
-// false (its strings() may also hold definitions of chunks read past a damaged one).
+// false (its strings() may also hold definitions of chunks read past a damaged one). A
+// prefetcher dropped before the end leaves the reader past the chunks it read ahead.
 #pragma once
 
 #include <condition_variable>

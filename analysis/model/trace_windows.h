@@ -58,11 +58,13 @@ struct WindowLimits {
   size_t list_thread_records = size_t{1} << 14;
   // Chunks decoded ahead of the cutting thread, and threads decoding them (chunk_prefetcher.h).
   // A try at a cut keeps the cutting thread busy for several chunks' worth of decoding: with
-  // room for only one chunk ahead the decoding thread then waited, and the 10M synthetic
-  // trace's read took 1.2-1.7 s against 0.85-1.1 s with four (bench/README.md). More decoding
-  // threads pay off only where the cutting thread keeps up, each holding a parsed chunk
-  // (several MB) more.
-  size_t decode_ahead = 4;
+  // room for one chunk ahead the decoding thread then waits (the bare windowed read of the 10M
+  // synthetic trace: 1.22-1.27 s with one, 0.84-0.85 s with four), but every chunk ahead is
+  // held by every read at once (a diff reads two files): two, as the 16-core device host's
+  // findings, diff and report took the same time with 1, 2 or 4, and the diff peaked at 254-259,
+  // 253-282 and 307-323 MB (bench/README.md). More decoding threads pay off only where the
+  // cutting thread keeps up, each holding a parsed chunk (several MB) more.
+  size_t decode_ahead = 2;
   size_t decoders = 1;
 };
 
