@@ -228,6 +228,15 @@ WindowLimits LimitsFor(double flush_us, double lag_us, size_t cut_every) {
           .cut_every_records = cut_every};
 }
 
+WindowLimits WriteFlushedForWindows(const TraceBuilder& b, uint64_t seed, const std::string& path,
+                                    size_t cut_spread) {
+  std::mt19937_64 rng(seed);
+  const double flush_us = 20 + static_cast<double>(rng() % 300);
+  const double lag_us = static_cast<double>(rng() % 300);
+  b.WriteFlushed(path, flush_us, lag_us);
+  return LimitsFor(flush_us, lag_us, 16 + rng() % cut_spread);
+}
+
 std::vector<std::string> WholeFindings(const std::string& path, const FindingsOptions& options) {
   std::vector<std::string> warnings;
   auto loaded = LoadTraceFile(path, &warnings);

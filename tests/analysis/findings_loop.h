@@ -37,6 +37,12 @@ std::string Describe(uint64_t seq, const Finding& f);
 // longest of these loops' waits; libprof's horizon is two flush intervals).
 WindowLimits LimitsFor(double flush_us, double lag_us, size_t cut_every);
 
+// Writes `b` at `path` as libprof flushes it, with a flush interval (20-319 us) and device lag
+// (0-299 us) drawn from `seed`, and returns LimitsFor them with windows of 16 to
+// 15 + `cut_spread` records (also drawn): the random windowed loops of the tests.
+WindowLimits WriteFlushedForWindows(const TraceBuilder& b, uint64_t seed, const std::string& path,
+                                    size_t cut_spread = 64);
+
 // StreamFindings over the whole trace at `path`, Describe'd, in seq order.
 std::vector<std::string> WholeFindings(const std::string& path, const FindingsOptions& options);
 

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -109,14 +108,10 @@ TEST(WindowedFindingsParallelTest, SeveralWorkersGiveOneWorkersAndTheWholeTraces
   size_t compared = 0, several = 0;
   for (uint64_t seed = 101; seed <= 110; ++seed) {
     SCOPED_TRACE(seed);
-    std::mt19937_64 rng(seed);
     const TraceBuilder b =
         FindingsLoop(seed, 40, {.epoch_range = seed % 3 == 0, .stale_event_syncs = false});
-    const double flush_us = 20 + static_cast<double>(rng() % 300);
-    const double lag_us = static_cast<double>(rng() % 300);
     const std::string path = dir.Path("loop.pb");
-    b.WriteFlushed(path, flush_us, lag_us);
-    const WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 48);
+    const WindowLimits limits = WriteFlushedForWindows(b, seed, path, 48);
     for (const FindingsOptions& options : OptionSets()) {
       const Printed one = PrintedWith(1, path, options, limits);
       ASSERT_TRUE(one.exact);

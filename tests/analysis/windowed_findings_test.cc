@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <random>
 #include <tuple>
 
 #include "analysis/metrics/memory_in_windows.h"
@@ -74,12 +73,8 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE(seed);
     const TraceBuilder b = FindingsLoop(seed, 30);
-    std::mt19937_64 rng(seed);
-    const double flush_us = 20 + static_cast<double>(rng() % 300);
-    const double lag_us = static_cast<double>(rng() % 300);
     const std::string path = dir.Path("loop.pb");
-    b.WriteFlushed(path, flush_us, lag_us);
-    WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
+    WindowLimits limits = WriteFlushedForWindows(b, seed, path);
     if (seed % 2 == 0) limits.list_thread_records = 1;  // each list on a thread in the tries
     if (seed % 3 == 0) limits.decoders = 3;  // chunks decoded on three threads
     for (const FindingsOptions& options : OptionSets()) {
@@ -111,23 +106,19 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
   }
 }
 
-// Run's hooks (what the HTML report's first pass and diff's summary ride on): each window of
-// the read once, in order, first as read (each NVTX range once) and then with its index and
-// stream model once its host findings went to the sink; a host finding's call and the work it
-// blames lie in the window after which it was handed on (the report looks them up there), the
-// rest come after the last window and name no correlation id; the findings are unchanged.
+// Run's hooks (what the HTML report's first pass rides on): each window of the read once, in
+// order, first as read (each NVTX range once) and then with its index and stream model once its
+// host findings went to the sink; a host finding's call and the work it blames lie in the
+// window after which it was handed on (the report looks them up there), the rest come after the
+// last window and name no correlation id; the findings are unchanged.
 TEST(WindowedFindingsTest, HooksSeeEveryWindowOnceInOrderAfterItsFindings) {
   TempDir dir;
   size_t looked_up = 0, several = 0;
   for (uint64_t seed = 1; seed <= 8; ++seed) {
     SCOPED_TRACE(seed);
     const TraceBuilder b = FindingsLoop(seed, 20);
-    std::mt19937_64 rng(seed);
-    const double flush_us = 20 + static_cast<double>(rng() % 300);
-    const double lag_us = static_cast<double>(rng() % 300);
     const std::string path = dir.Path("loop.pb");
-    b.WriteFlushed(path, flush_us, lag_us);
-    const WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
+    const WindowLimits limits = WriteFlushedForWindows(b, seed, path);
     std::vector<std::string> warnings;
     const auto loaded = LoadTraceFile(path, &warnings);
     ASSERT_TRUE(loaded.has_value());
@@ -516,12 +507,8 @@ TEST(WindowedFindingsTest, FilteredWindowsKeepTheRecordsTheFilteredWholeTraceKee
                  NvtxKind::kMark);
       b.SetEnd(0);
     }
-    std::mt19937_64 rng(seed);
-    const double flush_us = 20 + static_cast<double>(rng() % 300);
-    const double lag_us = static_cast<double>(rng() % 300);
     const std::string path = dir.Path("loop.pb");
-    b.WriteFlushed(path, flush_us, lag_us);
-    const WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
+    const WindowLimits limits = WriteFlushedForWindows(b, seed, path);
     const ProcessTrace loaded = FilterWhole(path, {}).trace.value();
     for (const FilterOptions& filters : FilterSets(loaded.window_ns())) {
       SCOPED_TRACE(FilterName(filters));
@@ -551,12 +538,8 @@ TEST(WindowedFindingsTest, FindingsWithFiltersInWindowsAreTheFilteredWholeTraces
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     SCOPED_TRACE(seed);
     const TraceBuilder b = FindingsLoop(seed, 30, {.epoch_range = seed % 3 == 0});
-    std::mt19937_64 rng(seed * 7);
-    const double flush_us = 20 + static_cast<double>(rng() % 300);
-    const double lag_us = static_cast<double>(rng() % 300);
     const std::string path = dir.Path("loop.pb");
-    b.WriteFlushed(path, flush_us, lag_us);
-    const WindowLimits limits = LimitsFor(flush_us, lag_us, 16 + rng() % 64);
+    const WindowLimits limits = WriteFlushedForWindows(b, seed * 7, path);
     const ProcessTrace loaded = FilterWhole(path, {}).trace.value();
     for (const FilterOptions& filters : FilterSets(loaded.window_ns())) {
       SCOPED_TRACE(FilterName(filters));
