@@ -83,13 +83,6 @@ TraceHeader DecodeHeader(const trace::Header& h) {
   return header;
 }
 
-bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
-                 std::string* problem) {
-  out->process_index = chunk.process_index();
-  out->sequence = chunk.sequence();
-  return AppendChunk(chunk, state, out, problem);
-}
-
 bool AddDefinitions(const trace::Chunk& chunk, ProcessTables* state, std::string* problem) {
   // Ids are dense, so a chunk can extend a table by at most its own number of entries: this
   // bounds what a corrupt id can make us allocate.

@@ -30,12 +30,6 @@ struct ProcessTables {
 // Copies a parsed Header. Does not validate format or schema version.
 TraceHeader DecodeHeader(const trace::Header& header);
 
-// Decodes `chunk` into *out (which the caller has cleared), first adding its definitions to
-// *state. On invalid content returns false and sets *problem to a phrase such as "refers to
-// undefined kernel shape 7"; *state may then hold part of the chunk's definitions.
-bool DecodeChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
-                 std::string* problem);
-
 // Adds `chunk`'s definitions (strings, threads, API names, kernel shapes) to *state, each string
 // id it defines also to state->defined. false with *problem set on an id out of sequence.
 bool AddDefinitions(const trace::Chunk& chunk, ProcessTables* state, std::string* problem);
@@ -46,14 +40,17 @@ bool DefinesDecodingTables(const trace::Chunk& chunk);
 ProcessTables DecodingTables(const ProcessTables& state);
 // Appends `chunk`'s records to *out's lists (and its run_end and runtime version, as
 // AppendChunk), decoded against `tables`, which already hold the chunk's definitions
-// (AddDefinitions). Changes nothing else: chunks may be decoded at once on several threads.
+// (AddDefinitions). Changes nothing else: chunks may be decoded at once on several threads. On
+// invalid content returns false and sets *problem to a phrase such as "refers to undefined
+// kernel shape 7".
 bool DecodeRecordLists(const trace::Chunk& chunk, const ProcessTables& tables, TraceRecords* out,
                        std::string* problem);
 
-// DecodeChunk that appends the chunk's records to the lists of *out (which may hold earlier
-// chunks' records) and leaves its process_index and sequence alone; run_end and the runtime
-// version replace *out's when the chunk has them (as AppendRecords does). The lists grow
-// geometrically. On false, *out may hold part of the chunk's records.
+// AddDefinitions to *state, then DecodeRecordLists with it: the chunk's records appended to the
+// lists of *out (which may hold earlier chunks' records), its process_index and sequence left
+// alone; run_end and the runtime version replace *out's when the chunk has them (as
+// AppendRecords does). The lists grow geometrically. On false, *out may hold part of the
+// chunk's records and *state part of its definitions.
 bool AppendChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* out,
                  std::string* problem);
 

@@ -198,11 +198,6 @@ std::string TraceReader::OpenAndReadHeaders(const std::string& path) {
   }
 }
 
-bool TraceReader::Fail(const std::string& problem) {
-  error_ = path_ + ": " + problem;
-  return false;
-}
-
 TraceReader::ChunkInFlight::ChunkInFlight() = default;
 TraceReader::ChunkInFlight::~ChunkInFlight() = default;
 
@@ -227,8 +222,8 @@ bool TraceReader::NextChunk(Mode mode, TraceRecords* out, std::span<TraceRecords
       const uint32_t index = PeekProcessIndex(chunk.bytes);
       chunk.outcome.process_index = index;
       std::string problem;
-      if (!CheckProcess(&chunk, processes_.size())) {
-      } else if (!DecodeNvtxChunk(chunk.bytes, processes_[index].get(), out, &problem)) {
+      if (CheckProcess(&chunk, processes_.size()) &&
+          !DecodeNvtxChunk(chunk.bytes, processes_[index].get(), out, &problem)) {
         FailChunk(&chunk, problem);
       }
     } else if (chunk.outcome.kind == Kind::kChunk) {

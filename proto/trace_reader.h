@@ -124,7 +124,6 @@ class TraceReader {
   Read ReadVarint(uint64_t* value);
   Read ReadBytes(uint64_t size, std::string* out);
   Read ReadField(Field* field);
-  bool Fail(const std::string& problem);  // sets error_ to "path: problem"; returns false
   // What NextChunk does with a chunk: Next, NextNvtx or AppendNext.
   enum class Mode { kRecords, kNvtx, kAppend };
   // `out` for kRecords and kNvtx; `into` and `process_index` for kAppend.
