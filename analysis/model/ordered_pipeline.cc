@@ -23,7 +23,7 @@ void LimitMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
 }
 
-void PipelineTurn::operator()(const std::function<void()>& step) {
+void PipelineTurn::Take(size_t chain, const std::function<void()>& step) {
   if (shared_ == nullptr) {  // sequential: every earlier item is finished
     step();
     return;
@@ -31,22 +31,23 @@ void PipelineTurn::operator()(const std::function<void()>& step) {
   {
     std::unique_lock lock(shared_->mutex);
     shared_->changed.wait(lock, [&] {
-      return shared_->turn == number_ || shared_->stopped || shared_->error != nullptr;
+      return shared_->turn[chain] == number_ || shared_->stopped || shared_->error != nullptr;
     });
-    if (shared_->turn != number_) throw Stopped{};
+    if (shared_->turn[chain] != number_) throw Stopped{};
   }
   step();
   std::lock_guard lock(shared_->mutex);
-  taken_ = true;
-  shared_->Pass(number_);
+  taken_[chain] = true;
+  shared_->Pass(chain, number_);
   shared_->changed.notify_all();
 }
 
-void PipelineTurn::Shared::Pass(uint64_t number) {
-  passed[number - turn] = true;
-  while (!passed.empty() && passed.front()) {
-    passed.pop_front();
-    ++turn;
+void PipelineTurn::Shared::Pass(size_t chain, uint64_t number) {
+  std::deque<bool>& chain_passed = passed[chain];
+  chain_passed[number - turn[chain]] = true;
+  while (!chain_passed.empty() && chain_passed.front()) {
+    chain_passed.pop_front();
+    ++turn[chain];
   }
 }
 

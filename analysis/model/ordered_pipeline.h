@@ -4,6 +4,10 @@
 //   work(item, turn)   on a worker, any number at once; `turn(step)` runs `step` once every
 //                      earlier item's work has run its step or ended: one at a time, in order
 //                      (a chain for the little state one item passes to the next);
+//                      `turn.Then(step)`, later in the same work, the same in a second chain
+//                      (its own order, independent of the first's): for in-order passes that
+//                      need what the work made after its first step, so that they run on the
+//                      workers instead of in `finish`;
 //   finish(item)       on the caller's thread (in Submit or Drain), in the order of Submit.
 // At most `workers + 1` items are submitted and not finished (memory holds that many windows).
 // With one worker there is no thread: Submit runs work and finish at once, the sequential loop.
@@ -41,31 +45,38 @@ void LimitMallocArenas();
 
 class PipelineTurn {
  public:
-  // Runs `step` in item order (see above).
-  void operator()(const std::function<void()>& step);
+  // Runs `step` in item order (see above), at most once per work.
+  void operator()(const std::function<void()>& step) { Take(0, step); }
+  // The same in the second chain, after operator() if the work calls both.
+  void Then(const std::function<void()>& step) { Take(1, step); }
 
  private:
   template <typename Item>
   friend class OrderedPipeline;
   struct Shared;
   struct Stopped {};  // thrown out of a step's wait when the pipeline stops: ends that work
+  static constexpr size_t kChains = 2;
   PipelineTurn(Shared* shared, uint64_t number) : shared_(shared), number_(number) {}
+  void Take(size_t chain, const std::function<void()>& step);
   Shared* shared_;  // null: sequential
   uint64_t number_;
-  bool taken_ = false;
+  bool taken_[kChains] = {};
 };
 
 // The state the workers and the caller share, under one mutex; item numbers count from 0.
 struct PipelineTurn::Shared {
   std::mutex mutex;
   std::condition_variable changed;
-  uint64_t turn = 0;        // the item whose step runs next
-  std::deque<bool> passed;  // passed[i - turn]: item i's step ran, or its work ended
+  // Per chain: the item whose step runs next, and passed[i - turn]: item i's step ran, or its
+  // work ended.
+  uint64_t turn[kChains] = {};
+  std::deque<bool> passed[kChains];
   bool stopped = false;
   std::exception_ptr error;  // the first work's or step's
 
-  // Item `number`'s step ran or its work ended: the turn moves past every item so marked.
-  void Pass(uint64_t number);
+  // Item `number`'s step in `chain` ran or its work ended: that chain's turn moves past every
+  // item so marked.
+  void Pass(size_t chain, uint64_t number);
 };
 
 template <typename Item>
@@ -96,7 +107,7 @@ class OrderedPipeline {
     std::unique_lock lock(shared_.mutex);
     while (slots_.size() >= capacity_) FinishOldest(lock);
     slots_.push_back(std::make_unique<Slot>(std::move(item), submitted_++));
-    shared_.passed.push_back(false);
+    for (std::deque<bool>& passed : shared_.passed) passed.push_back(false);
     shared_.changed.notify_all();
     while (!slots_.empty() && (slots_.front()->done || shared_.error)) FinishOldest(lock);
   }
@@ -150,7 +161,9 @@ class OrderedPipeline {
       lock.lock();
       if (error && !shared_.error) shared_.error = error;
       slot.done = true;
-      if (!turn.taken_) shared_.Pass(slot.number);
+      for (size_t chain = 0; chain < PipelineTurn::kChains; ++chain) {
+        if (!turn.taken_[chain]) shared_.Pass(chain, slot.number);
+      }
       shared_.changed.notify_all();
     }
   }

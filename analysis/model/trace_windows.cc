@@ -274,6 +274,9 @@ class Windower {
       }
     });
     if (handed_on) return Inexact(kHandedOnWaits);
+    if (limits_.known_cuts != nullptr && out_.cuts.size() != limits_.known_cuts->size()) {
+      return Inexact(kReadDifferently);
+    }
     if (pending_records_ > 0 || out_.windows == 0) Emit(std::move(pending_), UINT64_MAX);
   }
 
@@ -281,6 +284,8 @@ class Windower {
   uint64_t hi() const { return hi_; }
 
  private:
+  static constexpr const char* kReadDifferently =
+      "the file read differently from the read whose cuts were given";
   static constexpr const char* kHandedOnWaits =
       "a record waits whose correlation id was handed on";
   // The calls' list is the first timed list (record_kinds.h): its slot in the per-list buffers.
@@ -351,8 +356,8 @@ class Windower {
   }
 
   // The keys of the records that arrived since the last try and of those a call arriving since
-  // may have changed, and the spans of the waiting records that hold cuts and go before `limit`
-  // (spans_): a span runs from its record's key to its end. A key goes before a cut at q when it
+  // may have changed, and `with_spans` (unless the cuts are known) the spans of the waiting
+  // records that hold cuts and go before `limit` (spans_): a span runs from its record's key to its end. A key goes before a cut at q when it
   // is below q. A key found by a try stays its key but where its call had not arrived (open_:
   // found again until it has) or where a call arrived while one with its id waited (then every
   // key that follows a call is found again, and the marks in worked_ with it). A call leaves no
@@ -360,7 +365,7 @@ class Windower {
   // work makes the read inexact. So each record is looked up once, and the horizon's records,
   // which wait through about three tries, have their keys read, not their records, but for
   // their spans. The lists are looked at on threads of their own (ForEachTimedList).
-  void KeysAndSpans(uint64_t limit) {
+  void KeysAndSpans(uint64_t limit, bool with_spans) {
     const bool again = calls_.repeated_ids();
     if (again) std::fill(worked_.begin(), worked_.end(), 0);
     ForEachTimedList([&]<typename T>(const std::vector<T>& list, size_t slot) {
@@ -385,6 +390,7 @@ class Windower {
       }
       std::vector<Span>& spans = list_spans_[slot];
       spans.clear();
+      if (!with_spans) return;  // (known cuts)
       if constexpr (kHoldsCuts<T>) {
         for (size_t i = 0; i < list.size(); ++i) {
           if (keys[i] < limit && !Untimed(list[i])) spans.push_back({keys[i], EndNs(list[i])});
@@ -537,15 +543,29 @@ class Windower {
   }
 
   // Cuts what lies at least the horizon behind the newest record into windows, at quiescent
-  // points after the last cut: about `cut_every_records` each, the last at the latest point.
+  // points after the last cut: about `cut_every_records` each, the last at the latest point; or
+  // where limits_.known_cuts says this try cut in an earlier read (a try's cuts depend only on
+  // what was read before it, and the tries come after the same chunks).
   void TryCut() {
     std::vector<uint64_t> cuts;
-    if (newest_ >= limits_.horizon_ns && newest_ - limits_.horizon_ns > last_cut_) {
-      const uint64_t limit = newest_ - limits_.horizon_ns;
-      KeysAndSpans(limit);
+    const bool ready = newest_ >= limits_.horizon_ns && newest_ - limits_.horizon_ns > last_cut_;
+    const uint64_t limit = ready ? newest_ - limits_.horizon_ns : 0;
+    if (ready) KeysAndSpans(limit, limits_.known_cuts == nullptr);
+    if (limits_.known_cuts != nullptr) {
+      // This try's cuts as the earlier read made them: after the last cut, by the limit.
+      const std::vector<std::vector<uint64_t>>& known = *limits_.known_cuts;
+      if (out_.cuts.size() >= known.size()) return Inexact(kReadDifferently);
+      cuts = known[out_.cuts.size()];
+      uint64_t after = last_cut_;
+      for (const uint64_t cut : cuts) {
+        if (cut <= after || cut > limit) return Inexact(kReadDifferently);
+        after = cut;
+      }
+    } else if (ready) {
       if (limits_.hold_pageable_pairs) AddPageablePairs(limit);
       cuts = QuiescentCuts(spans_, last_cut_, limit, limits_.cut_every_records);
     }
+    out_.cuts.push_back(cuts);
     if (cuts.empty()) {
       if (pending_records_ > limits_.max_pending_records) {
         return Inexact("no quiescent point within the pending records' bound");

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,11 @@ struct WindowLimits {
   // cutting thread keeps up, each holding a parsed chunk (several MB) more.
   size_t decode_ahead = 2;
   size_t decoders = 1;
+  // The cuts an earlier read of the same file with the same limits made (WindowedRead::cuts):
+  // this read makes them again without looking for quiescent points, which is most of a try's
+  // work (the windows are the same: a try's cuts depend only on the records read so far). A
+  // file that reads differently makes the read inexact.
+  std::shared_ptr<const std::vector<std::vector<uint64_t>>> known_cuts;
 };
 
 // Where a window lies: every timed record it holds starts at or after `from_ns` (the cut
@@ -83,6 +89,8 @@ struct WindowedRead {
   // CPU seconds of the thread that read and cut the trace, the threads of its lists' passes
   // not counted (bench/findings_phases: it bounds the read once decoding is not the bound).
   double cutting_cpu_s = 0;
+  // Each try's cuts, in order (empty where a try found none): for WindowLimits::known_cuts.
+  std::vector<std::vector<uint64_t>> cuts;
   // The process without its timed records: path, header, strings, definitions, untimed records,
   // RunEnd, chunks, truncated, and `windows`/`origin_ns` of the whole recording
   // (SetDefaultWindow's). Warnings as LoadTraceFile gives them.

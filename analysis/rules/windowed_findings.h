@@ -105,8 +105,9 @@ class WindowedFindings {
   std::expected<void, std::string> Run(const FindingSink& sink,
                                        const FindingFilter& wants_whole = {},
                                        const Hooks& hooks = {}) const;
-  // The limits both reads cut their windows with: another read with them (call stacks or not)
-  // cuts the same windows, each NVTX range arriving in the same one.
+  // The limits both reads cut their windows with, and the first read's cuts (known_cuts):
+  // another read with them (call stacks or not) cuts the same windows without looking for them,
+  // each NVTX range arriving in the same one.
   const WindowLimits& read_limits() const { return limits_; }
   // Run into `digest` as the next process's findings (BeginProcess, then each as found).
   std::expected<void, std::string> AddTo(FindingsDigest* digest) const;

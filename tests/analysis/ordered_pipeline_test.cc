@@ -1,8 +1,9 @@
 // Proves the ordered pipeline (analysis/model/ordered_pipeline.h): items are finished on the
 // caller's thread in the order they were submitted while their work runs on several threads at
-// once; each item's turn runs in order; no more than workers + 1 items are in flight; one worker
-// runs everything on the caller's thread; an exception from a work, a turn or a finish reaches
-// the caller (after the workers are joined) without hanging.
+// once; each item's turn runs in order, and so do the second chain's steps of the items that
+// take one; no more than workers + 1 items are in flight; one worker runs everything on the
+// caller's thread; an exception from a work, a turn or a finish reaches the caller (after the
+// workers are joined) without hanging.
 #include "analysis/model/ordered_pipeline.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,7 @@ TEST(OrderedPipelineTest, FinishesInSubmissionOrderWhileWorkRunsOnSeveralThreads
     SCOPED_TRACE(workers);
     std::atomic<int> running{0}, most_running{0}, started{0}, finished{0}, most_in_flight{0};
     int turns = 0;  // touched in turns only
+    std::vector<int> then_order;  // touched in the second chain's steps only
     std::vector<int> order;
     const std::thread::id caller = std::this_thread::get_id();
     bool finished_on_caller = true;
@@ -55,6 +57,8 @@ TEST(OrderedPipelineTest, FinishesInSubmissionOrderWhileWorkRunsOnSeveralThreads
             turn([&] { item.turn_seen = turns++; });
             std::this_thread::sleep_for(std::chrono::microseconds(rng() % 1000));
             item.work_result = item.number * 10;
+            // The second chain, taken by two items of three: in order among those.
+            if (item.number % 3 != 0) turn.Then([&] { then_order.push_back(item.number); });
             --running;
           },
           [&](Item& item) {
@@ -70,6 +74,11 @@ TEST(OrderedPipelineTest, FinishesInSubmissionOrderWhileWorkRunsOnSeveralThreads
     std::vector<int> expected(40);
     for (int i = 0; i < 40; ++i) expected[i] = i;
     EXPECT_EQ(order, expected);
+    std::vector<int> expected_then;
+    for (int i = 0; i < 40; ++i) {
+      if (i % 3 != 0) expected_then.push_back(i);
+    }
+    EXPECT_EQ(then_order, expected_then);
     EXPECT_TRUE(finished_on_caller);
     EXPECT_GE(most_running.load(), 2);  // several at once
     EXPECT_LE(most_running.load(), static_cast<int>(workers));

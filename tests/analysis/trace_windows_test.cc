@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <random>
 
 #include "proto/trace_merge.h"
@@ -226,6 +227,50 @@ TEST(TraceWindowsTest, SparseOrSharedCorrelationIdsGiveTheWholeTraceAnswer) {
       if (w.exact) EXPECT_EQ(w.json, WholeStreams(path));
     }
     EXPECT_GT(several, 8u);  // exact, and windows were really cut
+  }
+}
+
+// A read given an earlier read's cuts (WindowLimits::known_cuts, as the windowed findings' second
+// read is) hands on the same windows, record for record, without looking for quiescent points;
+// with cuts the file does not read to (one try short) it is inexact instead.
+TEST(TraceWindowsTest, AReadWithTheFirstReadsCutsHandsOnTheSameWindows) {
+  TempDir dir;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    SCOPED_TRACE(seed);
+    TraceBuilder b = RandomLoop(seed, 40);
+    const std::string path = dir.Path("loop.pb");
+    b.WriteFlushed(path, 100, 50);
+    WindowLimits limits{.horizon_ns = 150'000 + LongestSpanNs(b.records()) + 1000,
+                        .cut_every_records = 16 + seed,
+                        .hold_pageable_pairs = seed % 2 == 0};
+    std::vector<std::pair<TraceRecords, uint64_t>> first, second;  // records, span's end
+    auto read = ReadInWindows(path, limits, [&](ProcessTrace& w, const WindowSpan& span) {
+      first.push_back({w.records, span.to_ns});
+    });
+    ASSERT_TRUE(read.has_value());
+    ASSERT_TRUE(read->exact) << read->why_inexact;
+    ASSERT_GT(read->windows, 2u);
+    limits.known_cuts =
+        std::make_shared<const std::vector<std::vector<uint64_t>>>(read->cuts);
+    auto again = ReadInWindows(path, limits, [&](ProcessTrace& w, const WindowSpan& span) {
+      second.push_back({w.records, span.to_ns});
+    });
+    ASSERT_TRUE(again.has_value());
+    EXPECT_TRUE(again->exact) << again->why_inexact;
+    EXPECT_EQ(again->cuts, read->cuts);
+    ASSERT_EQ(second.size(), first.size());
+    for (size_t i = 0; i < first.size(); ++i) {
+      EXPECT_EQ(second[i].second, first[i].second) << "window " << i;
+      EXPECT_TRUE(second[i].first == first[i].first) << "window " << i;
+    }
+    // One try short of the first read's: the read notices.
+    std::vector<std::vector<uint64_t>> short_cuts = read->cuts;
+    short_cuts.pop_back();
+    limits.known_cuts = std::make_shared<const std::vector<std::vector<uint64_t>>>(short_cuts);
+    auto differently = ReadInWindows(path, limits, [](const ProcessTrace&) {});
+    ASSERT_TRUE(differently.has_value());
+    EXPECT_FALSE(differently->exact);
+    EXPECT_NE(differently->why_inexact.find("read differently"), std::string::npos);
   }
 }
 
