@@ -71,7 +71,7 @@ struct WindowLimits {
   // this read makes them again without looking for quiescent points, which is most of a try's
   // work (the windows are the same: a try's cuts depend only on the records read so far). A
   // file that reads differently makes the read inexact.
-  std::shared_ptr<const std::vector<std::vector<uint64_t>>> known_cuts;
+  std::shared_ptr<const std::vector<std::vector<uint64_t>>> known_cuts = nullptr;
 };
 
 // Where a window lies: every timed record it holds starts at or after `from_ns` (the cut

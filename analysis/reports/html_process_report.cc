@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -387,13 +388,21 @@ class ProcessPage {
   // Where the process's findings go (before the first pass, or window by window before it).
   ReportFindings& findings() { return findings_; }
 
-  // The first pass, window by window, each after its findings. `model`: the window's, needed
-  // only when it has memory records (MemoryAnalysis). The window's NVTX list holds the ranges
-  // open in it (WindowedFindings::Window's: for MemoryAnalysis).
+  // The first pass, window by window, each after its findings: FirstPassOwn and LookUp.
   void FirstPass(const TraceIndex& window, const StreamModel* model) {
+    FirstPassOwn(window, model);
+    LookUp(window);
+  }
+  // What the first pass finds of the window's findings (after they were added).
+  void LookUp(const TraceIndex& window) { findings_.LookUp(window); }
+  // The rest of the first pass: it touches nothing LookUp, the findings and NoteLateNvtx touch,
+  // so that windows may take it on another thread (one at a time, in window order) while those
+  // run. `model`: the window's, needed only when it has memory records (MemoryAnalysis). The
+  // window's NVTX list holds the ranges open in it (WindowedFindings::Window's: for
+  // MemoryAnalysis).
+  void FirstPassOwn(const TraceIndex& window, const StreamModel* model) {
     const TraceRecords& r = window.records();
     timeline_.Add(window, {0}, true);
-    findings_.LookUp(window);
     for (uint32_t s : PerThreadStreams(window)) per_thread_streams_.insert(s);
     const auto busy = [&](const Interval& i) {
       if (overview_) device_busy_.push_back(i);
@@ -995,7 +1004,7 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   // The page's first pass rides on the findings' second read: each window as it is read (its
   // NVTX ranges as the file has them, each once), then once its findings are in (indexed, with
   // its stream model, its NVTX list holding the ranges open in it: MemoryAnalysis's).
-  bool exact = true;
+  std::atomic<bool> exact{true};  // (the hooks below run on two threads)
   WindowedFindings::Hooks hooks;
   hooks.read = [&](const ProcessTrace& w, const WindowSpan& span) {
     if (!exact) return;
@@ -1011,8 +1020,11 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
       if (e.kind != NvtxKind::kMark && e.start_ns < span.from_ns) page.NoteLateNvtx(w, e);
     }
   };
+  hooks.in_order = [&](const WindowedFindings::Window& w) {
+    if (exact) page.FirstPassOwn(w.index, &w.model);
+  };
   hooks.analysed = [&](const WindowedFindings::Window& w) {
-    if (exact) page.FirstPass(w.index, &w.model);
+    if (exact) page.LookUp(w.index);
   };
   auto ran = plan->Run([&](Finding&& f, uint64_t seq) { findings.Add(std::move(f), seq); },
                        findings.Filter(), hooks);
@@ -1026,7 +1038,9 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   page.EndFirstPass();
   WindowLimits windows = plan->read_limits();
   windows.call_stacks = false;  // (the same cuts)
-  // Each read's windows indexed on worker threads (ordered_pipeline.h), added up in order here.
+  // Each read's windows indexed on worker threads (ordered_pipeline.h), then added up in window
+  // order by the page's second pass and the summariser, each in a chain of its own on the
+  // workers (they share nothing; one after the other on this thread they bounded the read).
   struct Window {
     ProcessTrace trace;
     WindowSpan span;
@@ -1038,17 +1052,14 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
         Window{.trace = std::move(w), .span = span, .indexed = true, .index = nullptr});
   };
   const auto give_back = [&](std::unique_ptr<Window>& w) { w.reset(); };
-  const auto index = [](std::unique_ptr<Window>& w, PipelineTurn&) {
+  const auto add_up = [&](std::unique_ptr<Window>& w, PipelineTurn& turn) {
     if (w->indexed) w->index = std::make_unique<TraceIndex>(w->trace);
+    turn([&] { page.SecondPass(w->trace, w->span, w->index.get()); });
+    turn.Then([&] { summarizer.Add(w->trace.records, w->trace.strings); });
   };
   std::expected<WindowedRead, std::string> again;
   {
-    OrderedPipeline<std::unique_ptr<Window>> pipeline(
-        AnalysisWorkers(), index, [&](std::unique_ptr<Window>& w) {
-          summarizer.Add(w->trace.records, w->trace.strings);
-          page.SecondPass(w->trace, w->span, w->index.get());
-          give_back(w);
-        });
+    OrderedPipeline<std::unique_ptr<Window>> pipeline(AnalysisWorkers(), add_up, give_back);
     again = ReadInWindows(path, windows, [&](ProcessTrace& w, const WindowSpan& span) {
       // Windows outside every view, without a correlation id to look up, are not indexed.
       uint64_t from = UINT64_MAX, to = 0, lo = UINT64_MAX, hi = 0;

@@ -282,6 +282,10 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
           tally.Add(*w->index, bounds_);
           overlap.Add(*w->index, *w->model);
           memory.Add(*w->index, *w->model);
+          if (hooks.in_order) {
+            hooks.in_order(
+                Window{.trace = w->trace, .span = w->span, .index = *w->index, .model = *w->model});
+          }
         });
       },
       [&](std::unique_ptr<RunWindow>& w) {

@@ -78,9 +78,9 @@ class WindowedFindings {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
   // What a caller may do with the second read's windows, so that its own figures ride on that
-  // read instead of reading the file again (the HTML report's whole-trace pass, diff's summary).
-  // Both run on the thread that called Run, in window order, one window at a time (none when
-  // the filters leave the process out: Run reads nothing then).
+  // read instead of reading the file again (the HTML report's whole-trace pass). Each runs in
+  // window order, one window at a time, `read` and `analysed` on the thread that called Run
+  // (none when the filters leave the process out: Run reads nothing then).
   struct Window {
     // The window as the rules took it: its NVTX list holds the ranges of earlier windows still
     // open at its cut first, then its own, then the late ones (written when they end, after the
@@ -95,6 +95,10 @@ class WindowedFindings {
     // Each window as the read hands it on (its records as the file has them, each NVTX range
     // once; before the filters), as soon as it is read.
     std::function<void(const ProcessTrace&, const WindowSpan&)> read;
+    // Each window, in window order, one at a time, but on a worker thread and while `read`,
+    // the sink and `analysed` run on the caller's for other windows: for work that needs no
+    // findings and shares no state with those.
+    std::function<void(const Window&)> in_order;
     // Each window once its host findings went to the sink (and before the next window's did).
     std::function<void(const Window&)> analysed;
   };
