@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -13,7 +14,6 @@
 #include "analysis/metrics/copy_bandwidth.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_timeline.h"
-#include "analysis/metrics/process_summarizer.h"
 #include "analysis/metrics/summary.h"
 #include "analysis/metrics/time_bins.h"
 #include "analysis/metrics/unified_memory.h"
@@ -38,8 +38,8 @@ namespace {
 // Windows of the report's reads (the windowed findings' two, the page's first pass riding on
 // their second, and the page's second): an eighth of trace_windows.h's default, half what the
 // windowed findings take alone; a window's records are held several times over (the window, its TraceIndex, the
-// chunks decoded ahead) and workers + 1 windows are in flight, while the summariser's NVTX
-// projection, the findings' digest and the blocked calls are held too (10M, Release, two
+// chunks decoded ahead) and workers + 1 windows are in flight, while the findings' digest, the
+// blocked calls and the summary streamed beside the reads are held too (10M, Release, two
 // workers: 2^16 182 MB, 2^15 153-160 MB, 2^14 160 MB and a tenth more CPU; bench/README.md).
 constexpr size_t kReportWindowRecords = size_t{1} << 15;
 
@@ -987,20 +987,17 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   const ProcessTrace& whole = plan->whole();
   ProcessPage page(whole, number, options, overview, false);
   ReportFindings& findings = page.findings();
-  // The summary as SummarizeFiles streams it from the file (process_summarizer.h), fed the
-  // windows instead of the file's chunks: its NVTX ranges in the findings' second read, its
-  // records in the page's second read, the drop reports and RunEnd (which no window holds) last.
-  ProcessSummarizer::Setup setup;
-  setup.path = path;
-  setup.header = whole.header;
-  setup.options =
-      SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false};
-  // A window hands on its lists one after the other, each in time order: the unions hold a
-  // window's pieces and more before settling the oldest half, else a trace with many device
-  // operations per window is out of order and read again.
-  setup.limits.union_pieces =
-      std::max(setup.limits.union_pieces, 4 * plan->read_limits().cut_every_records);
-  ProcessSummarizer summarizer(std::move(setup));
+  // The summary streamed from the file (SummarizeFiles, as `profview summary` gives it) on a
+  // thread of its own while the page reads the windows. Fed the windows on this side (its NVTX
+  // ranges in the findings' second read, its records in the page's own read), the summariser
+  // took the page's read 1.4 s of the 10M synthetic trace's ~1.4 s on the 16-core device host
+  // (bench/README.md): its stages run one record after another.
+  const SummaryOptions summary_options{
+      .raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false};
+  auto summary_reading = std::async(std::launch::async, [&] {
+    std::vector<std::string> ignored;  // the windowed read's warnings are given below
+    return SummarizeFiles({path}, {}, summary_options, &ignored);
+  });
   // The page's first pass rides on the findings' second read: each window as it is read (its
   // NVTX ranges as the file has them, each once), then once its findings are in (indexed, with
   // its stream model, its NVTX list holding the ranges open in it: MemoryAnalysis's).
@@ -1013,7 +1010,6 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
       exact = false;  // the migrations chart needs the whole trace's counters
       return;
     }
-    summarizer.AddNvtx(r.nvtx_events, {});
     // A range arriving after a cut it starts before: the timeline draws it in the window it
     // starts in, in the second pass.
     for (const NvtxEvent& e : r.nvtx_events) {
@@ -1033,14 +1029,11 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   // The findings' workers freed their windows into arenas of their own (ordered_pipeline.h):
   // give that memory back before the page's second read allocates its own on this thread.
   malloc_trim(0);
-  summarizer.AddNvtx({}, whole.records.nvtx_domains);
-  summarizer.EndNvtx(whole.strings);
   page.EndFirstPass();
   WindowLimits windows = plan->read_limits();
   windows.call_stacks = false;  // (the same cuts)
   // Each read's windows indexed on worker threads (ordered_pipeline.h), then added up in window
-  // order by the page's second pass and the summariser, each in a chain of its own on the
-  // workers (they share nothing; one after the other on this thread they bounded the read).
+  // order by the page's second pass, in the workers' turn.
   struct Window {
     ProcessTrace trace;
     WindowSpan span;
@@ -1055,7 +1048,6 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   const auto add_up = [&](std::unique_ptr<Window>& w, PipelineTurn& turn) {
     if (w->indexed) w->index = std::make_unique<TraceIndex>(w->trace);
     turn([&] { page.SecondPass(w->trace, w->span, w->index.get()); });
-    turn.Then([&] { summarizer.Add(w->trace.records, w->trace.strings); });
   };
   std::expected<WindowedRead, std::string> again;
   {
@@ -1086,21 +1078,10 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   if (!again->exact || again->windows != plan->windows() || !page.MarksComplete()) {
     return std::nullopt;
   }
-  TraceRecords tail;
-  tail.drops = whole.records.drops;
-  tail.run_end = whole.records.run_end;
-  summarizer.Add(tail, whole.strings);
-  Summary summary = summarizer.Finish(whole.strings);
-  if (!summarizer.exact()) {
-    // Records too far out of order for the summariser's bounded stages: as `profview summary`,
-    // read again exactly.
-    std::vector<std::string> ignored;  // the windowed read's warnings are given below
-    auto streamed = SummarizeFiles({path}, {}, SummaryOptions{.raw = options.raw, .by_caller = false, .call_sites = {}, .findings = false}, &ignored);
-    if (!streamed) return std::unexpected(streamed.error());
-    if (streamed->parts.size() != 1) return std::nullopt;
-    summary = std::move(streamed->parts.front());
-  }
-  HtmlProcessPart part = page.Render(std::move(summary));
+  auto summary = summary_reading.get();
+  if (!summary) return std::unexpected(summary.error());
+  if (summary->parts.size() != 1) return std::nullopt;
+  HtmlProcessPart part = page.Render(std::move(summary->parts.front()));
   part.warnings = plan->warnings();
   return part;
 }
