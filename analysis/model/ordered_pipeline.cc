@@ -23,7 +23,7 @@ void LimitMallocArenas() {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
 }
 
-void PipelineTurn::Take(size_t chain, const std::function<void()>& step) {
+void PipelineTurn::operator()(const std::function<void()>& step, size_t chain) {
   if (shared_ == nullptr) {  // sequential: every earlier item is finished
     step();
     return;

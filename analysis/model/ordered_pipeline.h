@@ -4,10 +4,10 @@
 //   work(item, turn)   on a worker, any number at once; `turn(step)` runs `step` once every
 //                      earlier item's work has run its step or ended: one at a time, in order
 //                      (a chain for the little state one item passes to the next);
-//                      `turn.Then(step)`, later in the same work, the same in a second chain
-//                      (its own order, independent of the first's): for in-order passes that
-//                      need what the work made after its first step, so that they run on the
-//                      workers instead of in `finish`;
+//                      `turn(step, k)` the same in chain k (PipelineTurn::kChains of them, each
+//                      in its own order, independent of the others'): for in-order passes that
+//                      need what the work made after an earlier step, or that share nothing and
+//                      so may run beside each other, on the workers instead of in `finish`;
 //   finish(item)       on the caller's thread (in Submit or Drain), in the order of Submit.
 // At most `workers + 1` items are submitted and not finished (memory holds that many windows).
 // With one worker there is no thread: Submit runs work and finish at once, the sequential loop.
@@ -45,19 +45,16 @@ void LimitMallocArenas();
 
 class PipelineTurn {
  public:
-  // Runs `step` in item order (see above), at most once per work.
-  void operator()(const std::function<void()>& step) { Take(0, step); }
-  // The same in the second chain, after operator() if the work calls both.
-  void Then(const std::function<void()>& step) { Take(1, step); }
+  static constexpr size_t kChains = 3;
+  // Runs `step` in item order in chain `chain` (see above), at most once per work and chain.
+  void operator()(const std::function<void()>& step, size_t chain = 0);
 
  private:
   template <typename Item>
   friend class OrderedPipeline;
   struct Shared;
   struct Stopped {};  // thrown out of a step's wait when the pipeline stops: ends that work
-  static constexpr size_t kChains = 2;
   PipelineTurn(Shared* shared, uint64_t number) : shared_(shared), number_(number) {}
-  void Take(size_t chain, const std::function<void()>& step);
   Shared* shared_;  // null: sequential
   uint64_t number_;
   bool taken_[kChains] = {};

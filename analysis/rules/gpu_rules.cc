@@ -150,16 +150,16 @@ GpuRulesAccumulator::GpuRulesAccumulator(const FindingsOptions& options, const S
 }
 
 void GpuRulesAccumulator::Add(const TraceIndex& window, std::vector<DeviceIdle> devices,
-                              const IdleTimeline& timeline) {
+                              const std::vector<HostCall>& earlier_calls) {
   for (DeviceIdle& d : devices) {
     auto it = devices_.find(d.device_id);
     if (it == devices_.end()) continue;  // no busy time in the whole trace: ClassifyIdle skips it
-    AddDevice(window, std::move(d), timeline, &it->second);
+    AddDevice(window, std::move(d), earlier_calls, &it->second);
   }
 }
 
 void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
-                                    const IdleTimeline& timeline, Device* device) {
+                                    const std::vector<HostCall>& earlier_calls, Device* device) {
   const ProcessTrace& trace = window.trace();
   const auto& ops = window.device_ops();
   Device& dev = *device;
@@ -203,7 +203,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     Finding f = Base(trace, RuleId::kGpuIdleGaps, d.device_id, g.start_ns, g.length());
     f.blocked_ns = causes.total();
     IdleGapDetails details;
-    details.host_activity = HostActivity(window, timeline.earlier_calls(), g);
+    details.host_activity = HostActivity(window, earlier_calls, g);
     details.idle = causes;
     IdleByApi sync, other;
     AddByApi(in_gap, IdleCause::kSync, g.start_ns, g.end_ns, &sync);
@@ -527,7 +527,7 @@ void FindGpuFindings(const RuleInput& input, std::vector<Finding>* out) {
     if (!d.busy.empty()) active[d.device_id] = d.active;
   }
   GpuRulesAccumulator gpu(input.options, bounds, active);
-  gpu.Add(input.index, std::move(devices), timeline);
+  gpu.Add(input.index, std::move(devices), timeline.earlier_calls());
   StartUp start_up = bounds;
   StartUpTally tally;
   tally.Add(input.index, bounds);

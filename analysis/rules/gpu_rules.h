@@ -49,10 +49,10 @@ class GpuRulesAccumulator {
   // first operation's start to its last one's end over the whole trace.
   GpuRulesAccumulator(const FindingsOptions& options, const StartUp& bounds,
                       const std::map<uint32_t, Interval>& active);
-  // One window, in time order: its index, IdleTimeline::Add's result for it, and the timeline
-  // (its calls kept from earlier windows).
+  // One window, in time order: its index, IdleTimeline::Add's result for it, and the calls the
+  // timeline kept from earlier windows (its earlier_calls() after that Add).
   void Add(const TraceIndex& window, std::vector<DeviceIdle> devices,
-           const IdleTimeline& timeline);
+           const std::vector<HostCall>& earlier_calls);
   // The findings, per device by id (gaps, low utilization, breakdown), then start-up's (with
   // `start_up`, the bounds with StartUpTally's fill-in), as FindGpuFindings orders them.
   void Finish(const ProcessTrace& whole, const StartUp& start_up, std::vector<Finding>* out);
@@ -75,7 +75,7 @@ class GpuRulesAccumulator {
     uint64_t launches = 0, launch_ns = 0;
     std::vector<Finding> gaps;
   };
-  void AddDevice(const TraceIndex& window, DeviceIdle d, const IdleTimeline& timeline,
+  void AddDevice(const TraceIndex& window, DeviceIdle d, const std::vector<HostCall>& earlier_calls,
                  Device* device);
   void LowUtilization(const ProcessTrace& whole, uint32_t id, const Device& d,
                       std::vector<Finding>* out) const;

@@ -73,6 +73,8 @@ struct RunWindow {
   WindowSpan span;
   std::optional<TraceIndex> index;
   std::vector<StreamModel::EarlierEvent> earlier;  // the events of the windows before it
+  std::vector<DeviceIdle> idle;                    // IdleTimeline::Add's
+  std::vector<HostCall> earlier_calls;             // and the calls it kept until this window
   std::optional<StreamModel> model;
   std::optional<HostCallFindings> host;
   bool whole = true;  // `found` with their text
@@ -235,11 +237,11 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   const Finding* marker = start_up_span ? &*start_up_span : nullptr;
   std::map<uint32_t, uint64_t> last_end;
   for (const auto& [device, span] : active_) last_end[device] = span.end_ns;
-  // The workers', one at a time in window order (their turn), as `events` below.
+  // Each the workers', one window at a time in window order: `events` and `timeline` in their
+  // turn's first chain, `gpu` in the third, the others in the second (PipelineTurn).
+  CarriedEvents events;
   IdleTimeline timeline(last_end);
   GpuRulesAccumulator gpu(options_, bounds_, active_);
-  CarriedEvents events;  // the workers', one at a time in window order (their turn)
-  // The workers', one at a time in window order (their second chain: PipelineTurn::Then).
   StartUpTally tally;
   OverlapAccumulator overlap;
   MemoryAnalysis memory;
@@ -261,13 +263,14 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
       [&](std::unique_ptr<RunWindow>& w, PipelineTurn& turn) {
         w->index.emplace(w->trace);
         // In window order, on the workers: the events carried to the next window's stream
-        // model, and the GPU rules' passes (they need only the index), which would otherwise
-        // be most of the caller's in-order work (0.78 of 0.99 s at 10M records) and bound
-        // the read.
+        // model, and the idle timeline's pass (it needs only the index), whose result the GPU
+        // rules' sums take below (on the caller's thread the two were 0.78 of its 0.99 s of
+        // in-order work at 10M records, and bounded the read).
         turn([&] {
           w->earlier = events.list();
           events.Add(*w->index);
-          gpu.Add(*w->index, timeline.Add(*w->index), timeline);
+          w->idle = timeline.Add(*w->index);
+          w->earlier_calls = timeline.earlier_calls();  // (the next window's Add changes them)
         });
         w->model.emplace(*w->index,
                          StreamModel::Elsewhere{.events = w->earlier, .streams = streams_});
@@ -278,7 +281,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
         // in the second chain: on the caller's thread they bounded the read (the 10M synthetic
         // trace's run read: the caller finished windows 0.55 s of 1.1 s, the cutting thread
         // waited 0.19 s to hand windows on).
-        turn.Then([&] {
+        turn([&] {
           tally.Add(*w->index, bounds_);
           overlap.Add(*w->index, *w->model);
           memory.Add(*w->index, *w->model);
@@ -286,7 +289,11 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
             hooks.in_order(
                 Window{.trace = w->trace, .span = w->span, .index = *w->index, .model = *w->model});
           }
-        });
+        }, 1);
+        // The GPU rules' sums, in the third chain: behind the idle timeline in the first, the
+        // two bounded the read (the 10M synthetic trace's run read on 16 cores: 0.58-0.64 s
+        // of that chain).
+        turn([&] { gpu.Add(*w->index, std::move(w->idle), w->earlier_calls); }, 2);
       },
       [&](std::unique_ptr<RunWindow>& w) {
         for (HostCallFindings::Found& found : w->found) {

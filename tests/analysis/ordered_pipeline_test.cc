@@ -1,6 +1,6 @@
 // Proves the ordered pipeline (analysis/model/ordered_pipeline.h): items are finished on the
 // caller's thread in the order they were submitted while their work runs on several threads at
-// once; each item's turn runs in order, and so do the second chain's steps of the items that
+// once; each item's turn runs in order, and so do another chain's steps of the items that
 // take one; no more than workers + 1 items are in flight; one worker runs everything on the
 // caller's thread; an exception from a work, a turn or a finish reaches the caller (after the
 // workers are joined) without hanging.
@@ -57,8 +57,8 @@ TEST(OrderedPipelineTest, FinishesInSubmissionOrderWhileWorkRunsOnSeveralThreads
             turn([&] { item.turn_seen = turns++; });
             std::this_thread::sleep_for(std::chrono::microseconds(rng() % 1000));
             item.work_result = item.number * 10;
-            // The second chain, taken by two items of three: in order among those.
-            if (item.number % 3 != 0) turn.Then([&] { then_order.push_back(item.number); });
+            // Another chain, taken by two items of three: in order among those.
+            if (item.number % 3 != 0) turn([&] { then_order.push_back(item.number); }, 2);
             --running;
           },
           [&](Item& item) {
