@@ -50,11 +50,7 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
   // to the iteration range), else whole.
   auto windowed = [&](const std::string& path,
                       FilterMatches* matches) -> std::expected<bool, std::string> {
-    // One chunk decoded ahead, not two: diff reads its two runs at once, each holding its
-    // chunks ahead, and on the device host's 16 cores two 10M traces took as long with one
-    // (4.37-4.55 s) as with two (4.76-4.85 s) and peaked at 254-259 MB against 253-282 MB
-    // (files 311 MB; bench/README.md).
-    auto plan = WindowedFindings::Plan(path, thresholds, filters, WindowLimits{.decode_ahead = 1});
+    auto plan = WindowedFindings::Plan(path, thresholds, filters);
     if (!plan) return std::unexpected(plan.error());
     if (!plan->exact()) return false;
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());

@@ -30,9 +30,13 @@ uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - sta
 // A cut is tried once this many records wait, a quarter of trace_windows.h's default: the
 // findings hold a window's records several times over (the window, its TraceIndex and
 // StreamModel, the chunks decoded ahead), so smaller windows lower their peak at the same speed
-// (bench/README.md: 10M-record synthetic trace 150 -> 97 MB, 1M 150 -> 93 MB); what the horizon
-// holds stays either way.
-constexpr size_t kFindingsWindowRecords = size_t{1} << 16;
+// (bench/README.md: 10M-record synthetic trace 2^18 -> 2^16: 150 -> 97 MB; with two decoding
+// threads, 2^16 -> 2^15: 164-188 -> 122-132 MB); what the horizon holds stays either way.
+constexpr size_t kFindingsWindowRecords = size_t{1} << 15;
+// Threads decoding each read's chunks: with one, both reads waited for decoding once the
+// windowed read's cutting got cheaper (device host, 10M synthetic trace: findings 1.81-1.88 s
+// with one, 1.40-1.64 s with two and 2^15-record windows, at a lower peak; bench/README.md).
+constexpr size_t kFindingsDecoders = 2;
 
 // Where each pass stands in the registry (its findings' seq), or none for a pass this engine
 // does not know.
@@ -123,6 +127,7 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
   plan.limits_.known_cuts = nullptr;  // (this read finds them)
   plan.limits_.cut_every_records =
       std::min(plan.limits_.cut_every_records, kFindingsWindowRecords);
+  plan.limits_.decoders = std::max(plan.limits_.decoders, kFindingsDecoders);
   if (!Places().known) plan.Inexact("a rule pass that does not run in windows");
   StartUpScan scan;
   std::map<uint32_t, StreamClass> classes;  // as the first window with work on a stream saw it
