@@ -33,7 +33,11 @@ void PipelineTurn::operator()(const std::function<void()>& step, size_t chain) {
     shared_->changed.wait(lock, [&] {
       return shared_->turn[chain] == number_ || shared_->stopped || shared_->error != nullptr;
     });
-    if (shared_->turn[chain] != number_) throw Stopped{};
+    // Once a work or a step threw, no later step runs (a sink called in a step after it threw
+    // would see findings handed on past the failure).
+    if (shared_->turn[chain] != number_ || shared_->stopped || shared_->error != nullptr) {
+      throw Stopped{};
+    }
   }
   step();
   std::lock_guard lock(shared_->mutex);

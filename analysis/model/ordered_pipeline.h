@@ -45,7 +45,7 @@ void LimitMallocArenas();
 
 class PipelineTurn {
  public:
-  static constexpr size_t kChains = 3;
+  static constexpr size_t kChains = 5;
   // Runs `step` in item order in chain `chain` (see above), at most once per work and chain.
   void operator()(const std::function<void()>& step, size_t chain = 0);
 

@@ -1001,7 +1001,7 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   // The page's first pass rides on the findings' second read: each window as it is read (its
   // NVTX ranges as the file has them, each once), then once its findings are in (indexed, with
   // its stream model, its NVTX list holding the ranges open in it: MemoryAnalysis's).
-  std::atomic<bool> exact{true};  // (the hooks below run on two threads)
+  std::atomic<bool> exact{true};  // (the hooks below run on several threads)
   WindowedFindings::Hooks hooks;
   hooks.read = [&](const ProcessTrace& w, const WindowSpan& span) {
     if (!exact) return;

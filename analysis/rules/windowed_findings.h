@@ -79,8 +79,8 @@ class WindowedFindings {
 
   // What a caller may do with the second read's windows, so that its own figures ride on that
   // read instead of reading the file again (the HTML report's whole-trace pass). Each runs in
-  // window order, one window at a time, `read` and `analysed` on the thread that called Run
-  // (none when the filters leave the process out: Run reads nothing then).
+  // window order, one window at a time, `read` on the thread that called Run, the others on
+  // worker threads (none when the filters leave the process out: Run reads nothing then).
   struct Window {
     // The window as the rules took it: its NVTX list holds the ranges of earlier windows still
     // open at its cut first, then its own, then the late ones (written when they end, after the
@@ -95,17 +95,19 @@ class WindowedFindings {
     // Each window as the read hands it on (its records as the file has them, each NVTX range
     // once; before the filters), as soon as it is read.
     std::function<void(const ProcessTrace&, const WindowSpan&)> read;
-    // Each window, in window order, one at a time, but on a worker thread and while `read`,
-    // the sink and `analysed` run on the caller's for other windows: for work that needs no
-    // findings and shares no state with those.
+    // Each window, in window order, one at a time, while `read`, the sink and `analysed` run
+    // for other windows: for work that needs no findings and shares no state with those.
     std::function<void(const Window&)> in_order;
-    // Each window once its host findings went to the sink (and before the next window's did).
+    // Each window once its host findings went to the sink (and before the next window's did),
+    // on the thread that called the sink.
     std::function<void(const Window&)> analysed;
   };
 
   // The second read: every finding of the process to `sink`, with the seq StreamFindings
   // gives it (whole where `wants_whole` says so, as StreamFindings), and each window to
-  // `hooks`. Only when exact().
+  // `hooks`. Only when exact(). `sink` and `wants_whole` are called one finding at a time, in
+  // the order of the seqs, the host rules' on worker threads (the caller's objects need no
+  // lock: each call happens after the one before), the others' on the caller's at the end.
   std::expected<void, std::string> Run(const FindingSink& sink,
                                        const FindingFilter& wants_whole = {},
                                        const Hooks& hooks = {}) const;
