@@ -601,21 +601,24 @@ class Windower {
   template <typename F>
   void ForEachTimedList(TraceRecords& records, F&& fn) {
     large_.clear();
+    on_thread_.assign(timed_lists_, false);
     size_t slot = 0;
     ForEachList(records, [&]<typename T>(std::vector<T>& list) {
       if constexpr (kIsTimed<T>) {
         if (list.size() >= limits_.list_thread_records) {
           large_.push_back([&fn, &list, slot] { fn(list, slot); });
+          on_thread_[slot] = true;
         }
         ++slot;
       }
     });
     if (!large_.empty()) list_threads_.Start(&large_);
     try {
+      // The others here, as chosen above: a large list's size changes on its thread meanwhile.
       slot = 0;
       ForEachList(records, [&]<typename T>(std::vector<T>& list) {
         if constexpr (kIsTimed<T>) {
-          if (list.size() < limits_.list_thread_records) fn(list, slot);
+          if (!on_thread_[slot]) fn(list, slot);
           ++slot;
         }
       });
@@ -820,6 +823,7 @@ class Windower {
   WaitingCalls calls_;
   ListThreads list_threads_;                   // ForEachTimedList's
   std::vector<std::function<void()>> large_;  // its tasks, kept for their room
+  std::vector<bool> on_thread_;                // by slot: whether ForEachTimedList gave it out
   // By timed list (slot): each waiting record's key, in list order (NoteCalls', KeysAndSpans'),
   // how many of the list's first records have theirs, and the records whose key waits for
   // their call (by place).

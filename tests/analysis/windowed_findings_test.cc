@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <tuple>
 
@@ -128,12 +129,15 @@ TEST(WindowedFindingsTest, HooksSeeEveryWindowOnceInOrderAfterItsFindings) {
       ASSERT_TRUE(plan.has_value());
       if (!plan->exact()) continue;
       several += plan->windows() > 2;
-      std::vector<uint64_t> read_from, analysed_from;
+      // `read` runs on this thread, `analysed` on the workers (after the sink, in its chain).
+      std::mutex spans;
+      std::vector<uint64_t> read_from, analysed_from;  // (spans')
       size_t read_nvtx = 0;
       std::vector<std::pair<uint64_t, std::string>> out;
       std::vector<Finding> since;  // handed on since the last window analysed
       WindowedFindings::Hooks hooks;
       hooks.read = [&](const ProcessTrace& w, const WindowSpan& span) {
+        std::lock_guard lock(spans);
         EXPECT_TRUE(read_from.empty() || span.from_ns > read_from.back());
         EXPECT_LT(read_from.size(), analysed_from.size() + 2 + AnalysisWorkers());
         read_from.push_back(span.from_ns);
@@ -141,9 +145,12 @@ TEST(WindowedFindingsTest, HooksSeeEveryWindowOnceInOrderAfterItsFindings) {
       };
       hooks.analysed = [&](const WindowedFindings::Window& w) {
         EXPECT_EQ(&w.index.records(), &w.trace.records);
-        analysed_from.push_back(w.span.from_ns);
-        ASSERT_LE(analysed_from.size(), read_from.size());
-        EXPECT_EQ(w.span.from_ns, read_from[analysed_from.size() - 1]);
+        {
+          std::lock_guard lock(spans);
+          analysed_from.push_back(w.span.from_ns);
+          ASSERT_LE(analysed_from.size(), read_from.size());
+          EXPECT_EQ(w.span.from_ns, read_from[analysed_from.size() - 1]);
+        }
         for (const Finding& f : since) {
           if (f.correlation_id != 0) {
             EXPECT_GE(w.index.LaunchingCall(f.correlation_id), 0) << Describe(0, f);
