@@ -35,14 +35,6 @@
 namespace libprof::analysis {
 namespace {
 
-// Windows of the report's reads (the windowed findings' two, the page's first pass riding on
-// their second, and the page's second): an eighth of trace_windows.h's default, half what the
-// windowed findings take alone; a window's records are held several times over (the window, its TraceIndex, the
-// chunks decoded ahead) and workers + 1 windows are in flight, while the findings' digest, the
-// blocked calls and the summary streamed beside the reads are held too (10M, Release, two
-// workers: 2^16 182 MB, 2^15 153-160 MB, 2^14 160 MB and a tenth more CPU; bench/README.md).
-constexpr size_t kReportWindowRecords = size_t{1} << 15;
-
 // The plot area of every time chart, so that the timeline and the charts line up.
 constexpr double kPlotX0 = 250;
 constexpr double kPlotWidth = 1000;
@@ -977,11 +969,14 @@ HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number,
 std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindows(
     const std::string& path, size_t number, const HtmlReportOptions& options, bool overview,
     const WindowLimits& limits) {
-  // Every read in the report's windows: the findings' two and the page's second, so that a
-  // late NVTX range the first pass notes arrives in the window the second pass expects it in.
-  WindowLimits report_limits = limits;
-  report_limits.cut_every_records = std::min(limits.cut_every_records, kReportWindowRecords);
-  auto plan = WindowedFindings::Plan(path, options.findings, report_limits);
+  // Every read in the report's windows: the findings' two and the page's second (with
+  // plan->read_limits()), so that a late NVTX range the first pass notes arrives in the window
+  // the second pass expects it in. Their size is the windowed findings' (2^15 records at most),
+  // which the report's peak wants too: a window's records are held several times over and
+  // workers + 1 windows are in flight, while the findings' digest, the blocked calls and the
+  // summary streamed beside the reads are held too (10M, Release, two workers: 2^16 182 MB,
+  // 2^15 153-160 MB, 2^14 160 MB and a tenth more CPU; bench/README.md).
+  auto plan = WindowedFindings::Plan(path, options.findings, limits);
   if (!plan) return std::unexpected(plan.error());
   if (!plan->exact()) return std::nullopt;
   const ProcessTrace& whole = plan->whole();

@@ -31,7 +31,8 @@ uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - sta
 // findings hold a window's records several times over (the window, its TraceIndex and
 // StreamModel, the chunks decoded ahead), so smaller windows lower their peak at the same speed
 // (bench/README.md: 10M-record synthetic trace 2^18 -> 2^16: 150 -> 97 MB; with two decoding
-// threads, 2^16 -> 2^15: 164-188 -> 122-132 MB); what the horizon holds stays either way.
+// threads, 2^16 -> 2^15: 164-188 -> 122-132 MB); what the horizon holds stays either way. The
+// HTML report's reads take these windows too (html_process_report.cc says what its peak wants).
 constexpr size_t kFindingsWindowRecords = size_t{1} << 15;
 // Threads decoding each read's chunks: with one, both reads waited for decoding once the
 // windowed read's cutting got cheaper (device host, 10M synthetic trace: findings 1.81-1.88 s
