@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <string_view>
 
 #include "analysis/model/kernel_names.h"
@@ -42,7 +45,112 @@ std::string Rule(const std::vector<size_t>& widths, std::string_view left, std::
   return line;
 }
 
+// Length of the common prefix of `a` and `b`, in bytes.
+size_t CommonPrefix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+bool IsNameBreak(char c) {
+  return c == '_' || c == ':' || c == '<' || c == '>' || c == ',' || c == '(' || c == ')' ||
+         c == ' ' || c == '.' || c == '/';
+}
+
+// `text` without the namespaces that qualify names inside it ("at::native::(anonymous
+// namespace)::Foo<float>" -> "Foo<float>"): in a cell's distinguishing part they take the room
+// of what tells the rows apart.
+std::string WithoutQualifiers(std::string_view text) {
+  std::string out;
+  size_t word = 0;  // where the current qualified name's text starts in `out`
+  for (size_t i = 0; i < text.size(); ++i) {
+    constexpr std::string_view kAnonymous = "(anonymous namespace)::";
+    if (text.substr(i, kAnonymous.size()) == kAnonymous) {
+      i += kAnonymous.size() - 1;
+      out.resize(word);
+      continue;
+    }
+    if (text[i] == ':' && i + 1 < text.size() && text[i + 1] == ':') {
+      ++i;
+      out.resize(out.ends_with("namespace)") ? out.size() - 10 : word);  // (a part's start)
+      continue;
+    }
+    out += text[i];
+    const char c = text[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) word = out.size();
+  }
+  return out;
+}
+
+// The start of the word of `text` that holds byte `at` (of the word before, when `at` starts a
+// word); 0 at the first word.
+size_t WordStartBefore(const std::string& text, size_t at) {
+  at = std::min(at, text.size());
+  while (at > 0 && !IsNameBreak(text[at - 1])) --at;
+  return at;
+}
+
+// `text` from byte `start` on, without the separators it would start with and the qualifiers in
+// it: what a cell shows after its head.
+std::string PartFrom(const std::string& text, size_t start) {
+  while (start < text.size() && IsNameBreak(text[start])) ++start;
+  return WithoutQualifiers(std::string_view(text).substr(start));
+}
+
 }  // namespace
+
+std::vector<std::string> DistinguishCutCells(const std::vector<std::string>& texts,
+                                             std::vector<std::string> cells, size_t width) {
+  constexpr size_t kMinWidth = 12;  // below it a head and a part say nothing
+  if (width < kMinWidth) return cells;
+  // Rows by their cell, among those whose cell was cut.
+  std::map<std::string, std::vector<size_t>> by_cell;
+  for (size_t r = 0; r < texts.size(); ++r) {
+    if (cells[r] != texts[r]) by_cell[cells[r]].push_back(r);
+  }
+  for (const auto& [cell, rows] : by_cell) {
+    if (std::all_of(rows.begin(), rows.end(), [&](size_t r) { return texts[r] == texts[rows[0]]; })) {
+      continue;
+    }
+    // Each row shown as the start of its cell, then its text from the word where it leaves the
+    // text closest to it ("…::multi_ten…multiplies<float>, f…"); rows still shown alike start a
+    // word earlier, until none are (cuBLAS's "sm80_xmma_ge…tn_n_tilesize32x32…" against
+    // "…nn_n_tilesize32x32…") or a row's text has no word left before.
+    const size_t head = std::min(width * 2 / 5, DisplayWidth(cell));
+    std::vector<size_t> start(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      size_t departs = 0;
+      for (size_t j : rows) {
+        const std::string& text = texts[rows[i]];
+        if (texts[j] != text) departs = std::max(departs, CommonPrefix(text, texts[j]));
+      }
+      start[i] = WordStartBefore(texts[rows[i]], departs);
+    }
+    std::vector<std::string> shown(rows.size());
+    bool apart = false;
+    while (!apart) {
+      std::map<std::string, std::set<std::string_view>> texts_of;  // shown -> its texts
+      for (size_t i = 0; i < rows.size(); ++i) {
+        shown[i] = Truncate(cell, head) + Truncate(PartFrom(texts[rows[i]], start[i]), width - head);
+        texts_of[shown[i]].insert(texts[rows[i]]);
+      }
+      apart = true;
+      bool moved = false;
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (texts_of[shown[i]].size() < 2) continue;
+        apart = false;
+        if (start[i] > 0) {
+          start[i] = WordStartBefore(texts[rows[i]], start[i] - 1);
+          moved = true;
+        }
+      }
+      if (!apart && !moved) break;
+    }
+    if (!apart) continue;  // nothing tells them apart in this width: cut alike
+    for (size_t i = 0; i < rows.size(); ++i) cells[rows[i]] = std::move(shown[i]);
+  }
+  return cells;
+}
 
 std::string Truncate(const std::string& text, size_t width) {
   if (DisplayWidth(text) <= width) return text;
@@ -128,6 +236,16 @@ std::string RenderTable(const std::vector<TableColumn>& columns,
                       : columns[c].fit           ? columns[c].fit(text, widths[c])
                                                  : Truncate(text, widths[c]);
       }
+    }
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (columns[c].fit == nullptr) continue;
+      std::vector<std::string> texts(rows.size()), cut(rows.size());
+      for (size_t r = 0; r < rows.size(); ++r) {
+        texts[r] = rows[r][c];
+        cut[r] = std::move(cells[r][c]);
+      }
+      cut = DistinguishCutCells(texts, std::move(cut), widths[c]);
+      for (size_t r = 0; r < rows.size(); ++r) cells[r][c] = std::move(cut[r]);
     }
     for (size_t c = 0; c < columns.size(); ++c) {
       if (columns[c].fit == nullptr) continue;

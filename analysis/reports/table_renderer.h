@@ -39,6 +39,14 @@ struct TableCells {
 std::string RenderTable(const std::vector<TableColumn>& columns,
                         const std::vector<std::vector<std::string>>& rows, size_t max_width);
 
+// Cells of one name column cut to `width` (`cells`, from `texts`), with the rows whose cells came
+// out the same for different texts told apart: each such cell becomes the start of the cut
+// cell, then the part of its text where it leaves the others ("sm80_xmma_gem…tilesize128x128x8…"
+// against "…tilesize64x64x8…", cuBLAS's kernels; "…::multi_tensor…TensorListMetadata<2>, …"),
+// unless that still leaves two of them alike. Other cells are returned as they came.
+std::vector<std::string> DistinguishCutCells(const std::vector<std::string>& texts,
+                                             std::vector<std::string> cells, size_t width);
+
 // Cuts `text` to at most `width` characters, ending in "…" when cut.
 std::string Truncate(const std::string& text, size_t width);
 // A name abbreviated to `width` characters the way every table abbreviates names

@@ -91,6 +91,57 @@ TEST(TableTest, NameColumnsAbbreviateInsteadOfCutting) {
   EXPECT_NE(wide.find(name), std::string::npos);
 }
 
+// Names that a column cuts to the same text (cuBLAS's kernels differ only past their first 33
+// characters; PyTorch's foreach kernels only in template arguments) are told apart by the
+// part where they differ, within the column's width; names that a width cannot tell apart,
+// and names cut to different texts, stay as FitName cuts them.
+TEST(TableTest, NamesCutAlikeAreToldApart) {
+  const std::string xmma = "sm80_xmma_gemm_f32f32_f32f32_f32_";
+  const std::string tail = "_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas";
+  const std::vector<std::string> gemms = {xmma + "tn_n_tilesize32x32x8" + tail,
+                                          xmma + "nn_n_tilesize32x32x8" + tail,
+                                          xmma + "nn_n_tilesize32x64x8" + tail,
+                                          xmma + "tn_n_tilesize128x128x8" + tail};
+  const std::string ns = "at::native::(anonymous namespace)::";
+  const std::vector<std::string> foreach = {
+      ns + "multi_tensor_apply_kernel<" + ns + "TensorListMetadata<1>, " + ns +
+          "BinaryOpScalarFunctor<float, 1, 1, 0>, std::multiplies<float>, float>(int)",
+      ns + "multi_tensor_apply_kernel<" + ns + "TensorListMetadata<1>, " + ns +
+          "BinaryOpScalarFunctor<float, 1, 1, 0>, std::plus<float>, float>(int)"};
+  std::vector<std::string> texts = gemms;
+  texts.insert(texts.end(), foreach.begin(), foreach.end());
+  texts.push_back(gemms[0]);  // the same name twice is shown the same way twice
+  texts.push_back("memset");  // not cut: left alone
+  std::vector<std::string> cut;
+  for (const std::string& t : texts) cut.push_back(t.size() <= 34 ? t : FitName(t, 34));
+  ASSERT_EQ(cut[0], cut[1]);  // what the tables showed before: six rows alike
+  ASSERT_EQ(cut[4], cut[5]);
+
+  const std::vector<std::string> shown = DistinguishCutCells(texts, cut, 34);
+  EXPECT_EQ(shown[0], "sm80_xmma_ge…tn_n_tilesize32x32x8…");
+  EXPECT_EQ(shown[1], "sm80_xmma_ge…nn_n_tilesize32x32x8…");
+  EXPECT_EQ(shown[2], "sm80_xmma_ge…tilesize32x64x8_stag…");
+  EXPECT_EQ(shown[3], "sm80_xmma_ge…tilesize128x128x8_st…");
+  EXPECT_EQ(shown[4], "…::multi_ten…multiplies<float>, f…");  // qualifiers dropped
+  EXPECT_EQ(shown[5], "…::multi_ten…plus<float>, float>(…");
+  EXPECT_EQ(shown[6], shown[0]);
+  EXPECT_EQ(shown[7], "memset");
+  for (const std::string& s : shown) EXPECT_LE(DisplayWidth(s), 34u) << s;
+
+  // Too narrow to tell them apart: cut alike, as FitName cuts them.
+  const std::vector<std::string> narrow_cut(gemms.size(), FitName(gemms[0], 16));
+  EXPECT_EQ(DistinguishCutCells(gemms, narrow_cut, 16), narrow_cut);
+
+  // The tables do it: every row of the rendered name column differs.
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& g : gemms) rows.push_back({"1", g});
+  const std::string table = RenderTable(
+      {{"Calls", Align::kRight}, {"Name", Align::kLeft, true, 12, FitName}}, rows, 46);
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    EXPECT_NE(table.find("│ " + shown[i] + " │"), std::string::npos) << table;
+  }
+}
+
 TEST(TableTest, TerminalWidthFromColumns) {
   setenv("COLUMNS", "77", 1);
   EXPECT_EQ(TerminalWidth(), 77u);
