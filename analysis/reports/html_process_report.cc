@@ -750,7 +750,8 @@ class ProcessPage {
             "</div>";
     body += HtmlNote(
         "One lane per host thread (its NVTX ranges above its CUDA calls; the calls profview "
-        "summary counts) and per GPU stream. Lanes with many slices are drawn per pixel: the bar's "
+        "summary counts) and per GPU stream; threads that make no CUDA call, with NVTX ranges "
+        "only, come after the streams. Lanes with many slices are drawn per pixel: the bar's "
         "height is the share of that pixel's time the lane was busy, its colour the kind of work "
         "that took most of it. Blocked calls (findings that waited for device work) are outlined "
         "in vermillion, with an arrow to the end of the work they waited for" +

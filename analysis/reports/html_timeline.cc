@@ -321,16 +321,19 @@ HtmlTimeline HtmlTimelineBuilder::Finish(
   HtmlTimeline timeline;
   timeline.scales_ = scales_;
   timeline.marks_ = std::move(marks);
-  std::vector<uint32_t> order;
-  for (const auto& [tid, row] : api_rows_) order.push_back(tid);
+  // Threads that call CUDA (the main thread first, as in the export, timeline_export.cc), then
+  // the GPU streams they feed, then threads with NVTX ranges alone (a runtime's compile or
+  // worker threads: JAX's XLA pool had 20), so that those never push the streams off the page.
+  std::vector<uint32_t> calling, nvtx_only;
+  for (const auto& [tid, row] : api_rows_) calling.push_back(tid);
   for (const auto& [tid, thread] : nvtx_) {
-    if (!thread.rows.empty()) order.push_back(tid);
+    if (!thread.rows.empty() && !api_rows_.contains(tid)) nvtx_only.push_back(tid);
   }
-  std::sort(order.begin(), order.end());
-  order.erase(std::unique(order.begin(), order.end()), order.end());
-  // The main thread first, as in the export (timeline_export.cc).
-  std::stable_partition(order.begin(), order.end(), [&](uint32_t t) { return t == pid_; });
-  for (uint32_t tid : order) {
+  std::sort(calling.begin(), calling.end());
+  std::stable_partition(calling.begin(), calling.end(), [&](uint32_t t) { return t == pid_; });
+  std::sort(nvtx_only.begin(), nvtx_only.end());
+  std::stable_partition(nvtx_only.begin(), nvtx_only.end(), [&](uint32_t t) { return t == pid_; });
+  const auto add_thread = [&](uint32_t tid) {
     HtmlTimeline::Lane lane;
     lane.thread_id = tid;
     lane.label = (tid == pid_ ? "main thread " : "thread ") + std::to_string(tid);
@@ -341,7 +344,8 @@ HtmlTimeline HtmlTimelineBuilder::Finish(
     lane.rows.push_back(api != api_rows_.end() ? api->second->Finish(scales_.size())
                                                : RowState(kApiRowHeight).Finish(scales_.size()));
     timeline.lanes_.push_back(std::move(lane));
-  }
+  };
+  for (uint32_t tid : calling) add_thread(tid);
   for (auto& [key, row] : stream_rows_) {
     HtmlTimeline::Lane lane;
     lane.thread = false;
@@ -352,6 +356,7 @@ HtmlTimeline HtmlTimelineBuilder::Finish(
     lane.rows.push_back(row->Finish(scales_.size()));
     timeline.lanes_.push_back(std::move(lane));
   }
+  for (uint32_t tid : nvtx_only) add_thread(tid);
   api_rows_.clear();
   stream_rows_.clear();
   nvtx_.clear();

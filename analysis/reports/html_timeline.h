@@ -1,6 +1,7 @@
 // The timeline picture of the HTML report, for one process: one lane per host thread (its NVTX
 // ranges above its CUDA calls) and one per GPU stream (kernels, copies by direction in their own
-// colours, memsets, graphs), blocked calls marked in vermillion with an arrow from the call to
+// colours, memsets, graphs), top to bottom the threads that call CUDA, the streams, the threads
+// with NVTX ranges only; blocked calls marked in vermillion with an arrow from the call to
 // the end of the work it waited for.
 //
 // Scale: a lane with few slices in view draws each one (with a hover title); a denser lane is

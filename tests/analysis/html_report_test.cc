@@ -214,6 +214,25 @@ TEST(HtmlReportTest, HasEverySectionTheLanesAndTheBlockedCall) {
   EXPECT_EQ(page.find("<link"), std::string::npos);
 }
 
+// Threads that call CUDA come first, then the streams, then threads with NVTX ranges only (a
+// JAX process had 20 such compile threads above its one stream): their lanes' y order says so.
+TEST(HtmlReportTest, ThreadsWithNvtxRangesOnlyComeAfterTheStreams) {
+  TraceBuilder b = Nrm2Scenario();
+  b.AddRange("compile", 0, 500, /*tid=*/2);
+  const std::string page = Report({b.Build()});
+  const auto y0_of = [&](const std::string& lane) {
+    const size_t at = page.find(lane);
+    EXPECT_NE(at, std::string::npos) << lane;
+    const size_t y = page.find("data-y0=\"", at);
+    return std::stod(page.substr(y + 9));
+  };
+  const double caller = y0_of("data-kind=\"thread\" data-thread=\"1\"");
+  const double stream = y0_of("data-kind=\"stream\" data-device=\"0\" data-stream=\"7\"");
+  const double nvtx_only = y0_of("data-kind=\"thread\" data-thread=\"2\"");
+  EXPECT_LT(caller, stream);
+  EXPECT_LT(stream, nvtx_only);
+}
+
 TEST(HtmlReportTest, SeveralProcessesGetAnOverviewAndASectionEach) {
   TraceBuilder a = Nrm2Scenario();
   TraceBuilder b = LaunchBoundScenario();
