@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""JAX: a jitted two-layer step run 60 times, block_until_ready after each (run with
+XLA_PYTHON_CLIENT_PREALLOCATE=false so that JAX does not take most of the GPU's memory).
+
+A profiler should show: XLA's fused GEMM kernels (gemm_fusion_dot_*), the driver API only (JAX
+calls no CUDA runtime), many threads of XLA's own with NVTX ranges (TSL's) but no CUDA calls,
+and the host blocked in cuStreamSynchronize / cuEventSynchronize each step.
+
+Usage: python3 jax_loop.py
+Prints: the first element of the result, to 4 decimals.
+"""
+import sys
+
+import jax
+import jax.numpy as jnp
+
+
+def main() -> int:
+    key = jax.random.PRNGKey(0)
+    w1 = jax.random.normal(key, (1024, 2048))
+    w2 = jax.random.normal(key, (2048, 1024))
+
+    @jax.jit
+    def step(x):
+        return jnp.tanh(jnp.tanh(x @ w1) @ w2)
+
+    x = jax.random.normal(key, (512, 1024))
+    for _ in range(60):
+        x = step(x) * 0.01
+        x.block_until_ready()
+    print(f"jax_loop: x00={float(x[0, 0]):.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
