@@ -72,7 +72,9 @@ std::string WithoutQualifiers(std::string_view text) {
     }
     if (text[i] == ':' && i + 1 < text.size() && text[i + 1] == ':') {
       ++i;
-      out.resize(out.ends_with("namespace)") ? out.size() - 10 : word);  // (a part's start)
+      // A part may start inside "(anonymous namespace)::": its tail goes too.
+      constexpr std::string_view kAnonymousTail = "namespace)";
+      out.resize(out.ends_with(kAnonymousTail) ? out.size() - kAnonymousTail.size() : word);
       continue;
     }
     out += text[i];
@@ -117,14 +119,27 @@ std::vector<std::string> DistinguishCutCells(const std::vector<std::string>& tex
     // word earlier, until none are (cuBLAS's "sm80_xmma_ge…tn_n_tilesize32x32…" against
     // "…nn_n_tilesize32x32…") or a row's text has no word left before.
     const size_t head = std::min(width * 2 / 5, DisplayWidth(cell));
+    // Where each text leaves the text closest to it: its longest common prefix with another
+    // text, which is with its neighbour of another text in sorted order (rows may be many).
+    std::vector<size_t> sorted(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) sorted[i] = i;
+    std::sort(sorted.begin(), sorted.end(),
+              [&](size_t a, size_t b) { return texts[rows[a]] < texts[rows[b]]; });
     std::vector<size_t> start(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t k = 0; k < sorted.size(); ++k) {
+      const std::string& text = texts[rows[sorted[k]]];
       size_t departs = 0;
-      for (size_t j : rows) {
-        const std::string& text = texts[rows[i]];
-        if (texts[j] != text) departs = std::max(departs, CommonPrefix(text, texts[j]));
+      for (size_t before = k; before-- > 0;) {
+        if (texts[rows[sorted[before]]] == text) continue;
+        departs = CommonPrefix(text, texts[rows[sorted[before]]]);
+        break;
       }
-      start[i] = WordStartBefore(texts[rows[i]], departs);
+      for (size_t after = k + 1; after < sorted.size(); ++after) {
+        if (texts[rows[sorted[after]]] == text) continue;
+        departs = std::max(departs, CommonPrefix(text, texts[rows[sorted[after]]]));
+        break;
+      }
+      start[sorted[k]] = WordStartBefore(text, departs);
     }
     std::vector<std::string> shown(rows.size());
     bool apart = false;
