@@ -329,9 +329,8 @@ HtmlTimeline HtmlTimelineBuilder::Finish(
   for (const auto& [tid, thread] : nvtx_) {
     if (!thread.rows.empty() && !api_rows_.contains(tid)) nvtx_only.push_back(tid);
   }
-  std::sort(calling.begin(), calling.end());
+  // (Both by thread id already: the maps are ordered.)
   std::stable_partition(calling.begin(), calling.end(), [&](uint32_t t) { return t == pid_; });
-  std::sort(nvtx_only.begin(), nvtx_only.end());
   std::stable_partition(nvtx_only.begin(), nvtx_only.end(), [&](uint32_t t) { return t == pid_; });
   const auto add_thread = [&](uint32_t tid) {
     HtmlTimeline::Lane lane;
