@@ -140,6 +140,13 @@ TEST(TableTest, NamesCutAlikeAreToldApart) {
   for (size_t i = 0; i < gemms.size(); ++i) {
     EXPECT_NE(table.find("│ " + shown[i] + " │"), std::string::npos) << table;
   }
+  // Any column: the diff's "About" cells differ only in their call sites' lines.
+  const std::string about = "cudaMemcpyAsync on [copy pageable to device memory], from attn.py:";
+  const std::string about_table =
+      RenderTable({{"Calls", Align::kRight}, {"About", Align::kLeft, true, 12}},
+                  {{"1", about + "985 in f"}, {"2", about + "1062 in f"}}, 40);
+  EXPECT_NE(about_table.find("…985 in f"), std::string::npos) << about_table;
+  EXPECT_NE(about_table.find("…1062 in f"), std::string::npos) << about_table;
 }
 
 TEST(TableTest, TerminalWidthFromColumns) {
