@@ -86,7 +86,7 @@ std::string WithoutQualifiers(std::string_view text) {
 
 // The start of the word of `text` that holds byte `at` (of the word before, when `at` starts a
 // word); 0 at the first word.
-size_t WordStartBefore(const std::string& text, size_t at) {
+size_t WordStartBefore(std::string_view text, size_t at) {
   at = std::min(at, text.size());
   while (at > 0 && !IsNameBreak(text[at - 1])) --at;
   return at;
@@ -94,16 +94,18 @@ size_t WordStartBefore(const std::string& text, size_t at) {
 
 // `text` from byte `start` on, without the separators it would start with and the qualifiers in
 // it: what a cell shows after its head.
-std::string PartFrom(const std::string& text, size_t start) {
+std::string PartFrom(std::string_view text, size_t start) {
   while (start < text.size() && IsNameBreak(text[start])) ++start;
-  return WithoutQualifiers(std::string_view(text).substr(start));
+  return WithoutQualifiers(text.substr(start));
 }
 
 }  // namespace
 
-std::vector<std::string> DistinguishCutCells(const std::vector<std::string>& texts,
+std::vector<std::string> DistinguishCutCells(const std::vector<std::string_view>& texts,
                                              std::vector<std::string> cells, size_t width) {
-  constexpr size_t kMinWidth = 12;  // below it a head and a part say nothing
+  // Narrower, a head and a part say nothing: the trace listing's 12-character Details cells
+  // read "str…4.00 Mi…" instead of "stream 15, …".
+  constexpr size_t kMinWidth = 16;
   if (width < kMinWidth) return cells;
   // Rows by their cell, among those whose cell was cut.
   std::map<std::string, std::vector<size_t>> by_cell;
@@ -111,58 +113,52 @@ std::vector<std::string> DistinguishCutCells(const std::vector<std::string>& tex
     if (cells[r] != texts[r]) by_cell[cells[r]].push_back(r);
   }
   for (const auto& [cell, rows] : by_cell) {
-    if (std::all_of(rows.begin(), rows.end(), [&](size_t r) { return texts[r] == texts[rows[0]]; })) {
-      continue;
-    }
-    // Each row shown as the start of its cell, then its text from the word where it leaves the
-    // text closest to it ("…::multi_ten…multiplies<float>, f…"); rows still shown alike start a
+    // The group's distinct texts, sorted, each with its rows (a trace listing repeats a name
+    // in millions of rows: the work below goes by text, not by row).
+    std::map<std::string_view, std::vector<size_t>> rows_of;
+    for (size_t r : rows) rows_of[texts[r]].push_back(r);
+    if (rows_of.size() < 2) continue;
+    std::vector<std::string_view> distinct;
+    for (const auto& [text, of] : rows_of) distinct.push_back(text);
+    // Each text shown as the start of its cell, then itself from the word where it leaves the
+    // text closest to it ("…::multi_ten…multiplies<float>, f…"): its longest common prefix with
+    // another text, which is with a neighbour in sorted order. Texts still shown alike start a
     // word earlier, until none are (cuBLAS's "sm80_xmma_ge…tn_n_tilesize32x32…" against
-    // "…nn_n_tilesize32x32…") or a row's text has no word left before.
+    // "…nn_n_tilesize32x32…") or a text has no word left before.
     const size_t head = std::min(width * 2 / 5, DisplayWidth(cell));
-    // Where each text leaves the text closest to it: its longest common prefix with another
-    // text, which is with its neighbour of another text in sorted order (rows may be many).
-    std::vector<size_t> sorted(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) sorted[i] = i;
-    std::sort(sorted.begin(), sorted.end(),
-              [&](size_t a, size_t b) { return texts[rows[a]] < texts[rows[b]]; });
-    std::vector<size_t> start(rows.size());
-    for (size_t k = 0; k < sorted.size(); ++k) {
-      const std::string& text = texts[rows[sorted[k]]];
+    std::vector<size_t> start(distinct.size());
+    for (size_t k = 0; k < distinct.size(); ++k) {
       size_t departs = 0;
-      for (size_t before = k; before-- > 0;) {
-        if (texts[rows[sorted[before]]] == text) continue;
-        departs = CommonPrefix(text, texts[rows[sorted[before]]]);
-        break;
+      if (k > 0) departs = CommonPrefix(distinct[k], distinct[k - 1]);
+      if (k + 1 < distinct.size()) {
+        departs = std::max(departs, CommonPrefix(distinct[k], distinct[k + 1]));
       }
-      for (size_t after = k + 1; after < sorted.size(); ++after) {
-        if (texts[rows[sorted[after]]] == text) continue;
-        departs = std::max(departs, CommonPrefix(text, texts[rows[sorted[after]]]));
-        break;
-      }
-      start[sorted[k]] = WordStartBefore(text, departs);
+      start[k] = WordStartBefore(distinct[k], departs);
     }
-    std::vector<std::string> shown(rows.size());
+    std::vector<std::string> shown(distinct.size());
     bool apart = false;
     while (!apart) {
-      std::map<std::string, std::set<std::string_view>> texts_of;  // shown -> its texts
-      for (size_t i = 0; i < rows.size(); ++i) {
-        shown[i] = Truncate(cell, head) + Truncate(PartFrom(texts[rows[i]], start[i]), width - head);
-        texts_of[shown[i]].insert(texts[rows[i]]);
+      std::map<std::string, size_t> texts_shown_as;
+      for (size_t k = 0; k < distinct.size(); ++k) {
+        shown[k] = Truncate(cell, head) + Truncate(PartFrom(distinct[k], start[k]), width - head);
+        ++texts_shown_as[shown[k]];
       }
       apart = true;
       bool moved = false;
-      for (size_t i = 0; i < rows.size(); ++i) {
-        if (texts_of[shown[i]].size() < 2) continue;
+      for (size_t k = 0; k < distinct.size(); ++k) {
+        if (texts_shown_as[shown[k]] < 2) continue;
         apart = false;
-        if (start[i] > 0) {
-          start[i] = WordStartBefore(texts[rows[i]], start[i] - 1);
+        if (start[k] > 0) {
+          start[k] = WordStartBefore(distinct[k], start[k] - 1);
           moved = true;
         }
       }
       if (!apart && !moved) break;
     }
     if (!apart) continue;  // nothing tells them apart in this width: cut alike
-    for (size_t i = 0; i < rows.size(); ++i) cells[rows[i]] = std::move(shown[i]);
+    for (size_t k = 0; k < distinct.size(); ++k) {
+      for (size_t r : rows_of[distinct[k]]) cells[r] = shown[k];
+    }
   }
   return cells;
 }
@@ -255,7 +251,9 @@ std::string RenderTable(const std::vector<TableColumn>& columns,
     // Any column, not only names: a diff's "About" cells ("cudaMemcpyAsync on [copy pageable to
     // device memory], from fuse_attention.py:985 in …") differ only in their call sites.
     for (size_t c = 0; c < columns.size(); ++c) {
-      std::vector<std::string> texts(rows.size()), cut(rows.size());
+      if (widths[c] >= natural[c]) continue;  // no cell of it was cut
+      std::vector<std::string_view> texts(rows.size());  // (views: a listing has millions)
+      std::vector<std::string> cut(rows.size());
       for (size_t r = 0; r < rows.size(); ++r) {
         texts[r] = rows[r][c];
         cut[r] = std::move(cells[r][c]);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace libprof::analysis {
@@ -44,7 +45,7 @@ std::string RenderTable(const std::vector<TableColumn>& columns,
 // cell, then the part of its text where it leaves the others ("sm80_xmma_gem…tilesize128x128x8…"
 // against "…tilesize64x64x8…", cuBLAS's kernels; "…::multi_tensor…TensorListMetadata<2>, …"),
 // unless that still leaves two of them alike. Other cells are returned as they came.
-std::vector<std::string> DistinguishCutCells(const std::vector<std::string>& texts,
+std::vector<std::string> DistinguishCutCells(const std::vector<std::string_view>& texts,
                                              std::vector<std::string> cells, size_t width);
 
 // Cuts `text` to at most `width` characters, ending in "…" when cut.

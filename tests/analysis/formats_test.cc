@@ -117,7 +117,8 @@ TEST(TableTest, NamesCutAlikeAreToldApart) {
   ASSERT_EQ(cut[0], cut[1]);  // what the tables showed before: six rows alike
   ASSERT_EQ(cut[4], cut[5]);
 
-  const std::vector<std::string> shown = DistinguishCutCells(texts, cut, 34);
+  const std::vector<std::string> shown =
+      DistinguishCutCells(std::vector<std::string_view>(texts.begin(), texts.end()), cut, 34);
   EXPECT_EQ(shown[0], "sm80_xmma_ge…tn_n_tilesize32x32x8…");
   EXPECT_EQ(shown[1], "sm80_xmma_ge…nn_n_tilesize32x32x8…");
   EXPECT_EQ(shown[2], "sm80_xmma_ge…tilesize32x64x8_stag…");
@@ -130,7 +131,9 @@ TEST(TableTest, NamesCutAlikeAreToldApart) {
 
   // Too narrow to tell them apart: cut alike, as FitName cuts them.
   const std::vector<std::string> narrow_cut(gemms.size(), FitName(gemms[0], 16));
-  EXPECT_EQ(DistinguishCutCells(gemms, narrow_cut, 16), narrow_cut);
+  EXPECT_EQ(DistinguishCutCells(std::vector<std::string_view>(gemms.begin(), gemms.end()),
+                                narrow_cut, 16),
+            narrow_cut);
 
   // The tables do it: every row of the rendered name column differs.
   std::vector<std::vector<std::string>> rows;
