@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "proto/record_decoders.h"
+#include "proto/stream_order_repair.h"
 #include "proto/trace_wire.h"
 
 namespace libprof {
@@ -146,6 +147,7 @@ bool AppendChunk(const trace::Chunk& chunk, ProcessTables* state, TraceRecords* 
 bool DecodeRecordLists(const trace::Chunk& chunk, const ProcessTables& tables, TraceRecords* out,
                        std::string* problem) {
   Threads threads(tables.thread_ids);
+  const ListSizes first = SizesOf(*out);
   // Every list of proto/record_kinds.h; a list's name there is also its name in Chunk.
 #define LIBPROF_DECODE_LIST(Type, list, field, role)                                          \
   if (!DecodeList(chunk.list(), ListContext(chunk.base_time_ns(), tables, &threads, problem), \
@@ -159,6 +161,7 @@ bool DecodeRecordLists(const trace::Chunk& chunk, const ProcessTables& tables, T
     *problem = "refers to undefined thread index " + std::to_string(threads.bad());
     return false;
   }
+  RepairStreamOrder(out, first);
   return true;
 }
 

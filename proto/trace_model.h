@@ -189,6 +189,9 @@ struct Memcpy {
   uint64_t graph_node_id = 0;
   uint32_t src_device_id = 0;  // peer-to-peer only
   uint32_t dst_device_id = 0;
+  // Not in the file: CUPTI's end where the reader moved it back to the start of the next
+  // operation on the stream (proto/stream_order_repair.h); 0 where end_ns is CUPTI's.
+  uint64_t cupti_end_ns = 0;
   bool operator==(const Memcpy&) const = default;
 };
 
@@ -204,6 +207,7 @@ struct Memset {
   uint32_t context_id = 0;
   uint32_t stream_id = 0;
   uint32_t graph_id = 0;
+  uint64_t cupti_end_ns = 0;  // as Memcpy's: not in the file, 0 where end_ns is CUPTI's
   bool operator==(const Memset&) const = default;
 };
 

@@ -225,8 +225,10 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
     } else if constexpr (std::is_same_v<T, Memcpy>) {
       d.copy_key = CopyKey(x.copy_kind, x.src_kind, x.dst_kind);
       d.row = Row(op.kind, d.copy_key);
+      d.repaired_end = x.cupti_end_ns != 0;
     } else if constexpr (std::is_same_v<T, Memset>) {
       d.row = Row(op.kind, static_cast<uint64_t>(x.memory_kind));
+      d.repaired_end = x.cupti_end_ns != 0;
     } else {
       static_assert(std::is_same_v<T, GraphTrace>, "a device-op kind needs its row key here");
       d.row = Row(op.kind, x.graph_id);
@@ -342,6 +344,7 @@ void ProcessSummarizer::CountOther(uint64_t corr, uint64_t time_ns) {
 void ProcessSummarizer::EmitDevice(const DeviceRecord& r) {
   ++events_;
   if (r.kind == kOtherRecord) return;
+  if (r.repaired_end) ++repaired_ends_;
   const uint64_t ns = Duration(r.start_ns, r.end_ns);
   DeviceRow& row = device_rows_[r.row];
   row.stats.Add(ns);
@@ -437,6 +440,7 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
   for (const Interval& w : s.windows) s.trace_ns += w.length();
   s.events = events_;
   s.dropped_records = std::max(drops_, run_end_ ? run_end_->records_dropped : 0);
+  s.repaired_ends = repaired_ends_;
   s.host_api_ns = host_union_.length();
   s.gpu_busy_ns = device_union_.length();
   s.hidden_calls = hidden_calls_;

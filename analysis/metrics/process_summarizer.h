@@ -110,6 +110,7 @@ class ProcessSummarizer {
     uint32_t row = 0;       // index into device_rows_
     uint16_t copy_key = 0;  // memcpy: (kind, src, dst); else unused
     uint8_t kind = 0;       // DeviceOpKind; kOtherRecord: a record only counted in `events`
+    bool repaired_end = false;  // CUPTI's end fell after its stream's next start (cupti_end_ns)
   };
   static constexpr uint8_t kOtherRecord = 0xFF;
   struct DeviceRow {
@@ -179,6 +180,7 @@ class ProcessSummarizer {
   uint64_t lo_ = UINT64_MAX, hi_ = 0;
   std::optional<RunEnd> run_end_;
   uint64_t drops_ = 0;
+  uint64_t repaired_ends_ = 0;
   uint64_t events_ = 0;
   uint64_t call_seq_ = 0;
   uint64_t device_seq_ = 0;

@@ -342,6 +342,7 @@ void SummaryTotal::Add(const Summary& p, int64_t time_offset_ns) {
   ++total_.processes;
   total_.events += p.events;
   total_.dropped_records += p.dropped_records;
+  total_.repaired_ends += p.repaired_ends;
   total_.hidden_calls += p.hidden_calls;
   total_.hidden_ns += p.hidden_ns;
   total_.hidden_nested_calls += p.hidden_nested_calls;

@@ -80,6 +80,9 @@ struct Summary {
   uint64_t host_api_ns = 0;
   uint64_t gpu_busy_ns = 0;
   uint64_t dropped_records = 0;
+  // Copies and sets whose end CUPTI gave after the next operation of their stream had started,
+  // ended there by the reader (proto/stream_order_repair.h).
+  uint64_t repaired_ends = 0;
   std::vector<SummaryRow> host;    // sorted by total time, then name
   std::vector<SummaryRow> device;  // idem
   std::vector<CopyRow> copies;     // by total time

@@ -170,6 +170,7 @@ json ProcessJson(const Summary& s) {
               {"host_api_ns", s.host_api_ns},
               {"gpu_busy_ns", s.gpu_busy_ns},
               {"dropped_records", s.dropped_records},
+              {"repaired_ends", s.repaired_ends},
               {"hidden_calls", s.hidden_calls},
               {"hidden_ns", s.hidden_ns},
               {"hidden_nested_calls", s.hidden_nested_calls},
@@ -296,6 +297,7 @@ void ParseProcess(const json& j, Summary* s) {
   s->host_api_ns = j.at("host_api_ns").get<uint64_t>();
   s->gpu_busy_ns = j.at("gpu_busy_ns").get<uint64_t>();
   s->dropped_records = j.at("dropped_records").get<uint64_t>();
+  s->repaired_ends = j.at("repaired_ends").get<uint64_t>();
   s->hidden_calls = j.at("hidden_calls").get<uint64_t>();
   s->hidden_ns = j.at("hidden_ns").get<uint64_t>();
   s->hidden_nested_calls = j.at("hidden_nested_calls").get<uint64_t>();

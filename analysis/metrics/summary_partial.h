@@ -31,7 +31,7 @@
 namespace libprof::analysis {
 
 inline constexpr std::string_view kSummaryPartialFormat = "libprof-summary-partial";
-inline constexpr uint32_t kSummaryPartialVersion = 4;
+inline constexpr uint32_t kSummaryPartialVersion = 5;
 
 struct SummaryPartial {
   SummaryOptions options;

@@ -83,12 +83,13 @@ constexpr SqliteColumn kMemcpyColumns[] = {
     {"bytes", kInt},         {"async", kInt},           {"start_ns", kInt},
     {"end_ns", kInt},        {"correlation_id", kInt},  {"device_id", kInt},
     {"context_id", kInt},    {"stream_id", kInt},       {"graph_id", kInt},
-    {"graph_node_id", kInt}, {"src_device_id", kInt},   {"dst_device_id", kInt}};
+    {"graph_node_id", kInt}, {"src_device_id", kInt},   {"dst_device_id", kInt},
+    {"cupti_end_ns", kInt}};
 constexpr SqliteColumn kMemsetColumns[] = {
     {"memory_kind", kText}, {"bytes", kInt},     {"value", kInt},
     {"async", kInt},        {"start_ns", kInt},  {"end_ns", kInt},
     {"correlation_id", kInt}, {"device_id", kInt}, {"context_id", kInt},
-    {"stream_id", kInt},    {"graph_id", kInt}};
+    {"stream_id", kInt},    {"graph_id", kInt},     {"cupti_end_ns", kInt}};
 constexpr SqliteColumn kSynchronizationColumns[] = {
     {"type", kText},       {"start_ns", kInt},      {"end_ns", kInt},
     {"correlation_id", kInt}, {"context_id", kInt}, {"stream_id", kInt},
@@ -309,6 +310,7 @@ void SqliteTable<Memcpy>::Bind(const Memcpy& r, const SqliteRowContext&, SqliteS
     row->Null();
     row->Null();
   }
+  IdOrNull(r.cupti_end_ns, row);
 }
 
 void SqliteTable<Memset>::Bind(const Memset& r, const SqliteRowContext&, SqliteStatement* row) {
@@ -323,6 +325,7 @@ void SqliteTable<Memset>::Bind(const Memset& r, const SqliteRowContext&, SqliteS
   row->Uint(r.context_id);
   row->Uint(r.stream_id);
   IdOrNull(r.graph_id, row);
+  IdOrNull(r.cupti_end_ns, row);
 }
 
 void SqliteTable<Synchronization>::Bind(const Synchronization& r, const SqliteRowContext&,

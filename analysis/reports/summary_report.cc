@@ -223,6 +223,13 @@ std::string Section(const Summary& s, size_t width) {
            FormatDuration(static_cast<double>(s.gpu_busy_ns)) + " (" +
            FormatPercent(static_cast<double>(s.gpu_busy_ns), trace) + " of the trace)\n";
     out += RowTable(s.device, s.trace_ns, false, width);
+    if (s.repaired_ends > 0) {
+      const bool one = s.repaired_ends == 1;
+      out += "(" + std::to_string(s.repaired_ends) + (one ? " copy or memset" : " copies or memsets") +
+             " had an end from CUPTI after the next operation on " + (one ? "its" : "their") +
+             " stream started, which a stream's order rules out: " + (one ? "it is" : "each is") +
+             " ended at that start; profview trace shows CUPTI's end.)\n";
+    }
   }
   if (!s.copies.empty()) {
     out += "\n" + CopiesHeadline(s.copies) + "\n";
@@ -267,6 +274,7 @@ void SummaryFields(JsonWriter& j, const Summary& s) {
       .Field("host_api_ns", s.host_api_ns)
       .Field("gpu_busy_ns", s.gpu_busy_ns)
       .Field("dropped_records", s.dropped_records)
+      .Field("repaired_ends", s.repaired_ends)
       .Field("hidden_calls", s.hidden_calls)
       .Field("hidden_ns", s.hidden_ns);
   j.Key("host").BeginArray();
@@ -326,7 +334,8 @@ void SummaryCsvRows(std::string* out, const std::string& pid, const Summary& s) 
                                                       {"events", s.events},
                                                       {"host_api_ns", s.host_api_ns},
                                                       {"gpu_busy_ns", s.gpu_busy_ns},
-                                                      {"dropped_records", s.dropped_records}};
+                                                      {"dropped_records", s.dropped_records},
+                                                      {"repaired_ends", s.repaired_ends}};
   for (auto [name, value] : metrics) {
     *out += CsvLine(
         {"trace", pid, name, "", "", std::to_string(value), "", "", "", "", "", "", "", "", ""});

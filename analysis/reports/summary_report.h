@@ -5,8 +5,8 @@
 //
 // JSON shape (stable; fields may be added): the total over all processes at the top level, and
 // the same object per process under "processes":
-//   {"trace_ns", "events", "host_api_ns", "gpu_busy_ns", "dropped_records", "hidden_calls",
-//    "hidden_ns", "host": [row], "device": [row], "copies": [copy], "nvtx": [row],
+//   {"trace_ns", "events", "host_api_ns", "gpu_busy_ns", "dropped_records", "repaired_ends",
+//    "hidden_calls", "hidden_ns", "host": [row], "device": [row], "copies": [copy], "nvtx": [row],
 //    "processes": [{"pid", "hostname", "file", ...the same fields...}]}
 //   row:  {"name", "calls", "total_ns", "mean_ns", "std_ns", "min_ns", "max_ns", "p50_ns",
 //          "p90_ns", "p99_ns"} plus "kind"

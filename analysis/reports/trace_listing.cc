@@ -30,6 +30,15 @@ int Rank(const std::string& kind) {
   return 2;
 }
 
+// A copy or set whose end the reader moved back to its stream's next operation: what CUPTI
+// said, so that the listing hides nothing (proto/stream_order_repair.h).
+template <typename T>
+std::string RepairedEnd(const T& record) {
+  if (record.cupti_end_ns == 0) return "";
+  return ", CUPTI's end (" + FormatDuration(static_cast<double>(record.cupti_end_ns - record.start_ns)) +
+         " after its start) fell after the stream's next operation started";
+}
+
 // Stream first: it is what a reader scans for, and the table may cut the end of the cell.
 std::string OpDetails(const TraceIndex& index, const DeviceOp& op) {
   const TraceRecords& r = index.records();
@@ -49,12 +58,14 @@ std::string OpDetails(const TraceIndex& index, const DeviceOp& op) {
       const Memcpy& m = r.memcpys[op.record];
       d += ", " + FormatBytes(m.bytes) + " " + ToString(m.copy_kind) + " " + ToString(m.src_kind) +
            "→" + ToString(m.dst_kind) + (m.async ? ", async" : ", sync");
+      d += RepairedEnd(m);
       break;
     }
     case DeviceOpKind::kMemset: {
       const Memset& m = r.memsets[op.record];
       d += ", " + FormatBytes(m.bytes) + " " + ToString(m.memory_kind) +
            (m.async ? ", async" : ", sync");
+      d += RepairedEnd(m);
       break;
     }
     case DeviceOpKind::kGraph:

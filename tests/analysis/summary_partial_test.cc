@@ -181,7 +181,8 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
     return dir_.Path(name);
   };
   std::string other_version = good;
-  other_version.replace(other_version.find("\"version\":4"), 11, "\"version\":2");
+  const std::string version = "\"version\":" + std::to_string(kSummaryPartialVersion);
+  other_version.replace(other_version.find(version), version.size(), "\"version\":2");
   // A call count that its histogram does not add up to (keys are written in name order, so a
   // Stats' count follows its buckets).
   std::string bad_stats = good;
@@ -195,9 +196,10 @@ TEST_F(CombineTest, BadPartialsAreRefusedWithTheirName) {
       {write("pieces.json", bad_pieces), "an interval list that is not base64"},
       {write("cut.json", good.substr(0, good.size() / 2)), "not a partial summary (not JSON)"},
       {write("trace.json", "{\"traceEvents\": []}"), "not a partial summary"},
-      {write("v2.json", other_version), "format version 2; this profview reads version 4"},
+      {write("v2.json", other_version),
+       "format version 2; this profview reads version " + std::to_string(kSummaryPartialVersion)},
       {write("stats.json", bad_stats), "damaged partial summary"},
-      {write("missing.json", "{\"format\":\"libprof-summary-partial\",\"version\":4}"),
+      {write("missing.json", "{\"format\":\"libprof-summary-partial\"," + version + "}"),
        "damaged partial summary"},
   };
   for (const auto& [path, message] : cases) {
