@@ -280,6 +280,8 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     if (ops[o].kind != DeviceOpKind::kKernel) continue;
     ++dev.whole.kernels;
     dev.whole.kernel_ns += ops[o].duration();
+    const bool in_graph = ops[o].graph_id != 0;
+    if (in_graph) ++dev.graph_kernels;
     const int64_t call = window.LaunchingCall(ops[o].correlation_id);
     if (call < 0) continue;
     const uint32_t outer = window.Outermost(static_cast<size_t>(call));
@@ -288,6 +290,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
       const ApiCall& c = window.records().api_calls[outer];
       ++dev.launches;
       dev.launch_ns += Duration(c.start_ns, c.end_ns);
+      if (in_graph) ++dev.graph_launches;
     }
   }
 }
@@ -480,7 +483,24 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
   f.explanation = gpu + " was idle " + Pct(idle, span) + " of its steady state (" + Dur(idle) +
                   " of " + Dur(span) + " from " + Dur(f.host_start_ns) +
                   "): " + CauseText(whole, causes, d.whole.sync, d.whole.other) + ". ";
-  if (2 * causes.launch_ns >= idle && kernels > 0 && mean_kernel < mean_launch) {
+  if (2 * causes.launch_ns >= idle && kernels > 0 && d.launches > 0 &&
+      2 * d.graph_launches >= d.launches) {
+    // The usual cure for launch-bound work, CUDA graphs, is in place already.
+    const uint64_t per_graph = d.graph_kernels / std::max<uint64_t>(d.graph_launches, 1);
+    const uint64_t per_graph_ns = mean_kernel * per_graph;
+    f.explanation += "Launch-bound although the work is in CUDA graphs: " +
+                     std::to_string(d.graph_launches) + " of the " +
+                     std::to_string(d.launches) + " launch calls launched graphs, of " +
+                     std::to_string(per_graph) + (per_graph == 1 ? " kernel" : " kernels") +
+                     " on average (" + Dur(mean_kernel) + " each, about " + Dur(per_graph_ns) +
+                     " of GPU work per graph), while a launch call took " + Dur(mean_launch);
+    f.explanation +=
+        per_graph_ns < mean_launch
+            ? ": each graph runs for less time than launching it takes; capture more of the "
+              "loop in each graph (several iterations per graph), give its kernels more work, "
+              "or fuse them"
+            : ": the host issued the graphs late; look at what it does between launches";
+  } else if (2 * causes.launch_ns >= idle && kernels > 0 && mean_kernel < mean_launch) {
     f.explanation += "Launch-bound: " + gpu + " was idle " + Pct(idle, span) +
                      " of the time because kernels averaged " + Dur(mean_kernel) +
                      " while launches cost " + Dur(mean_launch) + " (" +

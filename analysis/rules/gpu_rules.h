@@ -73,6 +73,9 @@ class GpuRulesAccumulator {
     std::vector<uint64_t> chunk_from;  // where each chunk starts, then where the last ends
     Sums whole;                // over `steady`
     uint64_t launches = 0, launch_ns = 0;
+    // Of those, the calls that launched CUDA graphs, and the kernels their graphs ran: advice to
+    // "use CUDA graphs" is wrong for a program whose launches already are graph launches.
+    uint64_t graph_launches = 0, graph_kernels = 0;
     std::vector<Finding> gaps;
   };
   void AddDevice(const TraceIndex& window, DeviceIdle d, const std::vector<HostCall>& earlier_calls,

@@ -432,6 +432,33 @@ TEST_F(FindingsTest, LaunchBoundSentence) {
   EXPECT_NE(f.explanation.find("most in cudaMemcpy, 30.0 µs"), std::string::npos);
 }
 
+// A program already on CUDA graphs whose graphs hold too little work (samples/graph_replay.cu):
+// the launch-bound sentence must not tell it to use CUDA graphs, but say its graphs are too small.
+TEST_F(FindingsTest, LaunchBoundOnGraphLaunchesSaysTheGraphsAreTooSmall) {
+  TraceBuilder b(7274);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  // cudaGraphLaunch i runs [20i, 20i + 18) µs; its graph's two 1 µs kernels run right after.
+  for (int i = 0; i < 50; ++i) {
+    const double s = 20.0 * i;
+    const uint64_t launch = b.Api("cudaGraphLaunch", s, s + 18);
+    b.AddKernel("_Z4stepPf", s + 18.5, s + 19.5, launch, 7).graph_id = 3;
+    b.AddKernel("_Z4stepPf", s + 19.5, s + 20.5, launch, 7).graph_id = 3;
+  }
+  b.SetEnd(1100);
+  const ProcessTrace t = Load(b);
+  const auto breakdown = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const std::string& text = breakdown[0].explanation;
+  EXPECT_NE(text.find("Launch-bound although the work is in CUDA graphs: 50 of the 50 launch "
+                      "calls launched graphs, of 2 kernels on average (1.0 µs each, about "
+                      "2.0 µs of GPU work per graph), while a launch call took 18.0 µs: each "
+                      "graph runs for less time than launching it takes"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("capture the launch sequence in a CUDA graph"), std::string::npos) << text;
+}
+
 TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
   const ProcessTrace t = Load(OverlapScenario());
   const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");
