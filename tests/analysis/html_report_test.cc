@@ -233,6 +233,22 @@ TEST(HtmlReportTest, ThreadsWithNvtxRangesOnlyComeAfterTheStreams) {
   EXPECT_LT(stream, nvtx_only);
 }
 
+// A copy the reader ended early (proto/stream_order_repair.h) is said in the headline's note, as
+// summary says it under its device table.
+TEST(HtmlReportTest, HeadlineSaysWhenCopiesWereEndedEarly) {
+  TraceBuilder b = Nrm2Scenario();
+  const std::string plain = Report({b.Build()});
+  EXPECT_EQ(plain.find("had an end from CUPTI"), std::string::npos);
+  const uint64_t call = b.Api("cudaMemcpyAsync", 600, 610);
+  b.AddMemcpy(CopyKind::kDtoD, MemoryKind::kDevice, MemoryKind::kDevice, 4096, 611, 612, call, 7,
+              true)
+      .cupti_end_ns = 50'000'000;
+  const std::string page = Report({b.Build()});
+  EXPECT_NE(page.find("1 copy or memset had an end from CUPTI after the next operation on the "
+                      "stream started"),
+            std::string::npos);
+}
+
 TEST(HtmlReportTest, SeveralProcessesGetAnOverviewAndASectionEach) {
   TraceBuilder a = Nrm2Scenario();
   TraceBuilder b = LaunchBoundScenario();
