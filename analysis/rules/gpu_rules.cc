@@ -6,6 +6,7 @@
 #include <span>
 
 #include "analysis/model/intervals.h"
+#include "analysis/model/kernel_names.h"
 #include "analysis/model/units.h"
 
 namespace libprof::analysis {
@@ -192,11 +193,13 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     std::optional<std::string> prev;
     if (d.earlier.known && d.earlier.end_ns == g.start_ns &&
         (!dev.cut || d.earlier.start_ns >= dev.from_ns)) {
-      prev = d.earlier.name + ", corr " + std::to_string(d.earlier.correlation_id);
+      prev = AbbreviateName(d.earlier.name, kProseNameChars) + ", corr " +
+             std::to_string(d.earlier.correlation_id);
     }
     for (uint32_t o : d.ops) {
       if (ops[o].end_ns == g.start_ns) {
-        prev = window.OpName(ops[o]) + ", corr " + std::to_string(ops[o].correlation_id);
+        prev = AbbreviateName(window.OpName(ops[o]), kProseNameChars) + ", corr " +
+               std::to_string(ops[o].correlation_id);
       }
       if (ops[o].start_ns >= g.start_ns) break;
     }
@@ -211,7 +214,8 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     f.explanation = "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) +
                     " from " + Dur(f.host_start_ns) + " (after " +
                     prev.value_or("earlier work") + "; before " +
-                    window.OpName(next) + ", corr " + std::to_string(next.correlation_id) +
+                    AbbreviateName(window.OpName(next), kProseNameChars) + ", corr " +
+                    std::to_string(next.correlation_id) +
                     "): " + details.host_activity + "; of the gap, " +
                     CauseText(trace, causes, sync, other);
     f.details = std::move(details);

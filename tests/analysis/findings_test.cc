@@ -15,6 +15,7 @@
 #include "analysis/metrics/start_up.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/rules/findings_digest.h"
+#include "analysis/model/kernel_names.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
 
@@ -374,6 +375,29 @@ TEST_F(FindingsTest, IdleGapAndLowUtilizationWithLaunchOverhead) {
   FindingsOptions high;
   high.gap_threshold_ns = 700'000'000;
   EXPECT_TRUE(Of(FindFindings(t, high), "gpu-idle-gaps").empty());
+}
+
+// PyTorch's kernel names run to thousands of characters (a torch.compile run's gap named one of
+// 4,600): a gap's explanation names the kernels around it as the other explanations do.
+TEST_F(FindingsTest, IdleGapNamesItsKernelsInProseWidth) {
+  TraceBuilder b(7175);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  const std::string long_name =
+      "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+      "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)";
+  b.Launch(long_name, 100, 108, 110, 120, 7);
+  b.Launch(long_name, 600'000, 600'008, 600'010, 600'020, 7);
+  b.SetEnd(700'000);
+  const auto gaps = Of(FindFindings(Load(b), {}), "gpu-idle-gaps");
+  ASSERT_EQ(gaps.size(), 1u);
+  const std::string short_name = AbbreviateName(long_name, kProseNameChars);
+  EXPECT_LE(DisplayWidth(short_name), kProseNameChars);
+  EXPECT_NE(gaps[0].explanation.find("(after " + short_name + ", corr "), std::string::npos)
+      << gaps[0].explanation;
+  EXPECT_NE(gaps[0].explanation.find("; before " + short_name + ", corr "), std::string::npos)
+      << gaps[0].explanation;
+  EXPECT_EQ(gaps[0].explanation.find("FillFunctor<float>, std::array"), std::string::npos);
 }
 
 TEST_F(FindingsTest, IdleBreakdownOfTheWholeActiveSpan) {
