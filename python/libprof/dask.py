@@ -103,6 +103,20 @@ def _failure_reason(future) -> str:
     return f"{name}: {error}"
 
 
+def _wait_settled(futures) -> None:
+    """Waits until every future has finished or failed. wait() alone is not enough: a result
+    held by a worker that dies after its task finished is lost (status "lost", then "pending")
+    and computed again, maybe after wait() passed that future (seen under load in
+    test_a_worker_that_dies_once_is_replaced_and_the_task_retried, the lost file then reported
+    missing with no exception)."""
+    from distributed import wait
+
+    while True:
+        wait(futures)
+        if all(f.status in ("finished", "error", "cancelled") for f in futures):
+            return
+
+
 def run_summary(files: Sequence[str], client, summary_args: Sequence[str] = (),
                 output_format: str = "table", files_per_task: int = 1, retries: int = 2,
                 profview: Optional[str] = None, fan_in: int = 16, command: str = "summary"):
@@ -110,12 +124,10 @@ def run_summary(files: Sequence[str], client, summary_args: Sequence[str] = (),
     `client`. Returns (output, warnings, missing), where missing lists (file, reason) for the
     files whose task failed on every try (the output then covers the others; None when every
     file failed). `fan_in`: partials per reduce task."""
-    from distributed import wait
-
     groups = _groups(list(files), max(1, files_per_task))
     futures = [client.submit(summarize_partial, g, list(summary_args), profview, command,
                              retries=retries, pure=False) for g in groups]
-    wait(futures)
+    _wait_settled(futures)
     partials, missing, retry_singly = [], [], []
     for group, future in zip(groups, futures):
         if future.status == "finished":
@@ -127,7 +139,7 @@ def run_summary(files: Sequence[str], client, summary_args: Sequence[str] = (),
     if retry_singly:
         singles = [client.submit(summarize_partial, [f], list(summary_args), profview, command,
                                  retries=retries, pure=False) for f in retry_singly]
-        wait(singles)
+        _wait_settled(singles)
         for f, future in zip(retry_singly, singles):
             if future.status == "finished":
                 partials.append(future)
