@@ -16,7 +16,7 @@ constexpr uint64_t kToleranceNs = 1000;
 struct StreamKey {
   uint32_t device = 0;
   uint32_t stream = 0;
-  auto operator<=>(const StreamKey&) const = default;
+  bool operator==(const StreamKey&) const = default;
 };
 
 // Host-to-host copies carry a stream but do not keep its order: JAX's start while a kernel

@@ -669,12 +669,7 @@ class ProcessPage {
       about += ". " + std::to_string(s.dropped_records) +
                " records were dropped during capture: totals are lower bounds.";
     }
-    if (s.repaired_ends > 0) {
-      about += ". " + std::to_string(s.repaired_ends) +
-               (s.repaired_ends == 1 ? " copy or memset" : " copies or memsets") +
-               " had an end from CUPTI after the next operation on the stream started: ended "
-               "at that start here (profview trace shows CUPTI's end).";
-    }
+    if (s.repaired_ends > 0) about += ". " + RepairedEndsSentence(s.repaired_ends);
     body += HtmlNote(about);
     return HtmlSection(Id("headline"), "Headline", body);
   }

@@ -73,6 +73,14 @@ bool AnyRepeated(const std::vector<SummaryRow>& rows) {
 
 }  // namespace
 
+std::string RepairedEndsSentence(uint64_t repaired_ends) {
+  const bool one = repaired_ends == 1;
+  return std::to_string(repaired_ends) + (one ? " copy or memset" : " copies or memsets") +
+         " had an end from CUPTI after the next operation on " + (one ? "its" : "their") +
+         " stream started, which a stream's order rules out: " + (one ? "it is" : "each is") +
+         " ended at that start; profview trace shows CUPTI's end.";
+}
+
 std::string CopiesHeadline(const std::vector<CopyRow>& copies) {
   uint64_t bytes = 0, ns = 0, count = 0;
   for (const CopyRow& c : copies) {
@@ -223,13 +231,7 @@ std::string Section(const Summary& s, size_t width) {
            FormatDuration(static_cast<double>(s.gpu_busy_ns)) + " (" +
            FormatPercent(static_cast<double>(s.gpu_busy_ns), trace) + " of the trace)\n";
     out += RowTable(s.device, s.trace_ns, false, width);
-    if (s.repaired_ends > 0) {
-      const bool one = s.repaired_ends == 1;
-      out += "(" + std::to_string(s.repaired_ends) + (one ? " copy or memset" : " copies or memsets") +
-             " had an end from CUPTI after the next operation on " + (one ? "its" : "their") +
-             " stream started, which a stream's order rules out: " + (one ? "it is" : "each is") +
-             " ended at that start; profview trace shows CUPTI's end.)\n";
-    }
+    if (s.repaired_ends > 0) out += "(" + RepairedEndsSentence(s.repaired_ends) + ")\n";
   }
   if (!s.copies.empty()) {
     out += "\n" + CopiesHeadline(s.copies) + "\n";

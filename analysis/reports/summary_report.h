@@ -37,6 +37,9 @@ std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total)
 TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx);
 // "Memory copies: 100 copies, 400 B in 161.28 µs": the copies table's headline (text and HTML).
 std::string CopiesHeadline(const std::vector<CopyRow>& copies);
+// The sentence saying that `repaired_ends` (> 0) copies or memsets were ended early by the reader
+// (Summary::repaired_ends): under summary's device table, in the HTML report's headline note.
+std::string RepairedEndsSentence(uint64_t repaired_ends);
 TableCells CopyRowCells(const std::vector<CopyRow>& copies);
 
 // The per-process table of a summary over several processes (the straggler question of a

@@ -40,8 +40,8 @@ struct TableCells {
 std::string RenderTable(const std::vector<TableColumn>& columns,
                         const std::vector<std::vector<std::string>>& rows, size_t max_width);
 
-// Cells of one column (RenderTable: every column) cut to `width` (`cells`, from `texts`), with the rows whose cells came
-// out the same for different texts told apart: each such cell becomes the start of the cut
+// Cells of one column (RenderTable: each column it cut) cut to `width` (`cells`, from `texts`),
+// with the rows whose cells came out the same for different texts told apart: each such cell becomes the start of the cut
 // cell, then the part of its text where it leaves the others ("sm80_xmma_gem…tilesize128x128x8…"
 // against "…tilesize64x64x8…", cuBLAS's kernels; "…::multi_tensor…TensorListMetadata<2>, …"),
 // unless that still leaves two of them alike. Other cells are returned as they came.

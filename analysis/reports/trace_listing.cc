@@ -35,7 +35,8 @@ int Rank(const std::string& kind) {
 template <typename T>
 std::string RepairedEnd(const T& record) {
   if (record.cupti_end_ns == 0) return "";
-  return ", CUPTI's end (" + FormatDuration(static_cast<double>(record.cupti_end_ns - record.start_ns)) +
+  const double late_ns = static_cast<double>(record.cupti_end_ns - record.start_ns);
+  return ", CUPTI's end (" + FormatDuration(late_ns) +
          " after its start) fell after the stream's next operation started";
 }
 

@@ -751,7 +751,8 @@ LIBPROF_INSTANTIATE_MODES(GraphReplayTest);
 TEST_P(GraphReplayTest, CopiesEndBeforeTheNextWorkOfTheirStream) {
   constexpr size_t kReplays = 200;
   Capture c;
-  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_graph_replay, std::to_string(kReplays)}, GetParam(), 1, &c));
+  ASSERT_TRUE(
+      ProfileOk({LIBPROF_SAMPLE_graph_replay, std::to_string(kReplays)}, GetParam(), 1, &c));
   EXPECT_NE(c.run.out.find("200 replays, x[0] = 1.992188"), std::string::npos) << c.run.out;
   const auto& r = c.traces[0].records;
   EXPECT_EQ(r.kernels.size(), 8 * kReplays);
