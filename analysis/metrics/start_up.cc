@@ -46,14 +46,21 @@ void StartUpScan::Add(const TraceIndex& window) {
     any_op_ = true;
     first_op_ns_ = ops.front().start_ns;  // sorted by start
   }
-  if (!any_kernel_) {
-    for (const DeviceOp& op : ops) {
-      if (op.kind == DeviceOpKind::kKernel) {
-        any_kernel_ = true;
-        first_kernel_ns_ = op.start_ns;
-        break;
-      }
+  // The window's busy time, merged over devices: ops come sorted by start.
+  std::vector<Interval> busy;
+  for (const DeviceOp& op : ops) {
+    if (!any_kernel_ && op.kind == DeviceOpKind::kKernel) {
+      any_kernel_ = true;
+      first_kernel_ns_ = op.start_ns;
+      busy_before_first_kernel_ns_ = busy_ns_ + CoveredLength(busy, 0, op.start_ns);
     }
+    if (op.end_ns <= op.start_ns) continue;
+    if (!busy.empty() && op.start_ns <= busy.back().end_ns) {
+      busy.back().end_ns = std::max(busy.back().end_ns, op.end_ns);
+    } else {
+      busy.push_back({op.start_ns, op.end_ns});
+    }
+    last_op_end_ns_ = std::max(last_op_end_ns_, op.end_ns);
   }
   const std::vector<ApiCall>& calls = window.records().api_calls;
   std::vector<Interval> defining;
@@ -64,8 +71,10 @@ void StartUpScan::Add(const TraceIndex& window) {
       defining.push_back({c.start_ns, c.end_ns});
     }
   }
-  defining = MergeIntervals(std::move(defining));
-  defining_.insert(defining_.end(), defining.begin(), defining.end());
+  for (const Interval& piece : MergeIntervals(std::move(defining))) {
+    defining_.push_back({piece, busy_ns_ + CoveredLength(busy, 0, piece.end_ns)});
+  }
+  for (const Interval& b : busy) busy_ns_ += b.length();
 }
 
 void StartUpScan::Add(const StartUpScan& later) {
@@ -76,8 +85,14 @@ void StartUpScan::Add(const StartUpScan& later) {
   if (!any_kernel_ && later.any_kernel_) {
     any_kernel_ = true;
     first_kernel_ns_ = later.first_kernel_ns_;
+    busy_before_first_kernel_ns_ = busy_ns_ + later.busy_before_first_kernel_ns_;
   }
-  defining_.insert(defining_.end(), later.defining_.begin(), later.defining_.end());
+  for (Piece piece : later.defining_) {
+    piece.busy_before_end_ns += busy_ns_;
+    defining_.push_back(piece);
+  }
+  busy_ns_ += later.busy_ns_;
+  last_op_end_ns_ = std::max(last_op_end_ns_, later.last_op_end_ns_);
 }
 
 StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
@@ -87,15 +102,60 @@ StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
   s.first_op_ns = any_kernel_ ? first_kernel_ns_ : first_op_ns_;
   s.first_op_is_kernel = any_kernel_;
   s.start_ns = std::min(origin_ns, s.first_op_ns);
-  // Windows' pieces may touch at a cut: merged again, as one list of the whole trace would be.
-  const std::vector<Interval> defining = MergeIntervals(defining_);
+  // Windows' pieces may touch at a cut: merged again, as one list of the whole trace would be
+  // (the busy time before a merged piece's end is its last part's: it only grows).
+  std::vector<Piece> pieces;
+  for (const Piece& piece : defining_) {
+    if (!pieces.empty() && piece.span.start_ns <= pieces.back().span.end_ns) {
+      Piece& last = pieces.back();
+      last.span.end_ns = std::max(last.span.end_ns, piece.span.end_ns);
+      last.busy_before_end_ns = std::max(last.busy_before_end_ns, piece.busy_before_end_ns);
+    } else {
+      pieces.push_back(piece);
+    }
+  }
+  std::vector<Interval> defining;
+  for (const Piece& piece : pieces) defining.push_back(piece.span);
   s.end_ns = std::max(EndOfStartUp(defining, s.first_op_ns), s.start_ns);
+  WarmUp(pieces, &s);
   for (const Interval& piece : defining) {
     if (piece.end_ns <= s.end_ns) continue;
     s.later_loading.push_back({std::max(piece.start_ns, s.end_ns), piece.end_ns});
     s.later_load.ns += s.later_loading.back().length();
   }
   return s;
+}
+
+// The warm-up (start_up.h): the latest piece ending after start-up's end with a nearly idle GPU
+// before it and a far busier one after it.
+void StartUpScan::WarmUp(const std::vector<Piece>& pieces, StartUp* s) const {
+  uint64_t busy_at_end = 0;  // the GPU's busy time up to s->end_ns
+  if (s->end_ns == s->first_op_ns) {
+    busy_at_end = any_kernel_ ? busy_before_first_kernel_ns_ : 0;
+  } else {
+    for (const Piece& piece : pieces) {
+      if (piece.span.end_ns == s->end_ns) busy_at_end = piece.busy_before_end_ns;
+    }
+  }
+  for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
+    const uint64_t end = it->span.end_ns;
+    if (end <= s->end_ns) break;
+    if (end >= last_op_end_ns_) continue;
+    const double before = static_cast<double>(it->busy_before_end_ns - busy_at_end) /
+                          static_cast<double>(end - s->end_ns);
+    const double after = static_cast<double>(busy_ns_ - it->busy_before_end_ns) /
+                         static_cast<double>(last_op_end_ns_ - end);
+    if (before >= kWarmUpBusyShare || after < kWarmUpMinBusyAfter ||
+        after < kWarmUpContrast * before) {
+      continue;
+    }
+    s->warm_up = true;
+    s->warm_up_from_ns = s->end_ns;
+    s->warm_up_busy_ns = it->busy_before_end_ns - busy_at_end;
+    s->busy_after_ppm = static_cast<uint64_t>(after * 1e6 + 0.5);
+    s->end_ns = end;
+    return;
+  }
 }
 
 void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {

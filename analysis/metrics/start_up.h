@@ -12,6 +12,17 @@
 // loads a module per kernel stays in start-up, while a module loaded late in a long run does not
 // drag start-up along.
 //
+// Then a warm-up: start-up moves on to the end of the latest later module load before which the
+// GPU was nearly idle (busy under kWarmUpBusyShare of the time since start-up's end) while after
+// it the GPU was busy at least kWarmUpContrast times that share (and at least
+// kWarmUpMinBusyAfter). That is the shape of just-in-time compilation: torch.compile, JAX/XLA,
+// CuPy and NVRTC compile on the host for seconds, load what they built, and only then run the
+// loop (the committed torch.compile, CUDA-graph, ResNet and CuPy traces: under 2.3% busy before
+// their last load, 15-80% after). Counted as steady state, that compilation made every one of
+// them "GPU idle over 90%: profile the host code". A long host-bound phase followed by a busier
+// one that loads new code needs the contrast, so is not taken for a warm-up; a GPU busy 10% or
+// more is never called warm-up.
+//
 // Layer: analysis/metrics/. Pure computation over a TraceIndex.
 #pragma once
 
@@ -30,6 +41,10 @@ namespace libprof::analysis {
 // fill for start-up to go on: a judgement (the first iteration of the samples and of a PyTorch loop
 // is dominated by loading, the steady state has none), not a measurement.
 inline constexpr double kStartUpWorkShare = 0.5;
+// The warm-up's bars (above): judgements from the recorded traces, not measurements of a cause.
+inline constexpr double kWarmUpBusyShare = 0.10;
+inline constexpr double kWarmUpContrast = 10.0;
+inline constexpr double kWarmUpMinBusyAfter = 0.01;
 
 struct StartUp {
   bool known = false;         // the process ran device work (else the rest is zero)
@@ -46,6 +61,12 @@ struct StartUp {
     uint64_t top_api_ns = 0;
   };
   Work module_load, context, allocation;
+  // A warm-up that start-up took in (above): from where start-up ended without it
+  // (`warm_up_from_ns`) to end_ns, with the GPU busy `warm_up_busy_ns` of it (all devices'
+  // operations, their union); the share busy from end_ns to the last operation's end, in
+  // parts per million.
+  bool warm_up = false;
+  uint64_t warm_up_from_ns = 0, warm_up_busy_ns = 0, busy_after_ppm = 0;
   // Module loading and context creation after end_ns (lazy loading of a kernel first used
   // later): merged intervals and their tally. Their idle GPU time is start-up's too: the GPU
   // rules leave it out wherever it happens.
@@ -59,8 +80,9 @@ StartUp FindStartUp(const TraceIndex& index);
 // FindStartUp over a one-process trace read in windows (trace_windows.h), in two steps: where
 // start-up ends needs the whole trace (a late module load may move it), what it spent its time
 // on needs that end. A StartUpScan takes every window, then gives the bounds (known, start,
-// end, first operation, later loading and its time); a StartUpTally takes every window again
-// with those bounds and fills in the rest.
+// end, first operation, later loading and its time, the warm-up); a StartUpTally takes every
+// window again with those bounds and fills in the rest. The windows come in time order and no
+// device operation crosses a cut, so the GPU's busy time adds up window by window.
 class StartUpScan {
  public:
   void Add(const TraceIndex& window);
@@ -69,9 +91,19 @@ class StartUpScan {
   StartUp Bounds(uint64_t origin_ns) const;
 
  private:
+  // Module loading or context creation, with the GPU's busy time (union over devices) from the
+  // first window up to the piece's end.
+  struct Piece {
+    Interval span;
+    uint64_t busy_before_end_ns = 0;
+  };
+  void WarmUp(const std::vector<Piece>& pieces, StartUp* s) const;
   bool any_op_ = false, any_kernel_ = false;
   uint64_t first_op_ns_ = 0, first_kernel_ns_ = 0;
-  std::vector<Interval> defining_;  // module loading and context creation, merged per window
+  uint64_t busy_before_first_kernel_ns_ = 0;  // copies and memsets before it
+  uint64_t busy_ns_ = 0;                      // so far
+  uint64_t last_op_end_ns_ = 0;
+  std::vector<Piece> defining_;  // merged per window
 };
 
 class StartUpTally {

@@ -33,7 +33,8 @@
 namespace libprof::analysis {
 
 inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-partial";
-inline constexpr uint32_t kFindingsPartialVersion = 1;
+// 2: the start-up finding gained its warm-up (warm_up_ns, warm_up_gpu_busy_ns, gpu_busy_after).
+inline constexpr uint32_t kFindingsPartialVersion = 2;
 
 struct FindingsPartial {
   FindingsOptions thresholds;  // with the call-site rule

@@ -419,6 +419,11 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   details.gpu_idle_ns = gpu_idle_ns;
   details.later_module_load_ns = s.later_load.ns;
   details.later_module_loads = s.later_load.calls;
+  if (s.warm_up) {
+    details.warm_up_ns = s.end_ns - s.warm_up_from_ns;
+    details.warm_up_gpu_busy_ns = s.warm_up_busy_ns;
+    details.gpu_busy_after = static_cast<double>(s.busy_after_ppm) / 1e6;
+  }
   f.details = details;
   std::vector<std::string> parts;
   auto work = [&](const StartUp::Work& w, const char* what) {
@@ -434,15 +439,31 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   work(s.allocation, "allocations");
   const std::string what = s.first_op_is_kernel ? "kernel" : "device operation";
   f.explanation = "Start-up took " + Dur(length) + ", from the recording start ";
-  f.explanation += s.end_ns > s.first_op_ns
-                       ? "past the first " + what + " (at " + Dur(first) +
-                             ") to the end of module loading"
-                       : "to the first " + what;
+  if (s.warm_up) {
+    f.explanation += "past the first " + what + " (at " + Dur(first) +
+                     ") through a warm-up to the end of the last module load before the GPU got "
+                     "busy (at " +
+                     Dur(Duration(whole.origin_ns, s.end_ns)) + ")";
+  } else {
+    f.explanation += s.end_ns > s.first_op_ns
+                         ? "past the first " + what + " (at " + Dur(first) +
+                               ") to the end of module loading"
+                         : "to the first " + what;
+  }
   if (!parts.empty()) {
     f.explanation += ": ";
     for (size_t i = 0; i < parts.size(); ++i) {
       f.explanation += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
     }
+  }
+  if (s.warm_up) {
+    const uint64_t warm_up = s.end_ns - s.warm_up_from_ns;
+    f.explanation += "; in the warm-up's " + Dur(warm_up) + " the GPU was busy " +
+                     Pct(s.warm_up_busy_ns, warm_up) + " of the time, against " +
+                     FormatPercent(static_cast<double>(s.busy_after_ppm), 1e6) +
+                     " after it: the program's first steps, which load the code it runs (and, with "
+                     "a just-in-time compiler such as torch.compile, JAX/XLA, CuPy or NVRTC, "
+                     "compile it on the host first)";
   }
   if (s.later_load.calls > 0) {
     f.explanation += "; module loading after it, " + Dur(s.later_load.ns) + " (" +

@@ -136,6 +136,10 @@ struct StartUpDetails : DetailsBase {
   // Module loading after start-up's end (lazy loading of kernels first used later), which counts
   // as start-up too.
   uint64_t later_module_load_ns = 0, later_module_loads = 0;
+  // A warm-up start-up took in (start_up.h): its length up to start-up's end, the GPU's busy
+  // time in it and the GPU's busy share after it; all 0 without one.
+  uint64_t warm_up_ns = 0, warm_up_gpu_busy_ns = 0;
+  double gpu_busy_after = 0;
   // Device idle time inside start-up and inside later module loading: the GPU rules leave it out.
   uint64_t gpu_idle_ns = 0;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
@@ -149,6 +153,9 @@ struct StartUpDetails : DetailsBase {
     out("allocations", allocations, FieldUse::kMeasure);
     out("later_module_load_ns", later_module_load_ns, FieldUse::kMeasure);
     out("later_module_loads", later_module_loads, FieldUse::kMeasure);
+    out("warm_up_ns", warm_up_ns, FieldUse::kMeasure);
+    out("warm_up_gpu_busy_ns", warm_up_gpu_busy_ns, FieldUse::kMeasure);
+    out("gpu_busy_after", gpu_busy_after, FieldUse::kMeasure);
     out("gpu_idle_ns", gpu_idle_ns, FieldUse::kMeasure);
   }
 };

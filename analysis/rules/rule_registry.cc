@@ -25,7 +25,8 @@ constexpr std::string_view kLowUtilizationFields[] = {
 constexpr std::string_view kStartUpFields[] = {"first_kernel_ns", "module_load_ns", "module_loads",
                                                "context_ns",      "allocation_ns",  "allocations",
                                                "later_module_load_ns", "later_module_loads",
-                                               "gpu_idle_ns"};
+                                               "warm_up_ns", "warm_up_gpu_busy_ns",
+                                               "gpu_busy_after", "gpu_idle_ns"};
 constexpr std::string_view kBreakdownFields[] = {"utilization",  "kernels",       "idle_launch_ns",
                                                  "idle_sync_ns", "idle_other_ns", "mean_kernel_ns",
                                                  "launches",     "mean_launch_ns"};
@@ -83,8 +84,9 @@ constexpr RuleInfo kRules[] = {
      DetailsIndex<IdleBreakdownDetails>(), kBreakdownFields, FindGpuFindings},
     {RuleId::kStartUp, "start-up", RuleFamily::kStartUp,
      "start-up, reported once: until the first kernel, and on while module loading and context "
-     "creation fill half the time since; later module loading counts too; the GPU rules leave "
-     "out its idle time",
+     "creation fill half the time since, then through a warm-up (a nearly idle GPU until a "
+     "module load, ten times busier after it); later module loading counts too; the GPU rules "
+     "leave out its idle time",
      DetailsIndex<StartUpDetails>(), kStartUpFields, FindGpuFindings},
     {RuleId::kLateRank, "late-rank", RuleFamily::kRankWait,
      "an NCCL collective whose ranks waited for one that arrived >= --min-wait after the "

@@ -2,7 +2,8 @@
 // in windows (windowed_findings_test, windowed_findings_parallel_test): several threads, two
 // devices, streams of every class, start-up and later module loading, events synchronised in
 // later steps, allocation churn, pageable copies followed by launches, long idle stretches with
-// host calls in them, nested NVTX ranges; and option sets that make every rule family fire.
+// host calls in them, nested NVTX ranges, a warm-up before the loop (every third seed); and
+// option sets that make every rule family fire.
 #pragma once
 
 #include <cstddef>

@@ -144,15 +144,18 @@ TEST_F(FindingsCombineTest, BadPartialsAreRefusedWithTheirName) {
   summary.files = {dir_.Path("p1.pb")};
   summary.partial_output = dir_.Path("summary.json");
   ASSERT_TRUE(RunSummary(summary, &w));
+  const std::string version = std::to_string(kFindingsPartialVersion);
+  const std::string newer = std::to_string(kFindingsPartialVersion + 1);
   const std::vector<std::pair<std::string, std::string>> cases = {
       {write("cut.json", good.substr(0, good.size() / 2)), "not partial findings"},
-      {write("v2.json", replaced(good, "\"version\":1", "\"version\":2")),
-       "format version 2; this profview reads version 1"},
+      {write("newer.json", replaced(good, "\"version\":" + version, "\"version\":" + newer)),
+       "format version " + newer + "; this profview reads version " + version},
       {write("rule.json", replaced(good, "\"rule\":\"blocked-on-prior-work\"", "\"rule\":\"nope\"")),
        "unknown rule \"nope\""},
       {write("process.json", replaced(good, "\"order\":[1,", "\"order\":[9,")),
        "a finding of a process it does not list"},
-      {write("missing.json", "{\"format\":\"libprof-findings-partial\",\"version\":1}"),
+      {write("missing.json",
+             "{\"format\":\"libprof-findings-partial\",\"version\":" + version + "}"),
        "damaged findings partial"},
       {summary.partial_output, "not partial findings, as " + o.partial_output + " is"},
   };

@@ -621,6 +621,87 @@ TEST_F(FindingsTest, StartUpEndsAfterLazyLoadingButNotAtALateLoad) {
   EXPECT_EQ(s.allocation.calls, 1u);
 }
 
+// A just-in-time compiler's warm-up: a first kernel at 6 ms, 2 s of host work with the GPU idle
+// but for one 5 µs kernel, the module it built loaded at [2.0, 2.02) s, then 100 steps of a
+// 400 µs kernel every 1 ms (40% busy). `busy_before_us` of kernel time every 10 ms before the
+// load turns the first phase into host-bound work that is not a warm-up.
+TraceBuilder WarmUpScenario(double busy_before_us, double busy_after_us = 400) {
+  TraceBuilder b(77);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.Api("cuDevicePrimaryCtxRetain", 100, 5100, 1, 0, ApiDomain::kDriver);
+  b.Launch("eager", 5990, 5995, 6000, 6010, 7);
+  b.Launch("trace", 500000, 500003, 500005, 500010, 7);
+  for (double at = 10000; busy_before_us > 0 && at < 1990000; at += 10000) {
+    b.Launch("host_bound", at, at + 3, at + 5, at + 5 + busy_before_us, 7);
+  }
+  for (double at = 600000; at < 2000000; at += 300000) b.Api("cudaGetDevice", at, at + 2);
+  b.Api("cuLibraryLoadData", 2000000, 2020000, 1, 0, ApiDomain::kDriver);
+  for (int i = 0; i < 100; ++i) {
+    const double s = 2021000 + 1000.0 * i;
+    b.Launch("compiled", s, s + 4, s + 5, s + 5 + busy_after_us, 7);
+  }
+  b.SetEnd(2130000);
+  return b;
+}
+
+TEST_F(FindingsTest, StartUpTakesInTheWarmUpOfAJustInTimeCompiler) {
+  const ProcessTrace t = Load(WarmUpScenario(0));
+  const StartUp s = FindStartUp(TraceIndex(t));
+  ASSERT_TRUE(s.known);
+  EXPECT_EQ(s.first_op_ns, Us(6000));
+  // The load fills 1% of the 2 s since the first kernel: start-up's own rule stops there, the
+  // warm-up takes it to the load's end.
+  ASSERT_TRUE(s.warm_up);
+  EXPECT_EQ(s.warm_up_from_ns, Us(6000));
+  EXPECT_EQ(s.end_ns, Us(2020000));
+  EXPECT_EQ(s.warm_up_busy_ns, 15'000u);  // the two kernels' 10 and 5 µs
+  // 100 × 400 µs of the 100.405 ms from the load's end to the last kernel's end.
+  EXPECT_EQ(s.busy_after_ppm, 398'387u);
+  EXPECT_TRUE(s.later_loading.empty());
+  EXPECT_EQ(s.module_load.calls, 1u);
+
+  const auto all = FindFindings(t, {});
+  const auto start_up = Of(all, "start-up");
+  ASSERT_EQ(start_up.size(), 1u);
+  EXPECT_EQ(start_up[0].blocked_ns, 2'020'000'000u);
+  const auto& d = std::get<StartUpDetails>(start_up[0].details);
+  EXPECT_EQ(d.warm_up_ns, 2'014'000'000u);
+  EXPECT_EQ(d.warm_up_gpu_busy_ns, 15'000u);
+  EXPECT_DOUBLE_EQ(d.gpu_busy_after, 0.398387);
+  EXPECT_NE(start_up[0].explanation.find("through a warm-up to the end of the last module load "
+                                         "before the GPU got busy (at 2.02 s)"),
+            std::string::npos)
+      << start_up[0].explanation;
+  EXPECT_NE(start_up[0].explanation.find("the GPU was busy 0.00% of the time, against 39.84%"),
+            std::string::npos)
+      << start_up[0].explanation;
+  // The GPU rules count the steady state only: 60% idle, no idle gap of the warm-up.
+  for (const Finding& f : all) {
+    if (Rule(f.rule).family == RuleFamily::kGpuIdle) {
+      EXPECT_GE(f.host_start_ns, 2'020'000'000u) << f.explanation;
+    }
+  }
+  EXPECT_TRUE(Of(all, "gpu-idle-gaps").empty());
+}
+
+TEST_F(FindingsTest, AHostBoundPhaseBeforeALateLoadIsNoWarmUp) {
+  // 500 µs every 10 ms: 5% busy before the load, 40% after: not the tenfold contrast.
+  StartUp s = FindStartUp(TraceIndex(Load(WarmUpScenario(500))));
+  EXPECT_FALSE(s.warm_up);
+  EXPECT_EQ(s.end_ns, Us(6000));
+  EXPECT_EQ(s.later_loading.size(), 1u);
+  // 12% busy before and fully busy after: over the 10% a warm-up may have.
+  s = FindStartUp(TraceIndex(Load(WarmUpScenario(1200, 996))));
+  EXPECT_FALSE(s.warm_up);
+  // 1% before, fully busy after: a warm-up.
+  s = FindStartUp(TraceIndex(Load(WarmUpScenario(100, 996))));
+  EXPECT_TRUE(s.warm_up);
+  // Idle before and nearly idle after (1 µs a step, 0.1%): no busier steady state to tell it by.
+  s = FindStartUp(TraceIndex(Load(WarmUpScenario(0, 1))));
+  EXPECT_FALSE(s.warm_up);
+}
+
 // Start-up is one finding; the GPU rules count from its end, so the 80 ms of idle GPU time while
 // modules load are no gpu-low-utilization chunks, and the chunks without a kernel around the
 // late load are one finding.

@@ -69,7 +69,7 @@ Windowed WindowedFindingsOf(const std::string& path, const FindingsOptions& opti
 
 TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
   TempDir dir;
-  size_t several = 0, findings = 0, cases = 0;
+  size_t several = 0, findings = 0, cases = 0, warm_ups = 0;
   std::map<RuleId, size_t> rules;
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE(seed);
@@ -92,10 +92,14 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
     const auto loaded = LoadTraceFile(path, &warnings);
     ASSERT_TRUE(loaded.has_value());
     for (const ProcessTrace& t : *loaded) {
-      for (const Finding& f : FindFindings(t, OptionSets()[0])) ++rules[f.rule];
+      for (const Finding& f : FindFindings(t, OptionSets()[0])) {
+        ++rules[f.rule];
+        if (const auto* d = std::get_if<StartUpDetails>(&f.details)) warm_ups += d->warm_up_ns > 0;
+      }
       for (const Finding& f : FindFindings(t, OptionSets()[1])) ++rules[f.rule];
     }
   }
+  EXPECT_GE(warm_ups, 8u);  // every third seed's warm-up was found (and the windows agreed)
   EXPECT_GT(several, cases * 3 / 4);  // windows were really cut
   EXPECT_GT(findings, 1000u);
   // Every rule family of one process fired somewhere.
