@@ -96,6 +96,28 @@ bool CallSiteRule::IsFramework(std::string_view python_file) const {
   return false;
 }
 
+std::string CallSiteRule::PackagePath(std::string_view python_file) const {
+  // The framework part that ends last: ".../lib/python3.12/site-packages/" is a package folder
+  // inside Python's library folder.
+  size_t rest = std::string_view::npos;
+  const std::string* matched = nullptr;
+  for (const std::string& part : framework_paths) {
+    const size_t at = part.empty() ? std::string_view::npos : python_file.rfind(part);
+    if (at != std::string_view::npos && (rest == std::string_view::npos || at + part.size() > rest)) {
+      rest = at + part.size();
+      matched = &part;
+    }
+  }
+  if (matched == nullptr) return "";
+  std::string_view path = python_file.substr(rest);
+  if (matched->back() != '/') {  // "/lib/python3" ends inside "python3.12/"; "<frozen " names one
+    const size_t slash = path.find('/');
+    if (slash == std::string_view::npos) return std::string(python_file);
+    path.remove_prefix(slash + 1);
+  }
+  return path.empty() ? std::string(python_file) : std::string(path);
+}
+
 bool IsCudaLibrary(std::string_view file_name) {
   for (std::string_view prefix : kCudaLibraryPrefixes) {
     if (file_name.rfind(prefix, 0) == 0) return true;
@@ -141,7 +163,8 @@ std::string ShortFunctionName(std::string_view f) {
 
 std::string FrameView::Label() const {
   if (python) {
-    return FileName(file) + (line > 0 ? ":" + std::to_string(line) : "") + " in " +
+    return (package_path.empty() ? FileName(file) : package_path) +
+           (line > 0 ? ":" + std::to_string(line) : "") + " in " +
            (function.empty() ? "?" : function);
   }
   const std::string where = module.empty() ? "?" : module;
@@ -188,6 +211,7 @@ CallSites::CallSites(const ProcessTrace& trace, const CallSiteRule& rule) {
       view.line = p.line;
       view.function = trace.Str(p.function_id);
       view.framework = rule.IsFramework(view.file);
+      if (view.framework) view.package_path = rule.PackagePath(view.file);
       list.push_back(std::move(view));
     }
     for (uint32_t id : s.frame_ids) {

@@ -40,6 +40,11 @@ struct CallSiteRule {
   // A Python frame whose file path contains one of these is framework code.
   std::vector<std::string> framework_paths = DefaultFrameworkPaths();
   bool IsFramework(std::string_view python_file) const;
+  // A framework file's path from the folder its package lies in, to name it by:
+  // "torch/cuda/__init__.py" for ".../site-packages/torch/cuda/__init__.py", "json/decoder.py"
+  // for "/usr/lib/python3.12/json/decoder.py", "<frozen runpy>" whole. "" when the file is not
+  // framework code.
+  std::string PackagePath(std::string_view python_file) const;
   static std::vector<std::string> DefaultFrameworkPaths();
 };
 
@@ -50,6 +55,7 @@ struct FrameView {
   std::string file;
   uint32_t line = 0;
   bool framework = false;  // a Python frame of framework code (CallSiteRule)
+  std::string package_path;  // a framework frame's file from its package's folder (PackagePath)
   std::string function;     // demangled; "" when unknown
   std::string module_path;  // "" when no module contains the address
   std::string module;       // "app" for the program, else the module's file name
@@ -59,7 +65,9 @@ struct FrameView {
   bool cuda = false;  // one of CUDA's own frames (see above)
   // "cublasSnrm2_v2 (libcublas.so.13)": the function without its parameters and anonymous
   // namespaces (or the offset when unnamed), and the module. A Python frame:
-  // "train.py:12 in step" (the file's name, not its directory).
+  // "train.py:12 in step" (the file's name, not its directory); a framework frame by its
+  // package path, "torch/cuda/__init__.py:1162 in synchronize", since its bare name
+  // (__init__.py) could be any package's.
   std::string Label() const;
 };
 

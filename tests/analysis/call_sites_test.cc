@@ -105,7 +105,12 @@ TEST(CallSitesTest, PythonCallSiteSkipsFrameworks) {
   EXPECT_FALSE(frames[2].framework);
   EXPECT_TRUE(frames[4].framework);
   EXPECT_FALSE(frames[5].python);
-  EXPECT_EQ(frames[0].Label(), "_tensor.py:1034 in f1034");
+  // Framework frames by their package path (a bare "_tensor.py" or "__init__.py" could be any
+  // package's), the program's by its file name.
+  EXPECT_EQ(frames[0].Label(), "torch/_tensor.py:1034 in f1034");
+  EXPECT_EQ(frames[1].Label(), "contextlib.py:81 in f81");
+  EXPECT_EQ(frames[2].Label(), "normalize.py:7 in f7");
+  EXPECT_EQ(frames[4].Label(), "<frozen runpy>:88 in f88");
   EXPECT_EQ(frames[6].Label(), "at::native::_local_scalar_dense_cuda (libtorch_cuda.so)");
 }
 
@@ -122,6 +127,7 @@ TEST(CallSitesTest, PythonBoundaryIsASetting) {
   CallSiteRule mine;
   mine.framework_paths = {"/site-packages/", "/mylib/"};
   EXPECT_EQ(CallSites(trace, mine).Of(1).caller, "train.py:50 in f50");
+  EXPECT_EQ(CallSites(trace, mine).Frames(1)[1].Label(), "ops.py:3 in f3");  // from /mylib/
   CallSiteRule none;
   none.framework_paths = {""};
   EXPECT_EQ(CallSites(trace, none).Of(1).caller, "_tensor.py:1034 in f1034");
@@ -129,11 +135,28 @@ TEST(CallSitesTest, PythonBoundaryIsASetting) {
       {"/usr/lib/python3/dist-packages/cupy/_core.py", 5},
       {"/usr/lib/python3.12/threading.py", 1010},
   });
-  EXPECT_EQ(CallSites(all_framework).Of(1).caller, "_core.py:5 in f5");
+  EXPECT_EQ(CallSites(all_framework).Of(1).caller, "cupy/_core.py:5 in f5");
   // No Python frames: the native rule, unchanged.
   EXPECT_EQ(CallSites(PythonStack({})).Of(1).caller,
             "at::native::_local_scalar_dense_cuda (libtorch_cuda.so)");
   EXPECT_EQ(CallSites(PythonStack({})).Of(1).caller_frame, 1u);
+}
+
+// Proves a framework file's package path: from the framework part that ends last (a venv's
+// site-packages inside lib/python3.12), past the version folder "/lib/python3" stops in, whole
+// for frozen modules and whatever does not fit; "" for the program's own files.
+TEST(CallSitesTest, FrameworkFilesAreNamedFromTheirPackageFolder) {
+  const CallSiteRule rule;
+  EXPECT_EQ(rule.PackagePath("/opt/torch/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py"),
+            "torch/cuda/__init__.py");
+  EXPECT_EQ(rule.PackagePath("/usr/lib/python3/dist-packages/cupy/_core.py"), "cupy/_core.py");
+  EXPECT_EQ(rule.PackagePath("/usr/lib/python3.12/json/decoder.py"), "json/decoder.py");
+  EXPECT_EQ(rule.PackagePath("<frozen runpy>"), "<frozen runpy>");
+  EXPECT_EQ(rule.PackagePath("/usr/lib/python3"), "/usr/lib/python3");
+  EXPECT_EQ(rule.PackagePath("/home/u/train.py"), "");
+  CallSiteRule mine;
+  mine.framework_paths = {"/mylib/"};
+  EXPECT_EQ(mine.PackagePath("/home/u/mylib/ops/conv.py"), "ops/conv.py");
 }
 
 // Proves the library and function classification on names seen in real processes.
