@@ -83,9 +83,13 @@ std::expected<CheckConfig, std::string> ReadCheckConfig(const std::string& path)
       auto s = value.value<std::string>();
       if (!s) return fail("'nvtx' must be a range name");
       config.nvtx = *s;
+    } else if (name == "keep-warm-up") {
+      const toml::value<bool>* b = value.as_boolean();  // (value<bool>() would take 3 too)
+      if (b == nullptr) return fail("'keep-warm-up' must be true or false");
+      config.keep_warm_up = b->get();
     } else {
       return fail("unknown key '" + name +
-                  "' (expected max, min, max-regression, baseline, nvtx)");
+                  "' (expected max, min, max-regression, baseline, nvtx, keep-warm-up)");
     }
   }
   return config;

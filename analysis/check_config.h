@@ -28,6 +28,7 @@ struct CheckConfig {
   std::vector<std::string> max, min, max_regression;  // "METRIC=VALUE" ("PCT" alone: default)
   std::vector<std::string> baseline;                  // paths resolved against the file's folder
   std::string nvtx;
+  bool keep_warm_up = false;
 };
 
 // Reads `path`. Errors name the file and, for a syntax error, the line and column; unknown keys

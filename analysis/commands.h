@@ -144,6 +144,7 @@ struct DiffCommandOptions {
   std::vector<std::string> base, next;  // each: trace files and directories of one run
   std::string nvtx;       // the iteration range ("name" or "domain:name"); "" = most repeated
   bool per_run = false;   // compare whole runs even when they repeat a range
+  bool keep_warm_up = false;  // per iteration: keep the warm-up iterations (iterations.h)
   double threshold = 0.05;  // DiffOptions::threshold
   double min_share = 0.001;  // DiffOptions::min_share
   bool findings = true;   // also compare findings (loads each file whole: not streamed yet)
@@ -164,6 +165,7 @@ struct CheckCommandOptions {
   std::vector<std::string> baseline;                  // for --max-regression
   std::string config;                                 // a TOML file (check_config.h)
   std::string nvtx;  // the iteration range for /step and regressions ("" = most repeated)
+  bool keep_warm_up = false;  // per step and in regressions: keep the warm-up iterations
   FindingsOptions thresholds;
   std::string junit;
   size_t terminal_width = 120;

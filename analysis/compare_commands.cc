@@ -89,6 +89,28 @@ RunRead ReadRun(const std::vector<std::string>& files, const FilterOptions& filt
   return read;
 }
 
+// A run's iteration range without its warm-up iterations (iterations.h LeadingWarmUp) and
+// where the run is then read from; nothing left out when `keep` (--keep-warm-up) or there is none.
+struct WarmUp {
+  std::optional<RangeInstances> kept;  // the range without its warm-up, when it had one
+  uint64_t from_ns = 0;                // FilterOptions::from_ns: the first iteration kept
+  std::vector<uint64_t> durations_ns;  // of the iterations left out, in order
+  const RangeInstances* Range(const RangeInstances* range) const { return kept ? &*kept : range; }
+  void Apply(FilterOptions* filters) const {
+    if (kept) filters->from_ns = from_ns;
+  }
+};
+
+WarmUp LeaveOutWarmUp(const RangeInstances* range, bool keep) {
+  WarmUp w;
+  if (range == nullptr || keep) return w;
+  const size_t count = LeadingWarmUp(*range);
+  if (count == 0) return w;
+  for (size_t i = 0; i < count; ++i) w.durations_ns.push_back(range->in_order[i].duration_ns);
+  w.kept = WithoutLeading(*range, count, &w.from_ns);
+  return w;
+}
+
 }  // namespace
 
 std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& options,
@@ -131,15 +153,24 @@ std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& option
           &next_ranges->top_level.at({base_iterations->domain, base_iterations->name});
     }
   }
-  FilterOptions filters;
-  if (base_iterations != nullptr) filters.nvtx = {base_iterations->Label()};
+  FilterOptions base_filters;
+  if (base_iterations != nullptr) base_filters.nvtx = {base_iterations->Label()};
+  FilterOptions next_filters = base_filters;
+  // Each run's warm-up iterations (compilation, autotuning, first allocations) left out: each
+  // run is then read from its first iteration kept on.
+  const WarmUp base_warm_up = LeaveOutWarmUp(base_iterations, options.keep_warm_up);
+  const WarmUp next_warm_up = LeaveOutWarmUp(next_iterations, options.keep_warm_up);
+  base_iterations = base_warm_up.Range(base_iterations);
+  next_iterations = next_warm_up.Range(next_iterations);
+  base_warm_up.Apply(&base_filters);
+  next_warm_up.Apply(&next_filters);
 
   // Both runs at once, the base run on a thread of its own: with a second free core a diff
   // takes the time of its longer side rather than of both. Warnings and errors come in the
   // order reading one run after the other gives them.
   auto base_reading =
-      std::async(std::launch::async, [&] { return ReadRun(*base_files, filters, options); });
-  RunRead next_read = ReadRun(*next_files, filters, options);
+      std::async(std::launch::async, [&] { return ReadRun(*base_files, base_filters, options); });
+  RunRead next_read = ReadRun(*next_files, next_filters, options);
   RunRead base_read = base_reading.get();
   // (A side that fails ends the diff before the next side's warnings, as when read in turn.)
   for (const RunRead* read : {&base_read, &next_read}) {
@@ -154,6 +185,8 @@ std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& option
                                          .min_share = options.min_share});
   diff.iterations_chosen = !options.nvtx.empty();
   diff.per_run_chosen = options.per_run && options.nvtx.empty();
+  diff.base_warm_up_ns = base_warm_up.durations_ns;
+  diff.next_warm_up_ns = next_warm_up.durations_ns;
   if (diff.common_names == 0) {
     return std::unexpected(
         "the two runs have no API call, GPU operation or NVTX range name in common: "
@@ -194,12 +227,16 @@ struct ScopedRun {
   FindingTotals findings;
 };
 
+// `range` null: the whole run; else inside the range, from its first iteration `warm_up` kept.
 std::expected<ScopedRun, std::string> ReadScoped(const std::vector<std::string>& files,
-                                                 const RangeInstances* range, bool findings,
-                                                 const FindingsOptions& thresholds,
+                                                 const RangeInstances* range, const WarmUp& warm_up,
+                                                 bool findings, const FindingsOptions& thresholds,
                                                  std::vector<std::string>* warnings) {
   FilterOptions filters;
-  if (range != nullptr) filters.nvtx = {range->Label()};
+  if (range != nullptr) {
+    filters.nvtx = {range->Label()};
+    warm_up.Apply(&filters);
+  }
   auto summary = SummarizeFiles(files, filters, SummaryOptions{}, warnings);
   if (!summary) return std::unexpected(summary.error());
   ScopedRun run;
@@ -226,6 +263,7 @@ std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOption
                             config->max_regression.end());
     if (o.baseline.empty()) o.baseline = config->baseline;
     if (o.nvtx.empty()) o.nvtx = config->nvtx;
+    o.keep_warm_up |= config->keep_warm_up;
   }
   std::vector<Assertion> assertions;
   for (auto [texts, bound] : {std::pair{&o.max, CheckBound::kMax},
@@ -270,15 +308,18 @@ std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOption
   } else {
     iterations = IterationRange(*ranges);
   }
+  // Per step and in regressions, the run's warm-up iterations are left out as diff leaves them.
+  const WarmUp warm_up = LeaveOutWarmUp(iterations, o.keep_warm_up);
+  iterations = warm_up.Range(iterations);
 
-  auto whole = ReadScoped(*files, nullptr, run_findings, o.thresholds, warnings);
+  auto whole = ReadScoped(*files, nullptr, {}, run_findings, o.thresholds, warnings);
   if (!whole) return std::unexpected(whole.error());
   CheckRun run;
   run.run = CheckScope{.summary = &whole->summary.total, .findings = &whole->findings};
   run.iterations = iterations;
   std::optional<ScopedRun> inside;
   if (step && iterations != nullptr) {
-    auto scoped = ReadScoped(*files, iterations, step_findings, o.thresholds, warnings);
+    auto scoped = ReadScoped(*files, iterations, warm_up, step_findings, o.thresholds, warnings);
     if (!scoped) return std::unexpected(scoped.error());
     inside = std::move(*scoped);
     run.step = CheckScope{.summary = &inside->summary.total,
@@ -289,6 +330,7 @@ std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOption
   // The baseline, read as diff reads two runs: per iteration when both repeat the range.
   std::optional<ScopedRun> baseline, compared;
   std::optional<RunRanges> baseline_ranges;
+  WarmUp base_warm_up, next_warm_up;
   if (regression) {
     auto base_files = RunFiles(o.baseline, "the baseline");
     if (!base_files) return std::unexpected(base_files.error());
@@ -306,10 +348,16 @@ std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOption
     } else if ((base_range = CommonIterationRange(*baseline_ranges, *ranges)) != nullptr) {
       next_range = &ranges->top_level.at({base_range->domain, base_range->name});
     }
-    auto b = ReadScoped(*base_files, base_range, regression_findings, o.thresholds, warnings);
+    base_warm_up = LeaveOutWarmUp(base_range, o.keep_warm_up);
+    next_warm_up = LeaveOutWarmUp(next_range, o.keep_warm_up);
+    base_range = base_warm_up.Range(base_range);
+    next_range = next_warm_up.Range(next_range);
+    auto b = ReadScoped(*base_files, base_range, base_warm_up, regression_findings, o.thresholds,
+                        warnings);
     if (!b) return std::unexpected(b.error());
     baseline = std::move(*b);
-    auto n = ReadScoped(*files, next_range, regression_findings, o.thresholds, warnings);
+    auto n = ReadScoped(*files, next_range, next_warm_up, regression_findings, o.thresholds,
+                        warnings);
     if (!n) return std::unexpected(n.error());
     compared = std::move(*n);
     run.baseline = &baseline->summary;
@@ -333,6 +381,12 @@ std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOption
     context.scope = "per iteration of NVTX range '" + iterations->Label() + "' (" +
                     FormatNumberOfIterations(iterations->PerProcess()) + " iterations" +
                     (iterations->processes > 1 ? " per process" : "") +
+                    (warm_up.durations_ns.empty()
+                         ? ""
+                         : ", after " + std::to_string(warm_up.durations_ns.size()) +
+                               " warm-up iteration" +
+                               (warm_up.durations_ns.size() == 1 ? "" : "s") +
+                               " left out (--keep-warm-up keeps them)") +
                     "), only activity inside it";
   }
   CheckCommandResult result{.text = CheckTable(outcomes, context), .passed = true};

@@ -321,7 +321,9 @@ constexpr const char* kDiffDefinitions =
     "  Iteration range: --nvtx NAME, else the top-level NVTX range (outermost on its thread) "
     "with the most instances in BASE that both runs repeat at least twice; --per-run compares "
     "whole runs. Per iteration: only activity inside the range counts, and totals are divided "
-    "by the instances per process.\n"
+    "by the instances per process. Warm-up: in a one-process run, the leading iterations that "
+    "each took over 3x the median are left out (unless over half would be; --keep-warm-up "
+    "keeps them).\n"
     "  Noise: a change is significant when |new - base| > max(threshold x base, the spread of "
     "either run), and for a row's total or a finding's time lost at least --min-share of the "
     "base wall time (per iteration: of the time in the range). Spread of a row's total: the std of its calls x sqrt(calls per iteration, or "
@@ -597,6 +599,9 @@ int main(int argc, char** argv) {
                      "tables as wide as their content, with full kernel and API names");
   diff_cmd->add_flag("--per-run", diff.per_run,
                      "compare whole runs even when they repeat an NVTX range");
+  diff_cmd->add_flag("--keep-warm-up", diff.keep_warm_up,
+                     "per iteration: keep the first iterations that took over 3x the median "
+                     "(left out by default as warm-up)");
   diff_cmd
       ->add_option("--threshold", diff_threshold,
                    "changes below this share of the base figure are noise (default 5%)")
@@ -641,6 +646,9 @@ int main(int argc, char** argv) {
       ->add_option("--nvtx", check.nvtx,
                    "the NVTX range that is one iteration, for /step and regressions")
       ->type_name("NAME");
+  check_cmd->add_flag("--keep-warm-up", check.keep_warm_up,
+                      "per step and in regressions: keep the first iterations that took over 3x "
+                      "the median (left out by default as warm-up, as diff does)");
   check_cmd->add_option("--junit", check.junit, "also write JUnit XML to FILE")
       ->type_name("FILE");
   check_cmd

@@ -11,19 +11,33 @@
 namespace libprof::analysis {
 namespace {
 
-// The durations of one process's ranges by (domain id, message id), before names are known.
+// One process's ranges by (domain id, message id), before names are known: each instance's
+// start (trace time) and duration.
 struct ProcessRanges {
-  std::unordered_map<uint64_t, std::vector<uint64_t>> top_level;
-  std::unordered_map<uint64_t, std::vector<uint64_t>> all;  // only while `wanted` is unresolved
-  std::unordered_map<uint32_t, uint32_t> domain_names;      // domain id -> string id
+  std::unordered_map<uint64_t, std::vector<Iteration>> top_level;
+  std::unordered_map<uint64_t, std::vector<Iteration>> all;  // only while `wanted` is unresolved
+  std::unordered_map<uint32_t, uint32_t> domain_names;       // domain id -> string id
 };
 
 uint64_t Key(uint32_t domain_id, uint32_t message_id) {
   return uint64_t{domain_id} << 32 | message_id;
 }
 
-void Append(std::vector<uint64_t>* to, const std::vector<uint64_t>& from) {
-  to->insert(to->end(), from.begin(), from.end());
+// A process's instances into `to`; with their starts from `origin_ns` (the header's recording
+// start, 0 when unknown) while `to` has only this process's.
+void Append(RangeInstances* to, const std::vector<Iteration>& from, uint64_t origin_ns) {
+  for (const Iteration& i : from) to->durations_ns.push_back(i.duration_ns);
+  if (to->processes > 1) {
+    to->in_order.clear();
+    return;
+  }
+  for (const Iteration& i : from) {
+    if (origin_ns == 0 || i.start_ns < origin_ns) {  // no recording start to count from
+      to->in_order.clear();
+      return;
+    }
+    to->in_order.push_back({i.start_ns - origin_ns, i.duration_ns});
+  }
 }
 
 }  // namespace
@@ -60,14 +74,15 @@ std::expected<RunRanges, std::string> ReadRunRanges(const std::vector<std::strin
       for (const NvtxEvent& e : chunk.nvtx_events) {
         if (e.kind == NvtxKind::kMark || e.open || e.end_ns < e.start_ns) continue;
         const uint64_t key = Key(e.domain_id, e.message_id);
-        const uint64_t ns = e.end_ns - e.start_ns;
-        if (e.kind != NvtxKind::kPushPop || e.depth == 0) p.top_level[key].push_back(ns);
-        if (!wanted.empty()) p.all[key].push_back(ns);
+        const Iteration instance{e.start_ns, e.end_ns - e.start_ns};
+        if (e.kind != NvtxKind::kPushPop || e.depth == 0) p.top_level[key].push_back(instance);
+        if (!wanted.empty()) p.all[key].push_back(instance);
       }
     }
     if (!reader.error().empty()) return std::unexpected(reader.error());
     for (uint32_t i = 0; i < processes.size(); ++i) {
       const ProcessRanges& p = processes[i];
+      const uint64_t origin_ns = reader.headers()[i].start_time_ns;
       auto names = [&](uint64_t key) {
         const uint32_t domain_id = static_cast<uint32_t>(key >> 32);
         auto d = p.domain_names.find(domain_id);
@@ -80,8 +95,8 @@ std::expected<RunRanges, std::string> ReadRunRanges(const std::vector<std::strin
         RangeInstances& r = run.top_level[named];
         r.domain = named.first;
         r.name = named.second;
-        Append(&r.durations_ns, durations);
         ++r.processes;
+        Append(&r, durations, origin_ns);
       }
       bool counted = false;
       for (const auto& [key, durations] : p.all) {
@@ -94,15 +109,41 @@ std::expected<RunRanges, std::string> ReadRunRanges(const std::vector<std::strin
           run.wanted.name = name;
           run.wanted_found = true;
         }
-        Append(&run.wanted.durations_ns, durations);
         if (!counted) ++run.wanted.processes;
         counted = true;
+        Append(&run.wanted, durations, origin_ns);
       }
     }
   }
-  for (auto& [key, r] : run.top_level) std::sort(r.durations_ns.begin(), r.durations_ns.end());
-  std::sort(run.wanted.durations_ns.begin(), run.wanted.durations_ns.end());
+  auto sort = [](RangeInstances* r) {
+    std::sort(r->durations_ns.begin(), r->durations_ns.end());
+    std::sort(r->in_order.begin(), r->in_order.end(),
+              [](const Iteration& a, const Iteration& b) { return a.start_ns < b.start_ns; });
+  };
+  for (auto& [key, r] : run.top_level) sort(&r);
+  sort(&run.wanted);
   return run;
+}
+
+size_t LeadingWarmUp(const RangeInstances& range) {
+  const std::vector<Iteration>& all = range.in_order;
+  if (range.processes != 1 || all.size() != range.durations_ns.size()) return 0;
+  const double bar = kWarmUpIterationFactor * range.Median();
+  size_t count = 0;
+  while (count < all.size() && static_cast<double>(all[count].duration_ns) > bar) ++count;
+  if (count * 2 > all.size() || all.size() - count < 3) return 0;
+  return count;
+}
+
+RangeInstances WithoutLeading(const RangeInstances& range, size_t count, uint64_t* from_ns) {
+  RangeInstances kept = range;
+  count = std::min(count, range.in_order.size());
+  kept.in_order.erase(kept.in_order.begin(), kept.in_order.begin() + static_cast<long>(count));
+  kept.durations_ns.clear();
+  for (const Iteration& i : kept.in_order) kept.durations_ns.push_back(i.duration_ns);
+  std::sort(kept.durations_ns.begin(), kept.durations_ns.end());
+  if (from_ns != nullptr) *from_ns = kept.in_order.empty() ? 0 : kept.in_order.front().start_ns;
+  return kept;
 }
 
 const RangeInstances* CommonIterationRange(const RunRanges& base, const RunRanges& next) {

@@ -15,12 +15,21 @@
 
 namespace libprof::analysis {
 
+// An iteration of a one-process run in start order (RangeInstances::in_order).
+struct Iteration {
+  uint64_t start_ns = 0;  // from the recording start (the trace header's start time)
+  uint64_t duration_ns = 0;
+};
+
 // One NVTX range name and the durations of its instances.
 struct RangeInstances {
   std::string domain;  // "" for the default domain
   std::string name;
   std::vector<uint64_t> durations_ns;  // sorted ascending
   uint32_t processes = 0;              // processes with at least one instance
+  // Every instance in start order, when one process has the range and its header gives the
+  // recording start (else empty): where warm-up iterations lie (LeadingWarmUp).
+  std::vector<Iteration> in_order;
 
   // "domain:name", or the name alone in the default domain: what --nvtx accepts.
   std::string Label() const;
@@ -48,6 +57,19 @@ struct RunRanges {
 // instance of `wanted` ("name" or "domain:name", as --nvtx; "" for none). Errors: the reader's.
 std::expected<RunRanges, std::string> ReadRunRanges(const std::vector<std::string>& files,
                                                     const std::string& wanted);
+
+// Warm-up iterations: the leading instances of a one-process run that each took more than
+// kWarmUpIterationFactor times the median instance (compilation, autotuning, the first
+// allocations and module loads happen in the first steps of torch.compile, JAX, CuPy and eager
+// PyTorch alike). None when more than half the instances would be (then no median is typical),
+// when fewer than 3 would remain, or when the run has several processes (their iterations are
+// not one sequence).
+inline constexpr double kWarmUpIterationFactor = 3.0;
+size_t LeadingWarmUp(const RangeInstances& range);
+
+// `range` without its first `count` instances (by start); `*from_ns` is where the first one
+// kept starts, from the recording start (for FilterOptions::from_ns).
+RangeInstances WithoutLeading(const RangeInstances& range, size_t count, uint64_t* from_ns);
 
 // The iteration range two runs share: the top-level name with the most instances in `base`
 // that has at least two instances in both; ties go to the name that sorts first. Null when

@@ -118,6 +118,9 @@ struct RunComparison {
   std::optional<RangeInstances> base_iterations, next_iterations;
   bool iterations_chosen = false;  // by --nvtx (else the most repeated top-level range)
   bool per_run_chosen = false;     // by --per-run (else no range repeats in both runs)
+  // Warm-up iterations left out of each run (iterations.h LeadingWarmUp), their durations in
+  // start order: none with --keep-warm-up. The iterations above are those kept.
+  std::vector<uint64_t> base_warm_up_ns, next_warm_up_ns;
   double base_per = 1, next_per = 1;  // what totals are divided by (iterations per process)
   std::string paired_by;  // "rank" or "order"
   std::vector<ProcessPair> pairs;

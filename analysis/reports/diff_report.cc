@@ -146,6 +146,18 @@ std::string IterationsSentence(const RunComparison& diff) {
                     " iterations";
   if (b.processes > 1 || n.processes > 1) out += " per process";
   out += "; only activity inside the range counts.\n";
+  for (const auto& [side, warm_up] : {std::pair{"base", &diff.base_warm_up_ns},
+                                      std::pair{"new", &diff.next_warm_up_ns}}) {
+    if (warm_up->empty()) continue;
+    std::string durations;
+    for (uint64_t ns : *warm_up) durations += (durations.empty() ? "" : ", ") + Dur(ns);
+    const bool one = warm_up->size() == 1;
+    out += "Warm-up left out of the " + std::string(side) + " run: its first " +
+           (one ? "iteration" : std::to_string(warm_up->size()) + " iterations") + " (" +
+           durations + ") took over " + FormatNumber(kWarmUpIterationFactor) +
+           "x the median (compilation, autotuning, first allocations); --keep-warm-up keeps " +
+           (one ? "it" : "them") + ".\n";
+  }
   return out;
 }
 
@@ -172,14 +184,18 @@ void ChangeJson(JsonWriter& j, std::string_view key, const Change& c) {
   j.Field("noise", c.noise).Field("significant", c.significant).EndObject();
 }
 
-void IterationsJson(JsonWriter& j, const RangeInstances& r, double per) {
+void IterationsJson(JsonWriter& j, const RangeInstances& r, double per,
+                    const std::vector<uint64_t>& warm_up_ns) {
   j.BeginObject()
       .Field("count", static_cast<uint64_t>(r.durations_ns.size()))
       .Field("per_process", per)
       .Field("median_ns", r.Median())
       .Field("p25_ns", r.Quantile(0.25))
       .Field("p75_ns", r.Quantile(0.75))
-      .EndObject();
+      .Key("warm_up_ns")
+      .BeginArray();
+  for (uint64_t ns : warm_up_ns) j.Uint(ns);
+  j.EndArray().EndObject();
 }
 
 void ProcessJson(JsonWriter& j, std::string_view key, const std::optional<ProcessLabel>& p) {
@@ -337,9 +353,9 @@ std::string DiffJson(const RunComparison& diff, const DiffReportContext& context
     j.Key("iterations").BeginObject().Field("range", diff.base_iterations->Label());
     j.Field("chosen_by", diff.iterations_chosen ? "nvtx" : "most-repeated");
     j.Key("base");
-    IterationsJson(j, *diff.base_iterations, diff.base_per);
+    IterationsJson(j, *diff.base_iterations, diff.base_per, diff.base_warm_up_ns);
     j.Key("new");
-    IterationsJson(j, *diff.next_iterations, diff.next_per);
+    IterationsJson(j, *diff.next_iterations, diff.next_per, diff.next_warm_up_ns);
     j.EndObject();
   }
   j.Field("paired_by", diff.paired_by).Key("processes").BeginArray();

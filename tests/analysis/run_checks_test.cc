@@ -154,6 +154,7 @@ TEST(CheckConfigTest, TomlGivesTheAssertionsOfTheFlags) {
                          "nvtx = \"step\"\n"
                          "baseline = \"base.pb\"\n"
                          "max-regression = \"5%\"\n"
+                         "keep-warm-up = true\n"
                          "[max]\n"
                          "pageable-async-memcpy = 0\n"
                          "implicit-sync = \"3/step\"\n"
@@ -163,6 +164,7 @@ TEST(CheckConfigTest, TomlGivesTheAssertionsOfTheFlags) {
   auto config = ReadCheckConfig(path);
   ASSERT_TRUE(config) << config.error();
   EXPECT_EQ(config->nvtx, "step");
+  EXPECT_TRUE(config->keep_warm_up);
   EXPECT_EQ(config->baseline, std::vector<std::string>{dir.Path("base.pb")});
   EXPECT_EQ(config->max_regression, std::vector<std::string>{"5%"});
   std::vector<std::string> max = config->max;
@@ -184,6 +186,10 @@ TEST(CheckConfigTest, BadFilesAreErrors) {
   ASSERT_FALSE(typo);
   EXPECT_NE(typo.error().find("unknown key 'maximum'"), std::string::npos);
   EXPECT_FALSE(ReadCheckConfig(dir.Path("absent.toml")));
+  std::ofstream(dir.Path("flag.toml")) << "keep-warm-up = 3\n";
+  auto flag = ReadCheckConfig(dir.Path("flag.toml"));
+  ASSERT_FALSE(flag);
+  EXPECT_NE(flag.error().find("'keep-warm-up' must be true or false"), std::string::npos);
 }
 
 TEST(CheckReportTest, JunitEscapesAndCountsFailures) {
@@ -218,6 +224,27 @@ TEST(RunCheckCommandTest, PerStepOnATrainingLoop) {
   EXPECT_NE(xml.find("failures=\"1\""), std::string::npos);
   o.max = {};
   EXPECT_FALSE(RunCheck(o, &warnings));  // no assertion
+}
+
+// Per step, the warm-up iteration (20 ms, with a module load and an autotuned kernel) is left
+// out as diff leaves it; --keep-warm-up counts it.
+TEST(RunCheckCommandTest, PerStepLeavesOutTheWarmUp) {
+  TempDir dir;
+  WarmUpStepsScenario(6, 20000).Write(dir.Path("run.pb"));
+  std::vector<std::string> warnings;
+  CheckCommandOptions o;
+  o.files = {dir.Path("run.pb")};
+  o.max = {"api:cuLibraryLoadData:calls=0/step", "kernel:autotune:calls=0/step"};
+  auto result = RunCheck(o, &warnings);
+  ASSERT_TRUE(result) << result.error();
+  EXPECT_TRUE(result->passed) << result->text;
+  EXPECT_NE(result->text.find("5 iterations, after 1 warm-up iteration left out"),
+            std::string::npos)
+      << result->text;
+  o.keep_warm_up = true;
+  result = RunCheck(o, &warnings);
+  ASSERT_TRUE(result) << result.error();
+  EXPECT_FALSE(result->passed) << result->text;
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analysis/commands.h"
 #include "analysis/metrics/iterations.h"
 #include "analysis/model/trace_index.h"
@@ -235,6 +237,75 @@ TEST(IterationsTest, TheMostRepeatedTopLevelRangeIsTheIteration) {
   EXPECT_TRUE(b->wanted_found);
   EXPECT_EQ(b->wanted.durations_ns.size(), 6u);
   EXPECT_EQ(b->wanted.PerProcess(), 6);
+}
+
+TEST(IterationsTest, LeadingIterationsOverThreeTimesTheMedianAreWarmUp) {
+  TempDir dir;
+  WarmUpStepsScenario(6, 20000).Write(dir.Path("a.pb"));
+  auto a = ReadRunRanges({dir.Path("a.pb")}, "");
+  ASSERT_TRUE(a);
+  const RangeInstances& step = a->top_level.at({"", "step"});
+  ASSERT_EQ(step.in_order.size(), 6u);
+  EXPECT_EQ(step.in_order[0].start_ns, 100'000u);  // from the header's recording start
+  EXPECT_EQ(step.in_order[0].duration_ns, 20'000'000u);
+  EXPECT_EQ(LeadingWarmUp(step), 1u);
+  uint64_t from_ns = 0;
+  const RangeInstances kept = WithoutLeading(step, 1, &from_ns);
+  EXPECT_EQ(from_ns, 20'110'000u);
+  EXPECT_EQ(kept.durations_ns, std::vector<uint64_t>(5, 990'000));
+  EXPECT_EQ(kept.in_order.size(), 5u);
+
+  auto steps = [](std::vector<uint64_t> in_order) {
+    RangeInstances r;
+    for (uint64_t ns : in_order) r.in_order.push_back({ns, ns});
+    r.durations_ns = std::move(in_order);
+    std::sort(r.durations_ns.begin(), r.durations_ns.end());
+    r.processes = 1;
+    return r;
+  };
+  EXPECT_EQ(LeadingWarmUp(steps({50, 40, 10, 11, 12, 10, 9})), 2u);
+  EXPECT_EQ(LeadingWarmUp(steps({10, 50, 11, 12})), 0u);     // only leading ones
+  EXPECT_EQ(LeadingWarmUp(steps({50, 40, 60, 10, 11})), 0u);  // more than half
+  EXPECT_EQ(LeadingWarmUp(steps({50, 10, 11})), 0u);          // fewer than 3 left
+  RangeInstances two_processes = steps({50, 10, 11, 12, 10});
+  two_processes.processes = 2;
+  EXPECT_EQ(LeadingWarmUp(two_processes), 0u);
+  RangeInstances no_start = steps({50, 10, 11, 12, 10});
+  no_start.in_order.clear();  // (no recording start in the header)
+  EXPECT_EQ(LeadingWarmUp(no_start), 0u);
+}
+
+TEST(RunDiffCommandTest, WarmUpIterationsAreLeftOutUnlessKept) {
+  TempDir dir;
+  WarmUpStepsScenario(6, 20000).Write(dir.Path("warm.pb"));
+  WarmUpStepsScenario(6, 990).Write(dir.Path("plain.pb"));
+  std::vector<std::string> warnings;
+  DiffCommandOptions o;
+  o.base = {dir.Path("warm.pb")};
+  o.next = {dir.Path("plain.pb")};
+  o.findings = false;
+  auto table = RunDiff(o, &warnings);
+  ASSERT_TRUE(table) << table.error();
+  EXPECT_NE(table->find("base 5, new 6 iterations"), std::string::npos) << *table;
+  EXPECT_NE(table->find("Warm-up left out of the base run: its first iteration (20.0 ms) took "
+                        "over 3.0x the median"),
+            std::string::npos)
+      << *table;
+  // The warm-up's kernel and module load are not per-iteration figures of the base run.
+  EXPECT_EQ(table->find("autotune"), std::string::npos) << *table;
+  EXPECT_EQ(table->find("cuLibraryLoadData"), std::string::npos) << *table;
+  o.format = OutputFormat::kJson;
+  auto json = RunDiff(o, &warnings);
+  ASSERT_TRUE(json);
+  EXPECT_NE(json->find("\"warm_up_ns\": [20000000]"), std::string::npos) << *json;
+  EXPECT_NE(json->find("\"warm_up_ns\": []"), std::string::npos) << *json;
+  o.keep_warm_up = true;
+  o.format = OutputFormat::kTable;
+  auto kept = RunDiff(o, &warnings);
+  ASSERT_TRUE(kept);
+  EXPECT_NE(kept->find("base 6, new 6 iterations"), std::string::npos) << *kept;
+  EXPECT_EQ(kept->find("Warm-up left out"), std::string::npos);
+  EXPECT_NE(kept->find("autotune"), std::string::npos) << *kept;
 }
 
 Finding MakeFinding(RuleId rule, const std::string& api, const std::string& blamed,

@@ -383,6 +383,26 @@ TraceBuilder TrainingStepsScenario(int steps, bool blocking_readback, uint32_t p
   return b;
 }
 
+TraceBuilder WarmUpStepsScenario(int steps, double first_us) {
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  double s = 100;
+  for (int i = 0; i < steps; ++i) {
+    const double length = i == 0 ? first_us : 990;
+    b.AddRange("step", s, s + length, 1);
+    if (i == 0 && first_us > 990) {
+      b.Api("cuLibraryLoadData", s + 1, s + 200, 1, 0, ApiDomain::kDriver);
+      b.Launch("autotune", s + 300, s + 305, s + 310, s + 320, 7);
+    }
+    b.Launch("_Z4gemmPf", s + length - 980, s + length - 975, s + length - 970,
+             s + length - 600, 7);
+    s += length + 10;
+  }
+  b.SetEnd(s + 50);
+  return b;
+}
+
 namespace {
 
 UnifiedMemoryCounter Uvm(UvmCounterKind kind, uint64_t value, double start_us, double end_us,

@@ -63,6 +63,11 @@ TraceBuilder CallSitesScenario();
 // pageable memory that holds the host until the kernels end (~430 µs: a finding); without, it
 // goes to pinned memory and returns at once. For profview diff and check (per iteration).
 TraceBuilder TrainingStepsScenario(int steps, bool blocking_readback, uint32_t pid = 8080);
+
+// NVTX "step" ranges of 990 µs every 1 ms with a gemm kernel each, but the first, which takes
+// `first_us` and, when longer, holds a module load and a kernel "autotune" (a just-in-time
+// compiler's first step): the warm-up iteration of diff and check.
+TraceBuilder WarmUpStepsScenario(int steps, double first_us);
 // The issue-19 `.item()` loop: 86 ms of start-up (a context, a first allocation and copy, two
 // lazily loaded modules, 80 ms of cuLibraryLoadData), then 20 steps whose cudaStreamSynchronize
 // waits 976 µs for a norm kernel, with one module loaded late (2 ms) before step 15. See
