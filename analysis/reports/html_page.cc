@@ -75,6 +75,8 @@ svg .best { stroke: var(--ink); stroke-width: 2; }
 svg .limit { stroke: #D55E00; stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg .value-label { font-size: 11px; fill: var(--ink); }
 svg .finding-band { fill: #D55E00; opacity: .16; }
+svg .start-up-band { fill: #777; opacity: .10; }
+svg .start-up-label { text-anchor: end; fill: #666; font-size: 11px; }
 svg .highlight-label { text-anchor: middle; fill: #D55E00; font-size: 11px; font-weight: 600; }
 svg .slice-label { font-size: 10.5px; fill: #fff; pointer-events: none; }
 svg .nvtx-label, svg .copy-label, svg .htod-label, svg .dtoh-label { fill: #1d1d1f; }

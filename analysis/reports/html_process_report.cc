@@ -741,13 +741,24 @@ class ProcessPage {
     return std::pair(std::max(lo, whole_.start_ns()), std::min(hi, scale_.t1_ns));
   }
 
+  // Where the start-up finding ends (trace time), 0 without one.
+  uint64_t StartUpEnd() const {
+    for (const FindingGroup& g : groups_) {
+      const Finding& f = g.worst;
+      if (f.rule == RuleId::kStartUp) return whole_.origin_ns + f.host_start_ns + f.host_duration_ns;
+    }
+    return 0;
+  }
+
   std::string Timeline() const {
+    const uint64_t start_up_end = StartUpEnd();
     std::string body = HtmlTimeline::Legend();
     body += "<div class=\"figure\">" + timeline_done_.Svg(0, {.id = Id("timeline-svg"),
                                                               .max_marks = kOverviewMarks,
                                                               .highlight_start_ns = 0,
                                                               .highlight_end_ns = 0,
-                                                              .highlight_label = ""}) +
+                                                              .highlight_label = "",
+                                                              .start_up_end_ns = start_up_end}) +
             "</div>";
     body += HtmlNote(
         "One lane per host thread (its NVTX ranges above its CUDA calls; the calls profview "
@@ -759,7 +770,10 @@ class ProcessPage {
         std::string(timeline_done_.marks() > kOverviewMarks
                         ? " (the " + std::to_string(kOverviewMarks) + " that lost most time)"
                         : "") +
-        ". Hover over a slice for its name, duration and start.");
+        ". Hover over a slice for its name, duration and start." +
+        std::string(start_up_end != 0 ? " Start-up (the start-up finding: paid once, left out "
+                                         "of the GPU rules) is shaded grey."
+                                       : ""));
     if (active_) {
       body += "<h3>Where the GPU ran work: " + Dur(active_->t0_ns - whole_.origin_ns) + " to " +
               Dur(active_->t1_ns - whole_.origin_ns) + "</h3>";
@@ -768,7 +782,8 @@ class ProcessPage {
                                                 .max_marks = kOverviewMarks,
                                                 .highlight_start_ns = 0,
                                                 .highlight_end_ns = 0,
-                                                .highlight_label = ""}) +
+                                                .highlight_label = "",
+                                                .start_up_end_ns = start_up_end}) +
               "</div>";
     }
     return HtmlSection(Id("timeline"), "Timeline", body);

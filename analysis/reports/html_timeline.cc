@@ -478,6 +478,15 @@ std::string HtmlTimeline::Svg(size_t view_number, const View& view) const {
          "class=\"arrow-head\"/></marker></defs>";
   svg += TimeAxisSvg(scale, plot_bottom, true, kTop);
   // Under the lanes (their backgrounds are translucent), so that colours stay true.
+  if (view.start_up_end_ns > scale.t0_ns) {
+    const double x2 = std::clamp(scale.X(view.start_up_end_ns), scale.x0, scale.x0 + scale.width);
+    svg += "<g class=\"start-up\" data-end-ns=\"" + std::to_string(view.start_up_end_ns) +
+           "\"><rect class=\"start-up-band\" x=\"" + Coord(scale.x0) + "\" y=\"" +
+           Coord(kTop - 3) + "\" width=\"" + Coord(std::max(2.0, x2 - scale.x0)) +
+           "\" height=\"" + Coord(plot_bottom - kTop + 3) +
+           "\"/><text class=\"start-up-label\" x=\"" + Coord(x2 - 4) + "\" y=\"" +
+           Coord(kTop - 6) + "\">start-up, paid once ◂</text></g>";
+  }
   if (view.highlight_end_ns > view.highlight_start_ns) {
     const double x1 = std::clamp(scale.X(view.highlight_start_ns), scale.x0, scale.x0 + scale.width);
     const double x2 = std::clamp(scale.X(view.highlight_end_ns), scale.x0, scale.x0 + scale.width);

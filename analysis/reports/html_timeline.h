@@ -18,8 +18,9 @@
 // carried across cuts (AddNvtx), once every view is known.
 //
 // DOM (read back by tests/report/): <svg class="timeline" data-t0-ns data-t1-ns data-x0
-// data-plot-width> holds <g class="lane" data-kind="thread|stream" data-thread | data-device
-// data-stream data-y0 data-y1> per lane and <g class="blocked" data-thread data-corr
+// data-plot-width> holds <g class="start-up" data-end-ns> when start-up reaches into the view,
+// <g class="lane" data-kind="thread|stream" data-thread | data-device data-stream data-y0
+// data-y1> per lane and <g class="blocked" data-thread data-corr
 // data-device data-stream data-op-corr data-blocked-ns> per mark, whose <line> runs from the
 // call (x1, y1) to the work (x2, y2).
 //
@@ -54,6 +55,9 @@ class HtmlTimeline {
     // A detail view's finding: its interval shaded across the lanes, with a label.
     uint64_t highlight_start_ns = 0, highlight_end_ns = 0;
     std::string highlight_label;
+    // Start-up's end (the start-up finding's; 0 for none): the part of the view before it
+    // shaded grey and labelled, so that what the findings call steady state is seen apart.
+    uint64_t start_up_end_ns = 0;
   };
   // A blocked call (a host-wait finding) and the operation of the work it waited for that ended
   // last.

@@ -250,6 +250,24 @@ TEST(HtmlReportTest, HeadlineSaysWhenCopiesWereEndedEarly) {
             std::string::npos);
 }
 
+// Start-up (here up to 86.09 ms, the start-up finding's end) is shaded in the overview (and in
+// the view of where the GPU ran work, when there is one), and said under them; a trace without
+// one has no band.
+TEST(HtmlReportTest, StartUpIsShadedOnTheTimeline) {
+  const std::string page = Report({StartUpScenario().Build()});
+  const std::string band =
+      "<g class=\"start-up\" data-end-ns=\"" + std::to_string(Us(86090)) + "\">";
+  const size_t views = page.find("id=\"p0-active-svg\"") == std::string::npos ? 1 : 2;
+  EXPECT_EQ(Count(page, band), views);
+  EXPECT_NE(page.find("start-up, paid once ◂"), std::string::npos);
+  EXPECT_NE(page.find("Start-up (the start-up finding: paid once, left out of the GPU rules) is "
+                      "shaded grey."),
+            std::string::npos);
+  TraceBuilder empty;
+  empty.SetEnd(10);
+  EXPECT_EQ(Report({empty.Build()}).find("class=\"start-up\""), std::string::npos);
+}
+
 TEST(HtmlReportTest, SeveralProcessesGetAnOverviewAndASectionEach) {
   TraceBuilder a = Nrm2Scenario();
   TraceBuilder b = LaunchBoundScenario();
