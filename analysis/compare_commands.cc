@@ -200,7 +200,16 @@ std::expected<std::string, std::string> RunDiff(const DiffCommandOptions& option
                        read->findings_warnings.end());
       if (!*read->findings) return std::unexpected(read->findings->error());
     }
-    findings = CompareFindings((*base_read.findings)->Totals(), (*next_read.findings)->Totals(),
+    // Per iteration, the runs' start-up lies outside the iterations compared: the start-up
+    // finding of the filtered trace would only be the time before its first kernel kept.
+    auto totals = [&](const FindingTotals& run) {
+      std::vector<FindingTotal> all = run.Totals();
+      if (diff.base_iterations) {
+        std::erase_if(all, [](const FindingTotal& t) { return t.key.rule == RuleId::kStartUp; });
+      }
+      return all;
+    };
+    findings = CompareFindings(totals(**base_read.findings), totals(**next_read.findings),
                                diff.base_per, diff.next_per, options.threshold, diff.floor_ns);
   }
   const DiffReportContext context{.base_inputs = options.base,
