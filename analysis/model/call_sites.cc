@@ -89,13 +89,6 @@ std::vector<std::string> CallSiteRule::DefaultFrameworkPaths() {
   return {"/site-packages/", "/dist-packages/", "/lib/python3", "<frozen "};
 }
 
-bool CallSiteRule::IsFramework(std::string_view python_file) const {
-  for (const std::string& part : framework_paths) {
-    if (!part.empty() && python_file.find(part) != std::string_view::npos) return true;
-  }
-  return false;
-}
-
 std::string CallSiteRule::PackagePath(std::string_view python_file) const {
   // The framework part that ends last: ".../lib/python3.12/site-packages/" is a package folder
   // inside Python's library folder.
@@ -210,8 +203,8 @@ CallSites::CallSites(const ProcessTrace& trace, const CallSiteRule& rule) {
       view.file = trace.Str(p.file_id);
       view.line = p.line;
       view.function = trace.Str(p.function_id);
-      view.framework = rule.IsFramework(view.file);
-      if (view.framework) view.package_path = rule.PackagePath(view.file);
+      view.package_path = rule.PackagePath(view.file);
+      view.framework = !view.package_path.empty();
       list.push_back(std::move(view));
     }
     for (uint32_t id : s.frame_ids) {

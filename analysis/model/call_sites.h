@@ -39,11 +39,10 @@ namespace libprof::analysis {
 struct CallSiteRule {
   // A Python frame whose file path contains one of these is framework code.
   std::vector<std::string> framework_paths = DefaultFrameworkPaths();
-  bool IsFramework(std::string_view python_file) const;
   // A framework file's path from the folder its package lies in, to name it by:
   // "torch/cuda/__init__.py" for ".../site-packages/torch/cuda/__init__.py", "json/decoder.py"
-  // for "/usr/lib/python3.12/json/decoder.py", "<frozen runpy>" whole. "" when the file is not
-  // framework code.
+  // for "/usr/lib/python3.12/json/decoder.py", "<frozen runpy>" whole. "" exactly when the file
+  // is not framework code.
   std::string PackagePath(std::string_view python_file) const;
   static std::vector<std::string> DefaultFrameworkPaths();
 };

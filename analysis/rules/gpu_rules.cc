@@ -439,16 +439,14 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   work(s.allocation, "allocations");
   const std::string what = s.first_op_is_kernel ? "kernel" : "device operation";
   f.explanation = "Start-up took " + Dur(length) + ", from the recording start ";
-  if (s.warm_up) {
-    f.explanation += "past the first " + what + " (at " + Dur(first) +
-                     ") through a warm-up to the end of the last module load before the GPU got "
-                     "busy (at " +
-                     Dur(Duration(whole.origin_ns, s.end_ns)) + ")";
+  if (s.end_ns > s.first_op_ns) {  // (always so after a warm-up)
+    f.explanation += "past the first " + what + " (at " + Dur(first) + ") ";
+    f.explanation += s.warm_up ? "through a warm-up to the end of the last module load before "
+                                 "the GPU got busy (at " +
+                                     Dur(Duration(whole.origin_ns, s.end_ns)) + ")"
+                               : "to the end of module loading";
   } else {
-    f.explanation += s.end_ns > s.first_op_ns
-                         ? "past the first " + what + " (at " + Dur(first) +
-                               ") to the end of module loading"
-                         : "to the first " + what;
+    f.explanation += "to the first " + what;
   }
   if (!parts.empty()) {
     f.explanation += ": ";
@@ -457,9 +455,8 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
     }
   }
   if (s.warm_up) {
-    const uint64_t warm_up = s.end_ns - s.warm_up_from_ns;
-    f.explanation += "; in the warm-up's " + Dur(warm_up) + " the GPU was busy " +
-                     Pct(s.warm_up_busy_ns, warm_up) + " of the time, against " +
+    f.explanation += "; in the warm-up's " + Dur(details.warm_up_ns) + " the GPU was busy " +
+                     Pct(s.warm_up_busy_ns, details.warm_up_ns) + " of the time, against " +
                      FormatPercent(static_cast<double>(s.busy_after_ppm), 1e6) +
                      " after it: the program's first steps, which load the code it runs (and, with "
                      "a just-in-time compiler such as torch.compile, JAX/XLA, CuPy or NVRTC, "
