@@ -133,11 +133,7 @@ std::expected<FileResult, std::string> SummarizeFile(
                         std::to_string(reader.chunks_read()) + " complete chunk(s) before it");
   }
   for (size_t i = 0; i < headers.size(); ++i) {
-    if (const uint64_t dropped = DroppedRecords(ends[i]); dropped > 0) {
-      warnings->push_back(path + ": " + std::to_string(dropped) +
-                          " record(s) were dropped during capture (pid " +
-                          std::to_string(headers[i].pid) + "); totals are lower bounds");
-    }
+    AddRecordingWarnings(path, headers[i], ends[i], reader.truncated(), warnings);
   }
 
   // Records too far out of order for the bounded stages, or a recording that does not start at

@@ -61,9 +61,17 @@ std::expected<std::vector<ProcessTrace>, std::string> LoadTraceFile(
 std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
     const std::vector<std::string>& paths, std::vector<std::string>* warnings);
 
-// The loader's warnings: a file cut inside a chunk; records dropped during capture.
+// The readers' warnings: a file cut inside a chunk; records dropped during capture; a
+// recording with no RunEnd in a file that is not cut (the process ended without libprof's exit
+// handler: os._exit, SIGKILL, abort, a crash), so its last flush intervals were never written.
 std::string TruncationWarning(const std::string& path, uint64_t chunks_read);
-std::string DroppedWarning(const ProcessTrace& trace, uint64_t dropped);
+std::string DroppedWarning(const std::string& path, uint32_t pid, uint64_t dropped);
+std::string NoEndWarning(const std::string& path, const TraceHeader& header);
+// The warnings of one process's records once read: dropped records, and NoEndWarning unless
+// the file was cut (TruncationWarning says that already).
+void AddRecordingWarnings(const std::string& path, const TraceHeader& header,
+                          const TraceRecords& records, bool truncated,
+                          std::vector<std::string>* warnings);
 
 // How far (trace time) behind the newest record a record may still arrive in this trace's file:
 // two of its flush intervals (LIBPROF_FLUSH_INTERVAL_MS in its header, else libprof's default

@@ -976,9 +976,8 @@ std::expected<WindowedRead, std::string> ReadInWindows(
   if (!read) return std::unexpected(read.error());
   if (!out.exact) return out;
   if (reader.truncated()) out.warnings.push_back(TruncationWarning(path, reader.chunks_read()));
-  if (const uint64_t dropped = DroppedRecords(out.whole.records); dropped > 0) {
-    out.warnings.push_back(DroppedWarning(out.whole, dropped));
-  }
+  AddRecordingWarnings(path, out.whole.header, out.whole.records, reader.truncated(),
+                       &out.warnings);
   return out;
 }
 

@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include "analysis/metrics/summary.h"
+#include "analysis/model/trace_windows.h"
 #include "tests/analysis/scenarios.h"
 
 namespace libprof::analysis::testing {
@@ -105,6 +107,7 @@ TEST(TraceLoaderTest, DroppedRecordsAreReported) {
   TraceBuilder b;
   b.Api("cudaMalloc", 1, 2);
   b.records().drops.push_back({.source = "cupti", .count = 12, .at_ns = Us(1)});
+  b.SetEnd(5);
   b.Write(dir.Path("drops.pb"));
   std::vector<std::string> warnings;
   auto loaded = LoadTraceFile(dir.Path("drops.pb"), &warnings);
@@ -112,6 +115,46 @@ TEST(TraceLoaderTest, DroppedRecordsAreReported) {
   EXPECT_EQ(DroppedRecords(loaded->front().records), 12u);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("12 record(s) were dropped"), std::string::npos);
+}
+
+// A whole file whose recording has no RunEnd (os._exit, SIGKILL): every reader says what was
+// lost, in the flush intervals of the trace's own header; a cut file says only that it is cut.
+TEST(TraceLoaderTest, ARecordingWithNoEndIsReportedByEveryReader) {
+  TempDir dir;
+  TraceBuilder b = IdleScenario();
+  b.header().settings["LIBPROF_FLUSH_INTERVAL_MS"] = "250";
+  b.SetEnd(0);  // (no RunEnd)
+  b.Write(dir.Path("no_end.pb"), 4 << 10);
+  std::vector<std::string> loaded_warnings, streamed_warnings;
+  ASSERT_TRUE(LoadTraceFile(dir.Path("no_end.pb"), &loaded_warnings).has_value());
+  ASSERT_EQ(loaded_warnings.size(), 1u);
+  EXPECT_NE(loaded_warnings[0].find("pid " + std::to_string(b.header().pid) +
+                                    "'s recording has no end record"),
+            std::string::npos)
+      << loaded_warnings[0];
+  EXPECT_NE(loaded_warnings[0].find("its last 500.0 ms (two flush intervals)"), std::string::npos)
+      << loaded_warnings[0];
+  ASSERT_TRUE(SummarizeFiles({dir.Path("no_end.pb")}, {}, {}, &streamed_warnings).has_value());
+  EXPECT_EQ(streamed_warnings, loaded_warnings);
+  auto windowed = ReadInWindows(dir.Path("no_end.pb"), WindowLimits{}, [](const ProcessTrace&) {});
+  ASSERT_TRUE(windowed.has_value());
+  EXPECT_EQ(windowed->warnings, loaded_warnings);
+
+  // With its end, nothing to say.
+  b.SetEnd(700'000);
+  b.Write(dir.Path("ended.pb"), 4 << 10);
+  std::vector<std::string> ended_warnings;
+  ASSERT_TRUE(LoadTraceFile(dir.Path("ended.pb"), &ended_warnings).has_value());
+  EXPECT_TRUE(ended_warnings.empty()) << ended_warnings.front();
+
+  // Cut inside a chunk: the truncation warning alone (it already says the process did not
+  // finish writing).
+  const std::string bytes = ReadAll(dir.Path("no_end.pb"));
+  WriteAll(dir.Path("cut.pb"), bytes.substr(0, bytes.size() - 50));
+  std::vector<std::string> cut_warnings;
+  ASSERT_TRUE(LoadTraceFile(dir.Path("cut.pb"), &cut_warnings).has_value());
+  ASSERT_EQ(cut_warnings.size(), 1u);
+  EXPECT_NE(cut_warnings[0].find("ends inside a chunk"), std::string::npos);
 }
 
 TEST(TraceLoaderTest, SeveralFilesLoadInOrder) {
