@@ -292,7 +292,9 @@ inline void Decode(const trace::Context& c, ListContext&, ContextInfo* context) 
   *context = {.context_id = c.context_id(),
               .device_id = c.device_id(),
               .null_stream_id = c.null_stream_id(),
-              .compute_api = c.compute_api()};
+              .compute_api = c.compute_api(),
+              .created_ns = c.created_ns(),
+              .created_thread_id = c.created_thread_id()};
 }
 
 inline void Decode(const trace::Stream& s, ListContext& ctx, StreamInfo* stream) {

@@ -128,7 +128,8 @@ inline constexpr uint32_t kId = 1, kName = 2, kUuid = 3, kSmCount = 4, kGlobalMe
 }  // namespace device
 
 namespace context {
-inline constexpr uint32_t kContextId = 1, kDeviceId = 2, kNullStreamId = 3, kComputeApi = 4;
+inline constexpr uint32_t kContextId = 1, kDeviceId = 2, kNullStreamId = 3, kComputeApi = 4,
+                          kCreatedNs = 5, kCreatedThreadId = 6;
 }
 
 namespace stream {
@@ -410,6 +411,8 @@ inline void Encode(const ContextInfo& r, Context&, std::string* out) {
   w.Uint(f::kDeviceId, r.device_id);
   w.Uint(f::kNullStreamId, r.null_stream_id);
   w.Uint(f::kComputeApi, r.compute_api);
+  w.Uint(f::kCreatedNs, r.created_ns);
+  w.Uint(f::kCreatedThreadId, r.created_thread_id);
 }
 
 template <typename Context>

@@ -324,6 +324,8 @@ struct ContextInfo {
   uint32_t device_id = 0;
   uint32_t null_stream_id = 0;
   uint32_t compute_api = 0;
+  uint64_t created_ns = 0;  // trace.proto's Context: 0 when not seen
+  uint32_t created_thread_id = 0;
   bool operator==(const ContextInfo&) const = default;
 };
 

@@ -135,8 +135,11 @@ constexpr SqliteColumn kDeviceColumns[] = {{"id", kInt},
                                            {"memory_bus_width_bits", kInt},
                                            {"max_threads_per_block", kInt},
                                            {"l2_cache_bytes", kInt}};
-constexpr SqliteColumn kContextColumns[] = {{"context_id", kInt}, {"device_id", kInt},
-                                            {"null_stream_id", kInt}, {"compute_api", kInt}};
+// created_ns: when the context was created (trace time; 0: not recorded), created_thread_id:
+// the thread whose API call created it.
+constexpr SqliteColumn kContextColumns[] = {{"context_id", kInt},     {"device_id", kInt},
+                                            {"null_stream_id", kInt}, {"compute_api", kInt},
+                                            {"created_ns", kInt},     {"created_thread_id", kInt}};
 constexpr SqliteColumn kStreamColumns[] = {{"stream_id", kInt}, {"context_id", kInt},
                                            {"device_id", kInt}, {"type", kText},
                                            {"priority", kInt},  {"correlation_id", kInt}};
@@ -473,6 +476,8 @@ void SqliteTable<ContextInfo>::Bind(const ContextInfo& r, const SqliteRowContext
   row->Uint(r.device_id);
   row->Uint(r.null_stream_id);
   row->Uint(r.compute_api);
+  row->Uint(r.created_ns);
+  row->Uint(r.created_thread_id);
 }
 
 void SqliteTable<StreamInfo>::Bind(const StreamInfo& r, const SqliteRowContext&,

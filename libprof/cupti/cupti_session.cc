@@ -9,6 +9,8 @@
 #include <cupti.h>
 
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,6 +21,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include "libprof/backtrace/blocking_apis.h"
 #include "libprof/backtrace/call_site_recorder.h"
@@ -96,7 +99,9 @@ class CuptiSession : public CaptureSession {
   std::string ResultString(CUptiResult result) const;
   void EnableKinds(const Settings& settings);
   void EnablePrepared(const ActivityKindToEnable& kind);  // under kinds_mutex_
-  void OnContextCreated();
+  // A context exists (its CONTEXT_CREATED callback, on the thread whose call created it): notes
+  // when, for its CONTEXT record (TakeBuffer), then sets up the kinds that waited for a driver.
+  void OnContextCreated(const CUpti_ResourceData* data);
   // The program's first use of managed memory (managed_memory_gate.h): enables the kinds that
   // waited for it.
   void OnManagedMemory();
@@ -139,6 +144,14 @@ class CuptiSession : public CaptureSession {
   // Kinds whose set-up needs an initialised driver, until the first context is created.
   std::vector<ActivityKindToEnable> waiting_for_context_;
   bool watching_contexts_ = false;  // the CONTEXT_CREATED callback is on
+  // Context id -> when it was created and on which thread (OnContextCreated, on the creating
+  // thread), until TakeBuffer copies them into its CONTEXT record (on the writer thread).
+  struct Creation {
+    uint64_t at_ns;
+    uint32_t thread_id;
+  };
+  std::mutex created_mutex_;
+  std::unordered_map<uint32_t, Creation> created_;
   // Kinds waiting for the program's first use of managed memory, and whether it happened.
   std::vector<ActivityKindToEnable> waiting_for_managed_;
   std::atomic<bool> watching_managed_{false};  // the gate's driver callbacks are on
@@ -251,6 +264,12 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   Enable(CUPTI_ACTIVITY_KIND_CONTEXT, "contexts");
   Enable(CUPTI_ACTIVITY_KIND_STREAM, "streams");
   metadata_kinds_ = enabled_.size();
+  // When each context is created, inside which call: start-up's context creation is often
+  // hidden in the program's first runtime call (a 198 ms cudaMalloc on an H200). One callback
+  // per context.
+  watching_contexts_ = api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                                                 CUPTI_CBID_RESOURCE_CONTEXT_CREATED) ==
+                       CUPTI_SUCCESS;
   // The data kinds wait for the gates: CaptureGates::Connect calls SetRecording.
   if (gates->range().kind == CaptureRange::Kind::kCudaProfilerApi) {
     api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -404,7 +423,14 @@ void CuptiSession::EnablePrepared(const ActivityKindToEnable& kind) {
 
 // A context exists, so the driver is initialised: the kinds that waited for it are set up now
 // (while recording; a later SetRecording(true) sets them up itself).
-void CuptiSession::OnContextCreated() {
+void CuptiSession::OnContextCreated(const CUpti_ResourceData* data) {
+  uint32_t id = 0;
+  if (data != nullptr && data->context != nullptr && api_->cuptiGetContextId != nullptr &&
+      api_->cuptiGetContextId(data->context, &id) == CUPTI_SUCCESS) {
+    const Creation creation{clock_.NowNs(), static_cast<uint32_t>(syscall(SYS_gettid))};
+    std::lock_guard<std::mutex> lock(created_mutex_);
+    created_.try_emplace(id, creation);
+  }
   std::lock_guard<std::mutex> lock(kinds_mutex_);
   std::vector<ActivityKindToEnable> waiting;
   waiting.swap(waiting_for_context_);
@@ -553,9 +579,20 @@ bool CuptiSession::TakeBuffer(TraceRecords* out) {
   }
   CUpti_Activity* record = nullptr;
   const size_t uvm_before = out->unified_memory_counters.size();
+  const size_t contexts_before = out->contexts.size();
   while (next.size > 0 &&
          api_->cuptiActivityGetNextRecord(next.buffer, next.size, &record) == CUPTI_SUCCESS) {
     decoder_->Decode(record, out);
+  }
+  if (out->contexts.size() > contexts_before) {
+    std::lock_guard<std::mutex> lock(created_mutex_);
+    for (size_t i = contexts_before; i < out->contexts.size(); ++i) {
+      ContextInfo& context = out->contexts[i];
+      if (auto it = created_.find(context.context_id); it != created_.end()) {
+        context.created_ns = it->second.at_ns;
+        context.created_thread_id = it->second.thread_id;
+      }
+    }
   }
   uvm_records_ += out->unified_memory_counters.size() - uvm_before;
   pool_->Release(next.buffer, next.size);
@@ -637,7 +674,7 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid != CUPTI_CBID_RESOURCE_CONTEXT_CREATED) return;
     try {
-      self->OnContextCreated();
+      self->OnContextCreated(static_cast<const CUpti_ResourceData*>(data));
     } catch (...) {
     }
     return;

@@ -34,6 +34,13 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
   double now = 100;
   b.Api("cuInit", now, now + 150, 100, 0, ApiDomain::kDriver);
   now += 160;
+  if (seed % 4 == 2) {
+    // The runtime creates the context inside the program's first call that needs one.
+    b.Api("cudaFree", now, now + 400, 100);
+    b.records().contexts.back().created_ns = Us(now + 300);
+    b.records().contexts.back().created_thread_id = 100;
+    now += 410;
+  }
   b.Api("cuModuleLoadData", now, now + 80, 100, 0, ApiDomain::kDriver);
   now += 90;
   if (seed % 3 == 1) {

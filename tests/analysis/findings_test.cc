@@ -621,6 +621,59 @@ TEST_F(FindingsTest, StartUpEndsAfterLazyLoadingButNotAtALateLoad) {
   EXPECT_EQ(s.allocation.calls, 1u);
 }
 
+// A cuBLAS program on an H200: its first cudaMalloc took 198 ms, nearly all of it creating the
+// context (libprof's CONTEXT_CREATED callback came 196 ms into it). That time is context
+// creation, the rest of the call an allocation; a context created inside context set-up
+// (cuDevicePrimaryCtxRetain, nested in the same cudaMalloc) is counted once, as that call.
+TraceBuilder ContextInFirstCallScenario(bool nested_retain) {
+  TraceBuilder b(78);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.records().contexts.back().created_ns = Us(196100);
+  b.records().contexts.back().created_thread_id = 1;
+  b.Api("cuInit", 50, 60, 1, 0, ApiDomain::kDriver);
+  b.Api("cudaMalloc", 100, 198100, 1);
+  if (nested_retain) b.Api("cuDevicePrimaryCtxRetain", 200, 196150, 1, 0, ApiDomain::kDriver);
+  b.Api("cudaMalloc", 198200, 198300, 1);
+  b.Api("cudaMalloc", 198400, 198500, 2);  // another thread: nothing to do with it
+  b.Launch("gemm", 199000, 199005, 199010, 202000, 7);
+  b.SetEnd(203000);
+  return b;
+}
+
+TEST_F(FindingsTest, AContextCreatedInsideTheFirstCallIsContextCreation) {
+  const ProcessTrace t = Load(ContextInFirstCallScenario(false));
+  const StartUp s = FindStartUp(TraceIndex(t));
+  ASSERT_TRUE(s.known);
+  EXPECT_EQ(s.context.ns, 10'000u + 196'000'000u);  // cuInit and [100 µs, 196.1 ms)
+  EXPECT_EQ(s.context.calls, 2u);
+  EXPECT_EQ(s.context.top_api, "cudaMalloc creating the context");
+  EXPECT_EQ(s.context.top_api_ns, 196'000'000u);
+  EXPECT_EQ(s.allocation.ns, 2'000'000u + 100'000u + 100'000u);  // the rest of it, two more
+  EXPECT_EQ(s.allocation.calls, 3u);
+  EXPECT_EQ(s.allocation.top_api, "cudaMalloc");
+  const auto start_up = Of(FindFindings(t, {}), "start-up");
+  ASSERT_EQ(start_up.size(), 1u);
+  EXPECT_NE(start_up[0].explanation.find("context creation 196.01 ms (2 calls, most in cudaMalloc "
+                                         "creating the context, 196.0 ms)"),
+            std::string::npos)
+      << start_up[0].explanation;
+
+  // Created inside cuDevicePrimaryCtxRetain: that call is the context set-up, once.
+  const StartUp nested = FindStartUp(TraceIndex(Load(ContextInFirstCallScenario(true))));
+  EXPECT_EQ(nested.context.ns, 10'000u + 195'950'000u);
+  EXPECT_EQ(nested.context.calls, 2u);
+  EXPECT_EQ(nested.context.top_api, "cuDevicePrimaryCtxRetain");
+  EXPECT_EQ(nested.allocation.ns, 198'000'000u + 100'000u + 100'000u);
+
+  // A trace from before libprof recorded creation: the call is an allocation, as it was.
+  TraceBuilder old = ContextInFirstCallScenario(false);
+  old.records().contexts.back().created_ns = 0;
+  const StartUp before = FindStartUp(TraceIndex(Load(old)));
+  EXPECT_EQ(before.context.ns, 10'000u);
+  EXPECT_EQ(before.allocation.ns, 198'000'000u + 100'000u + 100'000u);
+}
+
 // A just-in-time compiler's warm-up: a first kernel at 6 ms, 2 s of host work with the GPU idle
 // but for one 5 µs kernel, the module it built loaded at [2.0, 2.02) s, then 100 steps of a
 // 400 µs kernel every 1 ms (40% busy). `busy_before_us` of kernel time every 10 ms before the

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "proto/trace_reader.h"
+#include "analysis/metrics/start_up.h"
 #include "analysis/metrics/unified_memory.h"
 #include "analysis/model/call_sites.h"
 #include "analysis/model/trace_loader.h"
@@ -990,6 +991,44 @@ TEST_P(StreamOverlapTest, SerialUsesTheNullStream) {
   ASSERT_EQ(kernel_streams.size(), 1u);
   ASSERT_FALSE(r.contexts.empty()) << "no context record";
   EXPECT_EQ(*kernel_streams.begin(), r.contexts.front().null_stream_id);
+}
+
+// Proves each context's creation is timed on the thread and inside the call that created it:
+// the sample's first runtime call (cudaMallocHost, which CUPTI names cudaHostAlloc) creates the
+// primary context, and start-up counts that call's time up to the creation as context creation,
+// not as an allocation (H200, 2026-11-29: created 148 ms into a call of 186-197 ms).
+TEST_P(StreamOverlapTest, ContextCreationIsTimedInsideTheCallThatCausedIt) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_stream_overlap}, GetParam(), 1, &c));
+  const Trace& t = c.traces[0];
+  const auto& r = t.records;
+  ASSERT_EQ(r.contexts.size(), 1u);
+  const ContextInfo& context = r.contexts.front();
+  ASSERT_NE(context.created_ns, 0u) << "no creation time";
+  EXPECT_GE(context.created_ns, t.header.start_time_ns);
+  ASSERT_FALSE(r.kernels.empty());
+  for (const Kernel& k : r.kernels) EXPECT_LT(context.created_ns, k.start_ns);
+  const ApiCall* first_runtime = nullptr;
+  for (const ApiCall& a : r.api_calls) {
+    if (a.thread_id == context.created_thread_id && a.domain == ApiDomain::kRuntime &&
+        (first_runtime == nullptr || a.start_ns < first_runtime->start_ns)) {
+      first_runtime = &a;
+    }
+  }
+  ASSERT_NE(first_runtime, nullptr) << "no runtime call on thread " << context.created_thread_id;
+  const std::string name = t.Str(first_runtime->name_id);
+  EXPECT_TRUE(name == "cudaHostAlloc" || name == "cudaMallocHost") << name;
+  EXPECT_LE(first_runtime->start_ns, context.created_ns);
+  EXPECT_LE(context.created_ns, first_runtime->end_ns);
+  analysis::ProcessTrace p = ForAnalysis(t);
+  analysis::SetDefaultWindow(&p);
+  const analysis::StartUp s = analysis::FindStartUp(analysis::TraceIndex(p));
+  EXPECT_EQ(s.context.top_api, name + " creating the context");
+  EXPECT_EQ(s.context.top_api_ns, context.created_ns - first_runtime->start_ns);
+  std::printf("context created %.3f ms into %s, which took %.3f ms\n",
+              static_cast<double>(context.created_ns - first_runtime->start_ns) / 1e6,
+              name.c_str(),
+              static_cast<double>(first_runtime->end_ns - first_runtime->start_ns) / 1e6);
 }
 
 using ForkChildrenTest = ModeTest;

@@ -242,7 +242,12 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                        .type = StreamType::kNonBlocking,
                        .priority = -5,
                        .correlation_id = 90 + salt});
-  r.contexts.push_back({.context_id = 2, .device_id = 1, .null_stream_id = 8, .compute_api = 1});
+  r.contexts.push_back({.context_id = 2,
+                        .device_id = 1,
+                        .null_stream_id = 8,
+                        .compute_api = 1,
+                        .created_ns = 1'000'250 + salt,
+                        .created_thread_id = 11});
   r.cuda_events.push_back({.event_id = 9,
                            .sync_id = 77 + salt,
                            .correlation_id = 106 + salt,

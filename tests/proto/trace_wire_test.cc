@@ -240,7 +240,9 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
   ExpectFields(trace::Context::descriptor(), {{"context_id", context::kContextId},
                                               {"device_id", context::kDeviceId},
                                               {"null_stream_id", context::kNullStreamId},
-                                              {"compute_api", context::kComputeApi}});
+                                              {"compute_api", context::kComputeApi},
+                                              {"created_ns", context::kCreatedNs},
+                                              {"created_thread_id", context::kCreatedThreadId}});
   ExpectFields(trace::CudaEvent::descriptor(),
                {{"event_id", cuda_event::kEventId},
                 {"sync_id", cuda_event::kSyncId},
