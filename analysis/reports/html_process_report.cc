@@ -22,6 +22,7 @@
 #include "analysis/model/ordered_pipeline.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
+#include "analysis/model/trace_loader.h"
 #include "analysis/model/units.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/html_charts.h"
@@ -670,6 +671,11 @@ class ProcessPage {
                " records were dropped during capture: totals are lower bounds.";
     }
     if (s.repaired_ends > 0) about += ". " + RepairedEndsSentence(s.repaired_ends);
+    if (!whole_.truncated && !whole_.records.run_end) {
+      about += ". The recording has no end record: the process ended without libprof's exit "
+               "handler (os._exit, SIGKILL, abort or a crash), so about its last " +
+               Dur(ArrivalHorizon(h)) + " (two flush intervals) are missing.";
+    }
     body += HtmlNote(about);
     return HtmlSection(Id("headline"), "Headline", body);
   }

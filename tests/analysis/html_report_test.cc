@@ -250,6 +250,19 @@ TEST(HtmlReportTest, HeadlineSaysWhenCopiesWereEndedEarly) {
             std::string::npos);
 }
 
+// A recording without its end record (the process skipped libprof's exit handler) says so in
+// the headline's note, as profview's readers warn on stderr; one with its end does not.
+TEST(HtmlReportTest, HeadlineSaysWhenTheRecordingHasNoEnd) {
+  TraceBuilder b = Nrm2Scenario();
+  EXPECT_EQ(Report({b.Build()}).find("has no end record"), std::string::npos);
+  b.SetEnd(0);
+  const std::string page = Report({b.Build()});
+  EXPECT_NE(page.find("The recording has no end record: the process ended without libprof&#39;s "
+                      "exit handler (os._exit, SIGKILL, abort or a crash), so about its last "
+                      "2.0 s (two flush intervals) are missing."),
+            std::string::npos);
+}
+
 // Start-up (here up to 86.09 ms, the start-up finding's end) is shaded in the overview (and in
 // the view of where the GPU ran work, when there is one), and said under them; a trace without
 // one has no band.
