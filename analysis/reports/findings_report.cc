@@ -304,7 +304,7 @@ std::string FindingsTable(const FindingsDigest& findings, const FindingsReportCo
   const FindingsTotals totals = findings.Totals();
   const std::vector<FindingGroup> all_groups = c.all ? std::vector<FindingGroup>() : findings.Groups();
   std::string tables, explanations;
-  bool with_call_sites = false;
+  bool with_call_sites = false, start_up_groups = false;
   for (const Section& section : kSections) {
     const size_t members = findings.Count(section.kind);
     if (members == 0) continue;
@@ -324,6 +324,7 @@ std::string FindingsTable(const FindingsDigest& findings, const FindingsReportCo
       explanations += ExplanationLine(std::string(section.label) + std::to_string(i + 1),
                                       groups[i].worst, groups[i].count, with_pid);
       with_call_sites |= !groups[i].worst.call_site.empty();
+      start_up_groups |= groups[i].worst.in_start_up;
     }
   }
   if (tables.empty()) {
@@ -336,10 +337,13 @@ std::string FindingsTable(const FindingsDigest& findings, const FindingsReportCo
   }
   out += tables + explanations;
   if (c.all) return out;
-  out += with_call_sites ? "\n(Grouped by rule, API, what was waited for and call site; --all "
-                           "lists every finding.)\n"
-                         : "\n(Grouped by rule, API and what was waited for; --all lists every "
-                           "finding.)\n";
+  // (Start-up's waits are grouped without what they waited for: findings_digest.cc.)
+  const std::string waited_for =
+      start_up_groups ? "what was waited for (not for start-up's waits)" : "what was waited for";
+  out += with_call_sites ? "\n(Grouped by rule, API, " + waited_for +
+                               " and call site; --all lists every finding.)\n"
+                         : "\n(Grouped by rule, API and " + waited_for +
+                               "; --all lists every finding.)\n";
   return out;
 }
 

@@ -179,16 +179,17 @@ class HostCallFindings {
   std::unique_ptr<Parts> parts_;
 };
 
-// Whether `f` is a host-time finding of start-up's own work that ended within `start_up` (the
-// start-up finding; none: no finding is).
+// Whether `f` is a host-time finding that ended within `start_up` (the start-up finding; none:
+// no finding is) and is start-up's own work or lies in its warm-up (its StartUpDetails').
 bool IsStartUpWork(const Finding* start_up, const Finding& f);
 // Such a finding is marked in_start_up and says so.
 void MarkStartUp(const Finding* start_up, Finding* f);
 // Findings handed on with their seq (StreamFindings), in FindFindings' order.
 std::vector<Finding> InFindOrder(std::vector<std::pair<uint64_t, Finding>> found);
 
-// Findings with the same rule, API, first blamed name, call site, details' group key
-// (rule_details.h) and start-up or not, worst (largest blocked_ns) first.
+// Findings with the same rule, API, first blamed name (but for start-up's: paid once, what they
+// waited for is no fix), call site, details' group key (rule_details.h) and start-up or not,
+// worst (largest blocked_ns) first.
 struct FindingGroup {
   Finding worst;
   uint64_t count = 0;

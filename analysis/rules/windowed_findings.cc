@@ -231,14 +231,17 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   if (!exact_) return std::unexpected("findings in windows: " + why_);
   if (!kept()) return {};  // the filters leave the process out
   const PassPlaces places = Places();
-  // The start-up finding's span, to mark host findings as they are found (StreamFindings
-  // marks them with the finding itself; only its span counts).
+  // The start-up finding's span and warm-up, to mark host findings as they are found
+  // (StreamFindings marks them with the finding itself; only those count).
   std::optional<Finding> start_up_span;
   if (bounds_.known && bounds_.duration_ns() >= options_.min_wait_ns) {
     start_up_span.emplace();
     start_up_span->rule = RuleId::kStartUp;
     start_up_span->host_start_ns = Duration(whole_.origin_ns, bounds_.start_ns);
     start_up_span->host_duration_ns = bounds_.duration_ns();
+    StartUpDetails details;  // (only the warm-up's length counts, as above)
+    if (bounds_.warm_up) details.warm_up_ns = bounds_.end_ns - bounds_.warm_up_from_ns;
+    start_up_span->details = details;
   }
   const Finding* marker = start_up_span ? &*start_up_span : nullptr;
   std::map<uint32_t, uint64_t> last_end;

@@ -20,8 +20,9 @@
 namespace libprof::analysis::testing {
 namespace {
 
-// The grouping as the reports did it over one list before the digest (findings.cc, 2026-11-24):
-// the oracle the digest is held to.
+// The grouping as the reports did it over one list before the digest (findings.cc, 2026-11-24),
+// with start-up's waits grouped without what they waited for (2026-11-29): the oracle the
+// digest is held to.
 std::vector<FindingGroup> ReferenceGroups(const std::vector<Finding>& findings) {
   using Key = std::tuple<bool, std::string_view, std::string_view, std::string_view,
                          std::string_view, std::string_view>;
@@ -29,7 +30,8 @@ std::vector<FindingGroup> ReferenceGroups(const std::vector<Finding>& findings) 
   for (const Finding& f : findings) {
     FindingGroup& g =
         groups[{f.in_start_up, RuleName(f.rule), f.api,
-                f.blamed.empty() ? std::string_view() : std::string_view(f.blamed.front().name),
+                f.blamed.empty() || f.in_start_up ? std::string_view()
+                                                  : std::string_view(f.blamed.front().name),
                 DetailsGroupKey(f.details), f.call_site}];
     if (g.count == 0 || f.blocked_ns > g.worst.blocked_ns) g.worst = f;
     ++g.count;

@@ -48,7 +48,10 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
     // more short kernel (a just-in-time compiler tracing the model), then the module it built.
     // Fixed values, so that the other seeds' loops stay what they were.
     b.Launch("eager", now, now + 3, now + 5, now + 7, 10, 100);
-    b.Launch("eager", now + 2000, now + 2003, now + 2005, now + 2006, 10, 100);
+    // An autotuner's candidate, timed with a synchronisation: a wait of the warm-up, paid once.
+    b.Launch("candidate", now + 2000, now + 2003, now + 2005, now + 2035, 10, 100);
+    const uint64_t timed = b.Api("cudaDeviceSynchronize", now + 2004, now + 2036, 100);
+    b.AddSync(SyncType::kContextSynchronize, now + 2004, now + 2036, timed);
     for (double at = now + 300; at < now + 5000; at += 700) {
       b.Api("cudaGetDevice", at, at + 2, 100);
     }

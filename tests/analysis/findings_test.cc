@@ -738,6 +738,41 @@ TEST_F(FindingsTest, StartUpTakesInTheWarmUpOfAJustInTimeCompiler) {
   EXPECT_TRUE(Of(all, "gpu-idle-gaps").empty());
 }
 
+// Waits inside a warm-up are paid once (an autotuner timing candidate kernels: cuDNN's benchmark
+// mode), marked and grouped without what they waited for; waits of the steady state are not, and
+// neither are copies before the first kernel (StartUpHostFindingsAreMarkedAndListedLast).
+TEST_F(FindingsTest, WaitsInAWarmUpArePaidOnce) {
+  TraceBuilder b = WarmUpScenario(0);
+  for (int k = 0; k < 5; ++k) {  // at 1.0-1.4 s: five candidates, each timed with a sync
+    const double at = 1000000 + 100000.0 * k;
+    b.Launch("candidate_" + std::to_string(k), at, at + 3, at + 5, at + 505, 7);
+    const uint64_t sync = b.Api("cudaDeviceSynchronize", at + 4, at + 506);
+    b.AddSync(SyncType::kContextSynchronize, at + 4, at + 506, sync);
+  }
+  const uint64_t late = b.Api("cudaDeviceSynchronize", 2050010, 2050410);  // steady state
+  b.AddSync(SyncType::kContextSynchronize, 2050010, 2050410, late);
+  const ProcessTrace t = Load(std::move(b));
+  const auto all = FindFindings(t, {});
+  const auto syncs = Of(all, "sync-api");
+  ASSERT_EQ(syncs.size(), 6u);
+  size_t paid_once = 0;
+  for (const Finding& f : syncs) {
+    const bool in_warm_up = f.host_start_ns < 2'000'000'000u;
+    EXPECT_EQ(f.in_start_up, in_warm_up) << f.explanation;
+    EXPECT_EQ(f.explanation.find("(during start-up: paid once)") != std::string::npos, in_warm_up);
+    paid_once += f.in_start_up;
+  }
+  EXPECT_EQ(paid_once, 5u);
+  // One group for the five, whichever candidate each waited for; the steady state's apart.
+  size_t sync_groups = 0;
+  for (const FindingGroup& g : GroupFindings(all)) {
+    if (g.worst.rule != RuleId::kSyncApi) continue;
+    ++sync_groups;
+    EXPECT_EQ(g.count, g.worst.in_start_up ? 5u : 1u);
+  }
+  EXPECT_EQ(sync_groups, 2u);
+}
+
 TEST_F(FindingsTest, AHostBoundPhaseBeforeALateLoadIsNoWarmUp) {
   // 500 µs every 10 ms: 5% busy before the load, 40% after: not the tenfold contrast.
   StartUp s = FindStartUp(TraceIndex(Load(WarmUpScenario(500))));
