@@ -22,17 +22,8 @@
 // 1.0000 once the vector has been normalised, i.e. from 2 iterations on).
 #include <cublas_v2.h>
 
+#include "cublas_check.cuh"
 #include "sample_util.cuh"
-
-#define CHECK_CUBLAS(call)                                                      \
-  do {                                                                          \
-    cublasStatus_t cublas_status_ = (call);                                     \
-    if (cublas_status_ != CUBLAS_STATUS_SUCCESS) {                              \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                   cublasGetStatusString(cublas_status_));                      \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
 
 namespace {
 

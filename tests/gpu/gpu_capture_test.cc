@@ -350,6 +350,7 @@ void PrintTo(const SampleCase& sample, std::ostream* os) { *os << sample.name; }
 const std::vector<SampleCase>& SampleCases() {
   static const std::vector<SampleCase> cases = {
       {"normalize_nrm2", {LIBPROF_SAMPLE_normalize_nrm2, "20"}, 1},
+      {"cublas_two_streams", {LIBPROF_SAMPLE_cublas_two_streams, "2048"}, 1},
       {"pageable_vs_pinned", {LIBPROF_SAMPLE_pageable_vs_pinned}, 1},
       {"stream_overlap", {LIBPROF_SAMPLE_stream_overlap, "--order", "per-chunk"}, 1},
       {"launch_bound", {LIBPROF_SAMPLE_launch_bound, "5000"}, 1},
