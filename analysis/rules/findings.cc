@@ -281,7 +281,7 @@ class Analyzer {
   // most of the host rules' time.
   template <typename WriteText>
   void Hand(Finding&& f, uint32_t i, WriteText&& write_text) const {
-    f.in_start_up = IsStartUpWork(out_->start_up, f);
+    f.in_start_up = IsPaidInStartUp(out_->start_up, f);
     if (!out_->wants_text || out_->wants_text(f)) {
       const ApiCall& c = records_.api_calls[i];
       f.file = trace_.path;
@@ -623,20 +623,20 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
 // runs after the first kernel with the GPU nearly idle until the steady state's code is loaded:
 // its waits are the compiler's and autotuner's (cuDNN's benchmark mode synchronised 80 times in
 // the 2 s warm-up of a conv net on an H200, each on a different candidate kernel), paid once.
-bool IsStartUpWork(const Finding* start_up, const Finding& f) {
+bool IsPaidInStartUp(const Finding* start_up, const Finding& f) {
   if (start_up == nullptr || TimeKindOf(Rule(f.rule).family) != TimeKind::kHost) return false;
   const uint64_t end = start_up->host_start_ns + start_up->host_duration_ns;
   if (f.host_start_ns + f.host_duration_ns > end) return false;
   const auto* details = std::get_if<StartUpDetails>(&start_up->details);
-  if (details != nullptr && details->warm_up_ns > 0 && f.host_start_ns + details->warm_up_ns >= end) {
-    return true;
-  }
+  const bool in_warm_up = details != nullptr && details->warm_up_ns > 0 &&
+                          f.host_start_ns + details->warm_up_ns >= end;
+  if (in_warm_up) return true;
   // The name's test last: it compares strings.
   return StartUpWorkOf(f.api) != StartUpWork::kNone;
 }
 
 void MarkStartUp(const Finding* start_up, Finding* f) {
-  if (!IsStartUpWork(start_up, *f)) return;
+  if (!IsPaidInStartUp(start_up, *f)) return;
   f->in_start_up = true;
   f->explanation += kStartUpNote;
 }

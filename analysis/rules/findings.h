@@ -181,7 +181,7 @@ class HostCallFindings {
 
 // Whether `f` is a host-time finding that ended within `start_up` (the start-up finding; none:
 // no finding is) and is start-up's own work or lies in its warm-up (its StartUpDetails').
-bool IsStartUpWork(const Finding* start_up, const Finding& f);
+bool IsPaidInStartUp(const Finding* start_up, const Finding& f);
 // Such a finding is marked in_start_up and says so.
 void MarkStartUp(const Finding* start_up, Finding* f);
 // Findings handed on with their seq (StreamFindings), in FindFindings' order.
