@@ -73,6 +73,7 @@ struct StartUp {
   std::vector<Interval> later_loading;
   Work later_load;
   uint64_t duration_ns() const { return end_ns - start_ns; }
+  uint64_t warm_up_ns() const { return warm_up ? end_ns - warm_up_from_ns : 0; }
 };
 
 StartUp FindStartUp(const TraceIndex& index);

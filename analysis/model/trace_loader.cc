@@ -87,17 +87,20 @@ std::string DroppedWarning(const std::string& path, uint32_t pid, uint64_t dropp
          std::to_string(pid) + "); totals are lower bounds";
 }
 
-std::string NoEndWarning(const std::string& path, const TraceHeader& header) {
+std::string NoEndSentence(const TraceHeader& header) {
   // libprof writes API calls two flush intervals after they return (recorder.cc: a driver call
   // may still be nested in a runtime call) and device records as CUPTI hands them over, which
   // a busy GPU delays further: a PyTorch loop ended by os._exit after 3.5 s of work kept 550
-  // of its 1,250 steps (about 2 s lost at the default 1 s interval; docs/USAGE.md).
-  return path + ": pid " + std::to_string(header.pid) +
-         "'s recording has no end record: the process ended without libprof's exit handler "
+  // of its 1,250 steps (about 2 s lost at the default 1 s interval; viewer-cli/USAGE.md).
+  return "recording has no end record: the process ended without libprof's exit handler "
          "(os._exit, SIGKILL, abort or a crash), so what it did in about its last " +
          FormatDuration(static_cast<double>(ArrivalHorizon(header))) +
-         " (two flush intervals), or longer where the GPU was busy, was never written; totals "
-         "are lower bounds";
+         " (two flush intervals), or longer where the GPU was busy, was never written";
+}
+
+std::string NoEndWarning(const std::string& path, const TraceHeader& header) {
+  return path + ": pid " + std::to_string(header.pid) + "'s " + NoEndSentence(header) +
+         "; totals are lower bounds";
 }
 
 void AddRecordingWarnings(const std::string& path, const TraceHeader& header,
@@ -106,7 +109,7 @@ void AddRecordingWarnings(const std::string& path, const TraceHeader& header,
   if (const uint64_t dropped = DroppedRecords(records); dropped > 0) {
     warnings->push_back(DroppedWarning(path, header.pid, dropped));
   }
-  if (!truncated && !records.run_end) warnings->push_back(NoEndWarning(path, header));
+  if (HasNoEnd(records, truncated)) warnings->push_back(NoEndWarning(path, header));
 }
 
 uint64_t ArrivalHorizon(const TraceHeader& header) {

@@ -67,6 +67,13 @@ std::expected<std::vector<ProcessTrace>, std::string> LoadTraces(
 std::string TruncationWarning(const std::string& path, uint64_t chunks_read);
 std::string DroppedWarning(const std::string& path, uint32_t pid, uint64_t dropped);
 std::string NoEndWarning(const std::string& path, const TraceHeader& header);
+// What NoEndWarning says of the recording, for other reports (the HTML report's headline): "the
+// recording has no end record: ... was never written".
+std::string NoEndSentence(const TraceHeader& header);
+// Whether `records`, read whole from a file that is not cut, lack their RunEnd.
+inline bool HasNoEnd(const TraceRecords& records, bool truncated) {
+  return !truncated && !records.run_end;
+}
 // The warnings of one process's records once read: dropped records, and NoEndWarning unless
 // the file was cut (TruncationWarning says that already).
 void AddRecordingWarnings(const std::string& path, const TraceHeader& header,

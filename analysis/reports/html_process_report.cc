@@ -671,11 +671,7 @@ class ProcessPage {
                " records were dropped during capture: totals are lower bounds.";
     }
     if (s.repaired_ends > 0) about += ". " + RepairedEndsSentence(s.repaired_ends);
-    if (!whole_.truncated && !whole_.records.run_end) {
-      about += ". The recording has no end record: the process ended without libprof's exit "
-               "handler (os._exit, SIGKILL, abort or a crash), so about its last " +
-               Dur(ArrivalHorizon(h)) + " (two flush intervals) are missing.";
-    }
+    if (HasNoEnd(whole_.records, whole_.truncated)) about += ". The " + NoEndSentence(h) + ".";
     body += HtmlNote(about);
     return HtmlSection(Id("headline"), "Headline", body);
   }

@@ -420,7 +420,7 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   details.later_module_load_ns = s.later_load.ns;
   details.later_module_loads = s.later_load.calls;
   if (s.warm_up) {
-    details.warm_up_ns = s.end_ns - s.warm_up_from_ns;
+    details.warm_up_ns = s.warm_up_ns();
     details.warm_up_gpu_busy_ns = s.warm_up_busy_ns;
     details.gpu_busy_after = static_cast<double>(s.busy_after_ppm) / 1e6;
   }

@@ -240,7 +240,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
     start_up_span->host_start_ns = Duration(whole_.origin_ns, bounds_.start_ns);
     start_up_span->host_duration_ns = bounds_.duration_ns();
     StartUpDetails details;  // (only the warm-up's length counts, as above)
-    if (bounds_.warm_up) details.warm_up_ns = bounds_.end_ns - bounds_.warm_up_from_ns;
+    details.warm_up_ns = bounds_.warm_up_ns();
     start_up_span->details = details;
   }
   const Finding* marker = start_up_span ? &*start_up_span : nullptr;

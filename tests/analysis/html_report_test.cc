@@ -258,8 +258,9 @@ TEST(HtmlReportTest, HeadlineSaysWhenTheRecordingHasNoEnd) {
   b.SetEnd(0);
   const std::string page = Report({b.Build()});
   EXPECT_NE(page.find("The recording has no end record: the process ended without libprof&#39;s "
-                      "exit handler (os._exit, SIGKILL, abort or a crash), so about its last "
-                      "2.0 s (two flush intervals) are missing."),
+                      "exit handler (os._exit, SIGKILL, abort or a crash), so what it did in "
+                      "about its last 2.0 s (two flush intervals), or longer where the GPU was "
+                      "busy, was never written."),
             std::string::npos);
 }
 
