@@ -8,10 +8,10 @@ A profiler should show: start-up through a warm-up that holds cuDNN's search, it
 device synchronisations (each on another candidate kernel) as waits paid once, a row per API and
 call site, and the steady state's per-step cudaStreamSynchronize of the .item() waiting for the
 network's last kernels. What libprof finds depends on the run (H200, 2026-11-29): on a first run
-(cold caches) the search took 2 s with the GPU 5% busy and fell inside the warm-up; the committed
-trace (samples/traces/torch_cudnn_benchmark.pb, caches warm) searched in 0.5 s with the GPU 15%
-busy, over the warm-up's 10% bar, so start-up ends at 0.81 s and part of the search's
-synchronisations read as steady-state waits (the golden shows it).
+(cold caches) the search took 2 s with the GPU 5% busy and fell inside the warm-up; with warm
+caches (samples/traces/torch_cudnn_benchmark.pb) the GPU was busier than the warm-up's 10% bar, so
+start-up ends at 0.87 s (147 ms of it context creation inside cudaDeviceGetStreamPriorityRange),
+before the search does, and part of its synchronisations read as steady-state waits (the golden).
 
 Usage: python3 torch_cudnn_benchmark.py [steps=60]
 Prints the sum of the outputs (the same with and without a profiler).

@@ -191,6 +191,9 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
   }
   for (const DropReport& d : r.drops) drops_ += d.count;
   if (r.run_end) run_end_ = r.run_end;
+  for (const ContextInfo& context : r.contexts) {
+    if (context.created_ns != 0) contexts_.push_back(context);
+  }
   const FilterOptions& f = setup_.filters;
   const bool by_nvtx = !f.nvtx.empty();
   if (!selected_) {
@@ -375,8 +378,11 @@ void ProcessSummarizer::CallDecided(const ApiCall& c, uint64_t seq, bool nested)
   const uint64_t key =
       setup_.options.by_caller ? uint64_t{c.stack_id} << 32 | c.name_id : uint64_t{c.name_id};
   HostRow& row = host_rows_[key];
-  const bool hidden = !setup_.options.raw && (nested || IsNoise(&row, c.name_id) ||
-                                              c.domain == ApiDomain::kInternalLaunch);
+  // (A call that created a context is shown whatever its name: the context's record comes
+  // before it, as libprof holds calls back two flush intervals and writes contexts at once.)
+  const bool noise = IsNoise(&row, c.name_id) && !CreatedAContext(c, contexts_);
+  const bool hidden =
+      !setup_.options.raw && (nested || noise || c.domain == ApiDomain::kInternalLaunch);
   if (hidden) {
     if (nested) {
       ++hidden_nested_calls_;

@@ -155,6 +155,7 @@ class ProcessSummarizer {
   void AddDeviceRow(DeviceOpKind kind, uint64_t key);
   void AddRange(const NvtxEvent& e);
   bool IsNoise(HostRow* row, uint32_t name_id);
+  std::vector<ContextInfo> contexts_;  // those with a creation time (few: one per device)
 
   Setup setup_;
   uint64_t horizon_ns_;

@@ -107,6 +107,21 @@ bool IsNoiseApi(std::string_view name) {
          StartsWith(n, "cudaOccupancy") || StartsWith(n, "cuOccupancy");
 }
 
+bool CreatedAContext(const ApiCall& call, std::span<const ContextInfo> contexts) {
+  for (const ContextInfo& context : contexts) {
+    if (context.created_ns != 0 && context.created_thread_id == call.thread_id &&
+        call.start_ns <= context.created_ns && context.created_ns <= call.end_ns) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsNoiseCall(std::string_view name, const ApiCall& call,
+                 std::span<const ContextInfo> contexts) {
+  return IsNoiseApi(name) && !CreatedAContext(call, contexts);
+}
+
 SyncScope ExplicitSyncScope(std::string_view name) {
   const std::string_view n = Base(name);
   if (n == "cudaDeviceSynchronize" || n == "cudaThreadSynchronize") return SyncScope::kDevice;

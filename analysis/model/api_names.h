@@ -6,7 +6,10 @@
 // as proto/trace_model.h's ApiCall::name_id gives it).
 #pragma once
 
+#include <span>
 #include <string_view>
+
+#include "proto/trace_model.h"
 
 namespace libprof::analysis {
 
@@ -15,6 +18,14 @@ namespace libprof::analysis {
 // getters): a superset of what LIBPROF_API_FILTER=significant skips at capture time, so a trace
 // recorded with LIBPROF_API_FILTER=all summarises like one recorded with the default.
 bool IsNoiseApi(std::string_view name);
+
+// A call of a noise API is still shown when a context was created inside it (ContextInfo's
+// created_ns, on the creating thread): LIBPROF_API_FILTER=significant records a filtered call
+// for that reason alone (PyTorch creates its context inside cudaDeviceGetStreamPriorityRange,
+// 120 ms of it), and a trace recorded with `all` shows the same one call.
+bool CreatedAContext(const ApiCall& call, std::span<const ContextInfo> contexts);
+bool IsNoiseCall(std::string_view name, const ApiCall& call,
+                 std::span<const ContextInfo> contexts);
 
 // Explicit synchronisation APIs: the host waits for device work by design.
 enum class SyncScope { kNone, kDevice, kContext, kStream, kEvent };

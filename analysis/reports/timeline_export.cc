@@ -107,7 +107,7 @@ class ProcessExporter {
     if (options_.raw) return;
     for (size_t i = 0; i < r_.api_calls.size(); ++i) {
       const ApiCall& c = r_.api_calls[i];
-      exported_[i] = !(index_.IsNested(i) || IsNoiseApi(index_.ApiName(c)) ||
+      exported_[i] = !(index_.IsNested(i) || IsNoiseCall(index_.ApiName(c), c, r_.contexts) ||
                        c.domain == ApiDomain::kInternalLaunch);
     }
   }

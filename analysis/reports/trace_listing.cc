@@ -147,7 +147,10 @@ std::vector<ListingRow> TraceRows(const ProcessTrace& trace, bool raw) {
     const ApiCall& c = r.api_calls[i];
     const std::string& name = index.ApiName(c);
     const bool nested = index.IsNested(i);
-    if (!raw && (nested || IsNoiseApi(name) || c.domain == ApiDomain::kInternalLaunch)) continue;
+    if (!raw && (nested || IsNoiseCall(name, c, r.contexts) ||
+                 c.domain == ApiDomain::kInternalLaunch)) {
+      continue;
+    }
     ListingRow row;
     row.id = c.correlation_id;
     row.kind = "api";

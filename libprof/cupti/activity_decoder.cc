@@ -169,12 +169,16 @@ void ActivityDecoder::DecodeApi(const CUpti_ActivityAPI& r, TraceRecords* out) {
                 : r.kind == CUPTI_ACTIVITY_KIND_DRIVER ? ApiDomain::kDriver
                                                        : ApiDomain::kInternalLaunch;
   call.callback_id = r.cbid;
-  call.name_id = api_names_.NameId(call.domain, r.cbid);
   call.start_ns = r.start;
   call.end_ns = r.end;
   call.correlation_id = r.correlationId;
   call.thread_id = r.threadId;
   call.return_value = static_cast<int32_t>(r.returnValue);
+  AddApiCall(call, out);
+}
+
+void ActivityDecoder::AddApiCall(ApiCall call, TraceRecords* out) {
+  call.name_id = api_names_.NameId(call.domain, call.callback_id);
   out->api_calls.push_back(call);
 }
 

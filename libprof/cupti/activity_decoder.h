@@ -43,6 +43,10 @@ class ActivityDecoder {
   // so call it once per record (a second call on the same record is harmless).
   bool Decode(const CUpti_Activity* record, TraceRecords* out);
 
+  // Appends an API call that came from callbacks instead of a record (ContextCreatingCalls),
+  // named as a record of its domain and callback id would be.
+  void AddApiCall(ApiCall call, TraceRecords* out);
+
   const DecodeStats& stats() const { return stats_; }
 
  private:

@@ -27,6 +27,7 @@
 #include "libprof/backtrace/call_site_recorder.h"
 #include "libprof/backtrace/stack_walker.h"
 #include "libprof/capture_session.h"
+#include "libprof/context_creating_calls.h"
 #include "libprof/cupti/activity_decoder.h"
 #include "libprof/cupti/activity_kinds.h"
 #include "libprof/cupti/api_filter.h"
@@ -119,6 +120,15 @@ class CuptiSession : public CaptureSession {
     return cbid < want.size() && want[cbid] != 0;
   }
   void NoteCallSite(bool runtime, const CUpti_CallbackData* data);
+  // LIBPROF_API_FILTER=significant: the filtered calls' callbacks, on until the first context
+  // exists, so that the call creating it is recorded even when filtered (ContextCreatingCalls).
+  void WatchFilteredCalls(const Settings& settings);
+  void StopWatchingFilteredCalls();
+  bool IsFiltered(bool runtime, CUpti_CallbackId cbid) const {
+    const std::vector<uint8_t>& filtered = filtered_[runtime ? 0 : 1];
+    return cbid < filtered.size() && filtered[cbid] != 0;
+  }
+  void NoteFilteredCall(bool runtime, CUpti_CallbackId cbid, const CUpti_CallbackData* data);
 
   const CuptiApi* api_ = nullptr;
   uint32_t version_ = 0;
@@ -152,6 +162,11 @@ class CuptiSession : public CaptureSession {
   };
   std::mutex created_mutex_;
   std::unordered_map<uint32_t, Creation> created_;
+  // The filtered calls watched until the first context exists, per domain (runtime, driver) by
+  // callback id, and the call that created it when it is one of them.
+  std::vector<uint8_t> filtered_[2];
+  std::atomic<bool> watching_filtered_{false};
+  ContextCreatingCalls creating_calls_;
   // Kinds waiting for the program's first use of managed memory, and whether it happened.
   std::vector<ActivityKindToEnable> waiting_for_managed_;
   std::atomic<bool> watching_managed_{false};  // the gate's driver callbacks are on
@@ -270,6 +285,7 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   watching_contexts_ = api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
                                                  CUPTI_CBID_RESOURCE_CONTEXT_CREATED) ==
                        CUPTI_SUCCESS;
+  if (watching_contexts_) WatchFilteredCalls(settings);
   // The data kinds wait for the gates: CaptureGates::Connect calls SetRecording.
   if (gates->range().kind == CaptureRange::Kind::kCudaProfilerApi) {
     api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API,
@@ -335,6 +351,60 @@ void CuptiSession::StartCallSites(const Settings& settings) {
   }
   Log().debug("call stacks for {} API callback ids, depth {}{}", enabled, call_sites_->depth(),
               call_sites_->reads_python() ? ", with Python frames" : "");
+}
+
+// The filtered calls are queries made often (PyTorch makes several per launch), so their
+// callbacks stay on only until the first context exists: the program's start, a few hundred
+// calls. A later context (another device's) is created inside a filtered call only if no recorded
+// call on its device came first, which cudaSetDevice (recorded) prevents in CUDA 12 and later.
+void CuptiSession::WatchFilteredCalls(const Settings& settings) {
+  if (settings.api_filter != ApiFilter::kSignificant) return;  // every call is recorded
+  for (const bool runtime : {true, false}) {
+    if (!(runtime ? settings.kinds.runtime_api : settings.kinds.driver_api)) continue;
+    const CUpti_CallbackDomain domain =
+        runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    std::vector<uint8_t>& filtered = filtered_[runtime ? 0 : 1];
+    for (uint32_t cbid : runtime ? InsignificantRuntimeCbids() : InsignificantDriverCbids()) {
+      if (api_->cuptiEnableCallback(1, subscriber_, domain, cbid) != CUPTI_SUCCESS) continue;
+      if (filtered.size() <= cbid) filtered.resize(cbid + 1, 0);
+      filtered[cbid] = 1;
+    }
+  }
+  watching_filtered_ = !filtered_[0].empty() || !filtered_[1].empty();
+}
+
+// On the thread whose call made the first context (never inside the resource callback itself:
+// the creating call's exit callback must still come).
+void CuptiSession::StopWatchingFilteredCalls() {
+  if (!watching_filtered_.exchange(false)) return;
+  for (const bool runtime : {true, false}) {
+    const CUpti_CallbackDomain domain =
+        runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+    const std::vector<uint8_t>& filtered = filtered_[runtime ? 0 : 1];
+    for (uint32_t cbid = 0; cbid < filtered.size(); ++cbid) {
+      if (filtered[cbid] != 0 && !WantsStack(runtime, cbid)) {
+        api_->cuptiEnableCallback(0, subscriber_, domain, cbid);
+      }
+    }
+  }
+}
+
+void CuptiSession::NoteFilteredCall(bool runtime, CUpti_CallbackId cbid,
+                                    const CUpti_CallbackData* data) {
+  const ApiDomain domain = runtime ? ApiDomain::kRuntime : ApiDomain::kDriver;
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    creating_calls_.Enter(domain, cbid, data->correlationId,
+                          static_cast<uint32_t>(syscall(SYS_gettid)), clock_.NowNs());
+    return;
+  }
+  // cudaError_t and CUresult are both enums of int size.
+  const int32_t result =
+      data->functionReturnValue ? *static_cast<const int32_t*>(data->functionReturnValue) : 0;
+  // Kept only while recording: the activity records of its time exist only then.
+  if (creating_calls_.Exit(clock_.NowNs(), result, capturing_now_.load())) {
+    StopWatchingFilteredCalls();
+    RequestWriterFlush();
+  }
 }
 
 void CuptiSession::NoteCallSite(bool runtime, const CUpti_CallbackData* data) {
@@ -431,6 +501,9 @@ void CuptiSession::OnContextCreated(const CUpti_ResourceData* data) {
     std::lock_guard<std::mutex> lock(created_mutex_);
     created_.try_emplace(id, creation);
   }
+  // Created inside a recorded call (or none): no filtered call needs watching any more. Inside a
+  // filtered one: that call's exit keeps it and ends the watch.
+  if (watching_filtered_.load() && !creating_calls_.ContextCreated()) StopWatchingFilteredCalls();
   std::lock_guard<std::mutex> lock(kinds_mutex_);
   std::vector<ActivityKindToEnable> waiting;
   waiting.swap(waiting_for_context_);
@@ -570,10 +643,12 @@ uint64_t CuptiSession::TakeDropped() {
 }
 
 bool CuptiSession::TakeBuffer(TraceRecords* out) {
+  const std::vector<ApiCall> creating = creating_calls_.Take();
+  for (const ApiCall& call : creating) decoder_->AddApiCall(call, out);
   Completed next;
   {
     std::lock_guard<std::mutex> lock(completed_mutex_);
-    if (completed_.empty()) return false;
+    if (completed_.empty()) return !creating.empty();
     next = completed_.front();
     completed_.pop_front();
   }
@@ -646,6 +721,14 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
         self->OnManagedMemory();
       } catch (...) {
       }
+    }
+    if (self->watching_filtered_.load(std::memory_order_acquire) &&
+        self->IsFiltered(runtime, cbid)) {
+      try {
+        self->NoteFilteredCall(runtime, cbid, call);
+      } catch (...) {
+      }
+      return;  // (a filtered call has no other use here)
     }
     if (IsLaunch(runtime, cbid)) {
       // The hot path: count and return.

@@ -666,6 +666,11 @@ TEST_F(FindingsTest, AContextCreatedInsideTheFirstCallIsContextCreation) {
   EXPECT_EQ(nested.context.top_api, "cuDevicePrimaryCtxRetain");
   EXPECT_EQ(nested.allocation.ns, 198'000'000u + 100'000u + 100'000u);
 
+  // PyTorch's: inside a query the default filter keeps for that reason alone.
+  const StartUp query = FindStartUp(TraceIndex(Load(FilteredCallCreatesTheContextScenario())));
+  EXPECT_EQ(query.context.top_api, "cudaDeviceGetStreamPriorityRange creating the context");
+  EXPECT_EQ(query.context.top_api_ns, 120'000'000u);
+
   // A trace from before libprof recorded creation: the call is an allocation, as it was.
   TraceBuilder old = ContextInFirstCallScenario(false);
   old.records().contexts.back().created_ns = 0;

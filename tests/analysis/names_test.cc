@@ -22,6 +22,30 @@ TEST(ApiNamesTest, NoiseIsHiddenButRealWorkIsNot) {
   }
 }
 
+// Proves a noise call inside which a context was created (on its thread, within its interval) is
+// not noise, and that the others of its name, thread or time still are.
+TEST(ApiNamesTest, ACallThatCreatedAContextIsNotNoise) {
+  ContextInfo context;
+  context.created_ns = 5'000;
+  context.created_thread_id = 7;
+  const std::vector<ContextInfo> contexts = {ContextInfo{}, context};  // one from an old trace
+  ApiCall creating;
+  creating.thread_id = 7;
+  creating.start_ns = 1'000;
+  creating.end_ns = 5'000;  // created as it returned
+  EXPECT_TRUE(CreatedAContext(creating, contexts));
+  EXPECT_FALSE(IsNoiseCall("cudaDeviceGetStreamPriorityRange", creating, contexts));
+  ApiCall other_thread = creating;
+  other_thread.thread_id = 8;
+  EXPECT_TRUE(IsNoiseCall("cudaDeviceGetStreamPriorityRange", other_thread, contexts));
+  ApiCall later = creating;
+  later.start_ns = 5'001;
+  later.end_ns = 6'000;
+  EXPECT_TRUE(IsNoiseCall("cudaDeviceGetStreamPriorityRange", later, contexts));
+  EXPECT_TRUE(IsNoiseCall("cudaGetDevice", creating, {}));
+  EXPECT_FALSE(IsNoiseCall("cudaMalloc", later, contexts)) << "never noise";
+}
+
 TEST(ApiNamesTest, SynchronisationClasses) {
   EXPECT_EQ(ExplicitSyncScope("cudaDeviceSynchronize"), SyncScope::kDevice);
   EXPECT_EQ(ExplicitSyncScope("cuCtxSynchronize"), SyncScope::kContext);

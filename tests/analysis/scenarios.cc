@@ -41,6 +41,21 @@ TraceBuilder Nrm2Scenario() {
   return b;
 }
 
+TraceBuilder FilteredCallCreatesTheContextScenario() {
+  TraceBuilder b(79);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.records().contexts.back().created_ns = Us(120'100);
+  b.records().contexts.back().created_thread_id = 1;
+  b.Api("cudaGetDevice", 50, 51, 1);
+  b.Api("cudaDeviceGetStreamPriorityRange", 100, 120'110, 1);
+  b.Api("cudaDeviceGetStreamPriorityRange", 120'200, 120'201, 1);
+  b.Api("cudaStreamIsCapturing", 120'300, 120'301, 1);
+  b.Launch("gemm", 121'000, 121'005, 121'010, 122'000, 7);
+  b.SetEnd(123'000);
+  return b;
+}
+
 TraceBuilder StreamsScenario() {
   TraceBuilder b(5151);
   // Context 1: legacy NULL stream 7; blocking streams 13 and 14; non-blocking stream 15; a

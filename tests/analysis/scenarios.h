@@ -13,6 +13,12 @@ namespace libprof::analysis::testing {
 // cudaGetLastError) and nested driver calls. 5.03 ms long.
 TraceBuilder Nrm2Scenario();
 
+// PyTorch's start as libprof records it: queries the default API filter leaves out (cudaGetDevice,
+// cudaStreamIsCapturing) but for the one inside which the context was created
+// (cudaDeviceGetStreamPriorityRange, 120 ms), and the same query made again after it, as
+// LIBPROF_API_FILTER=all records them; then one launch.
+TraceBuilder FilteredCallCreatesTheContextScenario();
+
 // Several streams and rules in one process (see the comments in scenarios.cc for each call):
 // two streams where only one had to wait, the legacy default stream, a non-blocking and a
 // per-thread default stream, cudaStreamSynchronize, cudaEventSynchronize through an event,

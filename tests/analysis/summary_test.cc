@@ -77,6 +77,29 @@ TEST_F(SummaryTest, Nrm2MatchesHandComputedNumbers) {
   EXPECT_EQ(s.copies[0].dst_kind, MemoryKind::kPageable);
 }
 
+// Proves the call that created the context is shown and counted in the host time, whatever its
+// name, in memory and streamed alike, while its name's other calls stay hidden as noise.
+TEST_F(SummaryTest, TheCallThatCreatedTheContextIsShown) {
+  const TraceBuilder b = FilteredCallCreatesTheContextScenario();
+  const ProcessTrace t = Load(b);
+  const Summary s = Summarize(t, {});
+  const SummaryRow* creating = Find(s.host, "cudaDeviceGetStreamPriorityRange");
+  ASSERT_NE(creating, nullptr);
+  EXPECT_EQ(creating->stats.count(), 1u);
+  EXPECT_EQ(creating->stats.total(), 120'010'000u);
+  EXPECT_EQ(Find(s.host, "cudaGetDevice"), nullptr);
+  EXPECT_EQ(Find(s.host, "cudaStreamIsCapturing"), nullptr);
+  EXPECT_EQ(s.hidden_calls, 3u);
+  EXPECT_EQ(s.host_api_ns, 120'010'000u + 5'000u);  // and the launch
+  std::vector<std::string> warnings;
+  auto streamed = SummarizeFiles({dir_.Path("t.pb")}, {}, {}, &warnings);
+  ASSERT_TRUE(streamed) << streamed.error();
+  const SummaryRow* row = Find(streamed->total.host, "cudaDeviceGetStreamPriorityRange");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->stats.count(), 1u);
+  EXPECT_EQ(streamed->total.hidden_calls, 3u);
+}
+
 TEST_F(SummaryTest, DeviceTotalsEqualTheRecords) {
   for (const TraceBuilder& b :
        {Nrm2Scenario(), StreamsScenario(), ThreadsScenario(), IdleScenario()}) {

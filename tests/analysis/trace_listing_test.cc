@@ -37,6 +37,21 @@ TEST(TraceListingTest, ChronologicalWithDetails) {
   EXPECT_EQ(nested->depth, 1u);
 }
 
+// Proves the listing shows a noise call when a context was created inside it, and hides the
+// other calls of its name.
+TEST(TraceListingTest, TheCallThatCreatedTheContextIsListed) {
+  const std::vector<ListingRow> rows =
+      TraceRows(FilteredCallCreatesTheContextScenario().Build(), /*raw=*/false);
+  const auto named = [&](const std::string& name) {
+    return std::count_if(rows.begin(), rows.end(),
+                         [&](const ListingRow& r) { return r.name == name; });
+  };
+  EXPECT_EQ(named("cudaDeviceGetStreamPriorityRange"), 1);
+  EXPECT_EQ(named("cudaGetDevice"), 0);
+  EXPECT_EQ(named("cudaStreamIsCapturing"), 0);
+  EXPECT_EQ(named("cudaLaunchKernel"), 1);
+}
+
 TEST(TraceListingTest, NvtxRangesNestPerThread) {
   const std::vector<ListingRow> rows = TraceRows(ThreadsScenario().Build(), false);
   for (const ListingRow& r : rows) {

@@ -1188,6 +1188,49 @@ TEST_F(TorchTest, SlowProgramIsNotMistakenForTakeover) {
   EXPECT_GT(c.traces[0].records.kernels.size(), 1000u);
 }
 
+// Proves PyTorch's context creation is found under the default API filter: PyTorch creates its
+// context inside a call the filter leaves out (cudaDeviceGetStreamPriorityRange with PyTorch
+// 2.11), and that one call is recorded with the context's creation inside it, so start-up counts
+// it as context creation; the filtered calls after it are not recorded (the watch ended).
+TEST_F(TorchTest, ContextCreationInsideAFilteredCallIsRecorded) {
+  const std::string python = Python();
+  const RunResult probe =
+      RunPlain({python, "-c", "import torch; assert torch.cuda.is_available()"}, kTorchTimeout);
+  if (probe.exit_code != 0) GTEST_SKIP() << python << " has no CUDA-enabled torch";
+  Capture c;
+  ASSERT_TRUE(ProfileOk({python, LIBPROF_TORCH_LOOP_PY}, Mode::kPreload, 1, &c, kTorchTimeout));
+  const Trace& t = c.traces[0];
+  const auto& r = t.records;
+  ASSERT_EQ(r.contexts.size(), 1u);
+  const ContextInfo& context = r.contexts.front();
+  ASSERT_NE(context.created_ns, 0u) << "no creation time";
+  const ApiCall* creating = nullptr;
+  for (const ApiCall& a : r.api_calls) {
+    if (a.thread_id == context.created_thread_id && a.start_ns <= context.created_ns &&
+        context.created_ns <= a.end_ns && (creating == nullptr || a.start_ns < creating->start_ns)) {
+      creating = &a;
+    }
+  }
+  ASSERT_NE(creating, nullptr) << "no recorded call around the context's creation";
+  const std::string name = t.Str(creating->name_id);
+  EXPECT_NE(creating->correlation_id, 0u);
+  // Filtered queries PyTorch makes before and after every operation: none recorded.
+  for (const char* filtered : {"cudaGetDevice", "cudaStreamIsCapturing", "cuCtxGetCurrent"}) {
+    EXPECT_EQ(CountIf(r.api_calls, [&](const ApiCall& a) { return t.Str(a.name_id) == filtered; }),
+              name == filtered ? 1u : 0u)
+        << filtered;
+  }
+  analysis::ProcessTrace p = ForAnalysis(t);
+  analysis::SetDefaultWindow(&p);
+  const analysis::StartUp s = analysis::FindStartUp(analysis::TraceIndex(p));
+  EXPECT_EQ(s.context.top_api, name + " creating the context");
+  EXPECT_EQ(s.context.top_api_ns, context.created_ns - creating->start_ns);
+  EXPECT_GT(s.context.top_api_ns, 1'000'000u) << "creating a context takes milliseconds";
+  std::printf("context created %.3f ms into %s, which took %.3f ms\n",
+              static_cast<double>(context.created_ns - creating->start_ns) / 1e6, name.c_str(),
+              static_cast<double>(creating->end_ns - creating->start_ns) / 1e6);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Python frames (issue 19): the call site of a Python program is its script's line.
 
