@@ -233,6 +233,32 @@ TEST(HtmlReportTest, ThreadsWithNvtxRangesOnlyComeAfterTheStreams) {
   EXPECT_LT(stream, nvtx_only);
 }
 
+// A program that names thousands of ranges (XLA: one per compiled module and pass) gets the 100
+// with the most time in the page's NVTX table and a note on the rest; a short table, no note.
+TEST(HtmlReportTest, SummaryTablesShowTheRowsWithTheMostTime) {
+  TraceBuilder b = Nrm2Scenario();
+  for (int k = 0; k < 150; ++k) {  // range_k lasts k + 1 µs
+    b.AddRange("range_" + std::to_string(k), 10 * k, 10 * k + k + 1, /*tid=*/2);
+  }
+  const std::string page = Report({b.Build()});
+  const size_t table = page.find("class=\"data nvtx-table\"");
+  ASSERT_NE(table, std::string::npos);
+  const std::string nvtx = page.substr(table, page.find("</table>", table) - table);
+  size_t rows = 0;
+  for (size_t at = nvtx.find("<tr"); at != std::string::npos; at = nvtx.find("<tr", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 1u + 100u);  // the header and the longest hundred
+  EXPECT_NE(nvtx.find(">range_149<"), std::string::npos);
+  EXPECT_NE(nvtx.find(">range_50<"), std::string::npos);
+  EXPECT_EQ(nvtx.find(">range_49<"), std::string::npos);
+  // The 50 left out last 1 + 2 + ... + 50 µs.
+  EXPECT_NE(page.find("The 100 rows with the most time of 150 are shown; the other 50 took "
+                      "1.27 ms in all. profview summary lists every row."),
+            std::string::npos);
+  EXPECT_EQ(Report({Nrm2Scenario().Build()}).find("rows with the most time"), std::string::npos);
+}
+
 // A copy the reader ended early (proto/stream_order_repair.h) is said in the headline's note, as
 // summary says it under its device table.
 TEST(HtmlReportTest, HeadlineSaysWhenCopiesWereEndedEarly) {
