@@ -11,6 +11,7 @@
 #include "analysis/rules/findings_digest.h"
 #include "analysis/model/api_names.h"
 #include "analysis/model/call_sites.h"
+#include "analysis/rules/framework_hints.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/kernel_names.h"
 #include "analysis/model/stream_deps.h"
@@ -294,6 +295,7 @@ class Analyzer {
         }
       }
       write_text(&f);
+      f.explanation += FrameworkHint(f);
       if (f.in_start_up) f.explanation += kStartUpNote;
     }
     out_->found(std::move(f));

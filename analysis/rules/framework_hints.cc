@@ -1,0 +1,47 @@
+#include "analysis/rules/framework_hints.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace libprof::analysis {
+namespace {
+
+bool InTorch(const FindingFrame& frame) {
+  if (!frame.python_file.empty()) return frame.python_file.find("/torch/") != std::string::npos;
+  return frame.module.starts_with("libtorch") || frame.module.starts_with("libc10");
+}
+
+// The call came from PyTorch (a frame in its libraries), and the program's own line called into
+// it directly: the innermost Python frame lies outside torch/ (x.item(), x.cuda()). A wait inside
+// PyTorch's Python code (cuDNN's algorithm search under Conv2d.forward, model.cuda()'s
+// Module._apply) is not something that line can change, and gets no hint. (A stack lists its
+// Python frames first, then the native ones, each innermost first.)
+bool CalledFromOwnLineIntoPyTorch(const Finding& f) {
+  const auto python = std::find_if(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
+    return !frame.python_file.empty();
+  });
+  if (python == f.stack.end() || InTorch(*python)) return false;
+  return std::any_of(f.stack.begin(), f.stack.end(), InTorch);
+}
+
+}  // namespace
+
+std::string FrameworkHint(const Finding& f) {
+  if (!CalledFromOwnLineIntoPyTorch(f)) return "";
+  const auto* copy = std::get_if<CopyDetails>(&f.details);
+  const bool copy_rule = f.rule == RuleId::kPageableAsyncMemcpy || f.rule == RuleId::kSyncMemcpy;
+  if (copy_rule && copy != nullptr && copy->copy_kind == "HtoD" && copy->src_kind == "pageable") {
+    return "; in PyTorch, pin the source (tensor.pin_memory(), or DataLoader(pin_memory=True)) "
+           "and copy it with .to(device, non_blocking=True)";
+  }
+  const bool read_back = copy != nullptr && copy->copy_kind == "DtoH";
+  if (f.rule == RuleId::kSyncApi ||
+      (read_back && (copy_rule || f.rule == RuleId::kBlockedOnPriorWork))) {
+    return "; in PyTorch, .item(), .cpu(), .tolist(), printing a CUDA tensor and "
+           "torch.cuda.synchronize() wait for the GPU like this: read such values every few "
+           "steps, or keep them on the GPU";
+  }
+  return "";
+}
+
+}  // namespace libprof::analysis

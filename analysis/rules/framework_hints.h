@@ -1,0 +1,19 @@
+// Advice in the words of the framework a host finding's call came from, when its Python frames
+// say which: the host rules' advice names CUDA's calls (cudaMallocHost, cudaMemcpyAsync), which a
+// PyTorch user does not write.
+//
+// Layer: analysis/rules/. Only PyTorch for now: its calls come from the Python thread that waits,
+// whose frames libprof records; JAX's come from XLA's own threads, which carry none.
+#pragma once
+
+#include <string>
+
+#include "analysis/rules/findings.h"
+
+namespace libprof::analysis {
+
+// "" or a sentence to append to `f`'s explanation ("; in PyTorch, ..."), from its rule, its copy
+// details and its stack (the frames of a Python file under a torch/ directory).
+std::string FrameworkHint(const Finding& f);
+
+}  // namespace libprof::analysis

@@ -1,0 +1,80 @@
+// Proves PyTorch's words are added to a host finding only when the program's own Python line
+// called into PyTorch (the innermost Python frame outside torch/, a PyTorch library on the
+// stack), and only for the rules they fit.
+#include "analysis/rules/framework_hints.h"
+
+#include <gtest/gtest.h>
+
+namespace libprof::analysis {
+namespace {
+
+FindingFrame Python(const std::string& file) {
+  FindingFrame f;
+  f.function = "f";
+  f.python_file = file;
+  f.line = 1;
+  return f;
+}
+
+FindingFrame Native(const std::string& module) {
+  FindingFrame f;
+  f.function = "g";
+  f.module = module;
+  return f;
+}
+
+Finding Copy(RuleId rule, const char* kind, const char* src, std::vector<FindingFrame> stack) {
+  Finding f;
+  f.rule = rule;
+  f.api = "cudaMemcpyAsync";
+  CopyDetails d;
+  d.copy_kind = kind;
+  d.src_kind = src;
+  d.dst_kind = kind == std::string("HtoD") ? "device" : "pageable";
+  f.details = d;
+  f.stack = std::move(stack);
+  return f;
+}
+
+// A stack as libprof records it for `x.item()` in train.py: Python frames first, then the native
+// ones, each innermost first.
+std::vector<FindingFrame> ItemStack() {
+  return {Python("/home/me/train.py"), Native("libcudart.so.13"), Native("libtorch_cuda.so"),
+          Native("libtorch_python.so")};
+}
+
+TEST(FrameworkHintsTest, WaitsFromTheProgramsOwnLineGetPyTorchsWords) {
+  Finding sync;
+  sync.rule = RuleId::kSyncApi;
+  sync.api = "cudaStreamSynchronize";
+  sync.stack = ItemStack();
+  EXPECT_NE(FrameworkHint(sync).find(".item(), .cpu(), .tolist()"), std::string::npos);
+  const Finding read_back = Copy(RuleId::kBlockedOnPriorWork, "DtoH", "device", ItemStack());
+  EXPECT_EQ(FrameworkHint(read_back), FrameworkHint(sync));
+  const Finding upload = Copy(RuleId::kPageableAsyncMemcpy, "HtoD", "pageable", ItemStack());
+  EXPECT_NE(FrameworkHint(upload).find("tensor.pin_memory()"), std::string::npos);
+  // Rules the words do not fit.
+  Finding implicit = sync;
+  implicit.rule = RuleId::kImplicitSync;
+  EXPECT_EQ(FrameworkHint(implicit), "");
+  EXPECT_EQ(FrameworkHint(Copy(RuleId::kBlockedOnPriorWork, "HtoD", "pinned", ItemStack())), "");
+}
+
+TEST(FrameworkHintsTest, NoWordsInsidePyTorchOrWithoutIt) {
+  // cuDNN's algorithm search under Conv2d.forward: the innermost Python frame is PyTorch's.
+  Finding search;
+  search.rule = RuleId::kSyncApi;
+  search.stack = {Python("/venv/lib/python3.12/site-packages/torch/nn/modules/conv.py"),
+                  Python("/home/me/train.py")};
+  EXPECT_EQ(FrameworkHint(search), "");
+  // A Python program that is not PyTorch's (CuPy), and a native one.
+  search.stack = {Python("/home/me/run.py"), Native("libcudart.so.13"), Native("cupy_backends.so")};
+  EXPECT_EQ(FrameworkHint(search), "");
+  search.stack = {Native("libtorch_cuda.so")};
+  EXPECT_EQ(FrameworkHint(search), "") << "no Python line to change";
+  search.stack = {};
+  EXPECT_EQ(FrameworkHint(search), "");
+}
+
+}  // namespace
+}  // namespace libprof::analysis
