@@ -24,6 +24,36 @@ bool CalledFromOwnLineIntoPyTorch(const Finding& f) {
   return std::any_of(f.stack.begin(), f.stack.end(), InTorch);
 }
 
+constexpr const char* kReadLess =
+    ", which waits for the GPU work before it: read such values every few steps, or keep them on "
+    "the GPU";
+
+// What PyTorch was doing when it waited, from its native frames (PyTorch 2.11's names), as the
+// hint's sentence, or "".
+std::string PyTorchWait(const Finding& f, bool read_back) {
+  for (const FindingFrame& frame : f.stack) {
+    if (!frame.python_file.empty()) continue;
+    const std::string& fn = frame.function;
+    if (fn.find("_local_scalar_dense") != std::string::npos) {
+      return std::string("; in PyTorch, this call reads a number from a CUDA tensor (x.item(), "
+                         "float(x), int(x), or `if x:`)") +
+             kReadLess;
+    }
+    if (fn.find("device_synchronize") != std::string::npos ||
+        fn.find("cudaSynchronize") != std::string::npos) {
+      return "; in PyTorch, this call is torch.cuda.synchronize(), which waits for all the GPU's "
+             "work: call it only where the host needs the results (time GPU work with "
+             "torch.cuda.Event instead)";
+    }
+    if (read_back && fn.find("copy_kernel_cuda") != std::string::npos) {
+      return std::string("; in PyTorch, this call copies a CUDA tensor to the CPU (x.cpu(), "
+                         "x.to(\"cpu\"), x.tolist(), printing it)") +
+             kReadLess;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string FrameworkHint(const Finding& f) {
@@ -37,6 +67,7 @@ std::string FrameworkHint(const Finding& f) {
   const bool read_back = copy != nullptr && copy->copy_kind == "DtoH";
   if (f.rule == RuleId::kSyncApi ||
       (read_back && (copy_rule || f.rule == RuleId::kBlockedOnPriorWork))) {
+    if (std::string named = PyTorchWait(f, read_back); !named.empty()) return named;
     return "; in PyTorch, .item(), .cpu(), .tolist(), printing a CUDA tensor and "
            "torch.cuda.synchronize() wait for the GPU like this: read such values every few "
            "steps, or keep them on the GPU";

@@ -16,9 +16,9 @@ FindingFrame Python(const std::string& file) {
   return f;
 }
 
-FindingFrame Native(const std::string& module) {
+FindingFrame Native(const std::string& module, const std::string& function = "g") {
   FindingFrame f;
-  f.function = "g";
+  f.function = function;
   f.module = module;
   return f;
 }
@@ -58,6 +58,27 @@ TEST(FrameworkHintsTest, WaitsFromTheProgramsOwnLineGetPyTorchsWords) {
   implicit.rule = RuleId::kImplicitSync;
   EXPECT_EQ(FrameworkHint(implicit), "");
   EXPECT_EQ(FrameworkHint(Copy(RuleId::kBlockedOnPriorWork, "HtoD", "pinned", ItemStack())), "");
+}
+
+// Proves the wait is named from PyTorch's native frames where they say what it was.
+TEST(FrameworkHintsTest, NamesWhatPyTorchWasDoing) {
+  Finding item;
+  item.rule = RuleId::kSyncApi;
+  item.stack = {Python("/home/me/train.py"), Native("libcudart.so.13", "cudaStreamSynchronize"),
+                Native("libtorch_cuda.so", "at::native::_local_scalar_dense_cuda(at::Tensor const&)")};
+  EXPECT_NE(FrameworkHint(item).find("reads a number from a CUDA tensor (x.item(), float(x)"),
+            std::string::npos)
+      << FrameworkHint(item);
+  Finding sync = item;
+  sync.stack[2] = Native("libc10_cuda.so", "c10::cuda::device_synchronize()");
+  EXPECT_NE(FrameworkHint(sync).find("this call is torch.cuda.synchronize()"), std::string::npos);
+  Finding cpu = Copy(RuleId::kBlockedOnPriorWork, "DtoH", "device",
+                     {Python("/home/me/train.py"),
+                      Native("libtorch_cuda.so", "at::native::copy_kernel_cuda(at::TensorIterator&, bool)")});
+  EXPECT_NE(FrameworkHint(cpu).find("copies a CUDA tensor to the CPU (x.cpu()"), std::string::npos);
+  // An upload through the same copy kernel is an upload.
+  const Finding upload = Copy(RuleId::kPageableAsyncMemcpy, "HtoD", "pageable", cpu.stack);
+  EXPECT_NE(FrameworkHint(upload).find("pin_memory()"), std::string::npos);
 }
 
 TEST(FrameworkHintsTest, NoWordsInsidePyTorchOrWithoutIt) {
