@@ -11,11 +11,11 @@ bool InTorch(const FindingFrame& frame) {
   return frame.module.starts_with("libtorch") || frame.module.starts_with("libc10");
 }
 
-// The call came from PyTorch (a frame in its libraries), and the program's own line called into
-// it directly: the innermost Python frame lies outside torch/ (x.item(), x.cuda()). A wait inside
-// PyTorch's Python code (cuDNN's algorithm search under Conv2d.forward, model.cuda()'s
-// Module._apply) is not something that line can change, and gets no hint. (A stack lists its
-// Python frames first, then the native ones, each innermost first.)
+// The program's own line called into PyTorch directly: the innermost Python frame lies outside
+// torch/ (x.cuda(), a stream's synchronize). Where the wait is not named from PyTorch's frames
+// (PyTorchWait), a wait inside PyTorch's Python code (cuDNN's algorithm search under
+// Conv2d.forward, model.cuda()'s Module._apply) is not something that line can change, and gets
+// no hint. (A stack lists its Python frames first, then the native ones, each innermost first.)
 bool CalledFromOwnLineIntoPyTorch(const Finding& f) {
   const auto python = std::find_if(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
     return !frame.python_file.empty();
@@ -28,9 +28,16 @@ constexpr const char* kReadLess =
     ", which waits for the GPU work before it: read such values every few steps, or keep them on "
     "the GPU";
 
-// What PyTorch was doing when it waited, from its native frames (PyTorch 2.11's names), as the
-// hint's sentence, or "".
+// What PyTorch was doing when it waited, from its frames (PyTorch 2.11's names), as the hint's
+// sentence, or "". These name the operation wherever the Python line that asked for it lies.
 std::string PyTorchWait(const Finding& f, bool read_back) {
+  for (const FindingFrame& frame : f.stack) {
+    if (frame.python_file.ends_with("torch/_tensor_str.py")) {
+      return std::string("; in PyTorch, this call formats a CUDA tensor as text (print(x), "
+                         "str(x), an f-string) and so copies it to the CPU") +
+             kReadLess;
+    }
+  }
   for (const FindingFrame& frame : f.stack) {
     if (!frame.python_file.empty()) continue;
     const std::string& fn = frame.function;
@@ -57,10 +64,15 @@ std::string PyTorchWait(const Finding& f, bool read_back) {
 }  // namespace
 
 std::string FrameworkHint(const Finding& f) {
-  if (!CalledFromOwnLineIntoPyTorch(f)) return "";
+  const bool python = std::any_of(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
+    return !frame.python_file.empty();
+  });
+  if (!python || !std::any_of(f.stack.begin(), f.stack.end(), InTorch)) return "";
+  const bool own_line = CalledFromOwnLineIntoPyTorch(f);
   const auto* copy = std::get_if<CopyDetails>(&f.details);
   const bool copy_rule = f.rule == RuleId::kPageableAsyncMemcpy || f.rule == RuleId::kSyncMemcpy;
   if (copy_rule && copy != nullptr && copy->copy_kind == "HtoD" && copy->src_kind == "pageable") {
+    if (!own_line) return "";
     return "; in PyTorch, pin the source (tensor.pin_memory(), or DataLoader(pin_memory=True)) "
            "and copy it with .to(device, non_blocking=True)";
   }
@@ -68,6 +80,7 @@ std::string FrameworkHint(const Finding& f) {
   if (f.rule == RuleId::kSyncApi ||
       (read_back && (copy_rule || f.rule == RuleId::kBlockedOnPriorWork))) {
     if (std::string named = PyTorchWait(f, read_back); !named.empty()) return named;
+    if (!own_line) return "";
     return "; in PyTorch, .item(), .cpu(), .tolist(), printing a CUDA tensor and "
            "torch.cuda.synchronize() wait for the GPU like this: read such values every few "
            "steps, or keep them on the GPU";

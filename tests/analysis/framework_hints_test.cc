@@ -76,6 +76,12 @@ TEST(FrameworkHintsTest, NamesWhatPyTorchWasDoing) {
                      {Python("/home/me/train.py"),
                       Native("libtorch_cuda.so", "at::native::copy_kernel_cuda(at::TensorIterator&, bool)")});
   EXPECT_NE(FrameworkHint(cpu).find("copies a CUDA tensor to the CPU (x.cpu()"), std::string::npos);
+  // Printing: PyTorch's Python code formats the tensor, and that is named wherever the copy is.
+  Finding print = cpu;
+  print.stack.insert(print.stack.begin(),
+                     Python("/venv/lib/python3.12/site-packages/torch/_tensor_str.py"));
+  EXPECT_NE(FrameworkHint(print).find("formats a CUDA tensor as text (print(x)"),
+            std::string::npos);
   // An upload through the same copy kernel is an upload.
   const Finding upload = Copy(RuleId::kPageableAsyncMemcpy, "HtoD", "pageable", cpu.stack);
   EXPECT_NE(FrameworkHint(upload).find("pin_memory()"), std::string::npos);
