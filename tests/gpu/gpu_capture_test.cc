@@ -1302,6 +1302,39 @@ TEST_F(PythonFramesTest, ItemLoopFindingNamesTheScriptLine) {
   EXPECT_FALSE(top->stack.front().python_file.empty()) << "Python frames come first";
 }
 
+// Proves each way torch_waits.py waits is a host wait found at its own line, with PyTorch's
+// words for what that line did (analysis/rules/framework_hints.h), in the whole findings.
+TEST_F(PythonFramesTest, EveryWaitIsNamedInPyTorchsWordsAtItsLine) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({python_, LIBPROF_TORCH_WAITS_PY, "3"}, Mode::kPreload, 1, &c,
+                        kTorchTimeout));
+  const auto trace = LoadOne(c.traces[0].path);
+  ASSERT_TRUE(trace.has_value());
+  const std::vector<analysis::Finding> findings =
+      analysis::FindFindings(*trace, analysis::FindingsOptions{});
+  const std::pair<const char*, const char*> expected[] = {
+      {"item", "reads a number from a CUDA tensor"},
+      {"cpu", "copies a CUDA tensor to the CPU"},
+      {"tolist", "copies a CUDA tensor to the CPU"},
+      {"synchronize", "this call is torch.cuda.synchronize()"},
+      {"print", "formats a CUDA tensor as text"},
+      {"float", "reads a number from a CUDA tensor"},
+      {"bool", "reads a number from a CUDA tensor"}};
+  for (const auto& [marker, words] : expected) {
+    const std::string site =
+        "torch_waits.py:" + std::to_string(LineOf(LIBPROF_TORCH_WAITS_PY, marker)) + " in main";
+    size_t at_line = 0, with_words = 0;
+    for (const analysis::Finding& f : findings) {
+      if (analysis::Rule(f.rule).family != analysis::RuleFamily::kHostWait) continue;
+      if (f.call_site.find(site) == std::string::npos || f.blocked_ns < 1'000'000) continue;
+      ++at_line;
+      with_words += f.explanation.find(words) != std::string::npos;
+    }
+    EXPECT_GE(at_line, 2u) << marker << ": waits of a millisecond or more at " << site;
+    EXPECT_EQ(with_words, at_line) << marker << ": " << words;
+  }
+}
+
 // Proves a blocking call is named by its Python caller whether the thread holds the GIL or
 // released it (and the program runs on): the same cudaDeviceSynchronize, called through ctypes
 // with the GIL held (PyDLL) and released (CDLL), from the main thread and a second thread, has
