@@ -373,8 +373,9 @@ void CuptiSession::WatchFilteredCalls(const Settings& settings) {
   watching_filtered_ = !filtered_[0].empty() || !filtered_[1].empty();
 }
 
-// On the thread whose call made the first context (never inside the resource callback itself:
-// the creating call's exit callback must still come).
+// On the thread that made the first context: at its creating call's exit, or in the
+// CONTEXT_CREATED callback when no filtered call is open there (turning the callbacks off inside
+// a filtered call would lose that call's exit).
 void CuptiSession::StopWatchingFilteredCalls() {
   if (!watching_filtered_.exchange(false)) return;
   for (const bool runtime : {true, false}) {
