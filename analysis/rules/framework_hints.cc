@@ -88,4 +88,23 @@ std::string FrameworkHint(const Finding& f) {
   return "";
 }
 
+bool RecordedInPyTorch(const ProcessTrace& trace) {
+  const TraceRecords& r = trace.records;
+  const bool python = std::any_of(r.call_stacks.begin(), r.call_stacks.end(),
+                                  [](const CallStack& s) { return !s.python_frames.empty(); });
+  return python &&
+         std::any_of(r.stack_modules.begin(), r.stack_modules.end(), [&](const StackModule& m) {
+           const std::string_view path = trace.Str(m.path_id);
+           const size_t slash = path.rfind('/');
+           return path.substr(slash == std::string_view::npos ? 0 : slash + 1)
+               .starts_with("libtorch");
+         });
+}
+
+std::string PyTorchSideStreamHint() {
+  return "; in PyTorch, copy the next batch on a side stream (with torch.cuda.stream(s): "
+         "x = batch.to(device, non_blocking=True), batch in pinned memory) while the default "
+         "stream computes, then torch.cuda.current_stream().wait_stream(s) before using x";
+}
+
 }  // namespace libprof::analysis

@@ -16,4 +16,12 @@ namespace libprof::analysis {
 // details and its stack (the frames of a Python file under a torch/ directory).
 std::string FrameworkHint(const Finding& f);
 
+// Whether the process ran PyTorch from Python: a PyTorch library (libtorch*) among its recorded
+// stacks' modules and a Python frame in one of its stacks (a C++ program on LibTorch has no
+// torch.cuda to call). The pattern rules, whose findings have no stack, ask it of the process.
+bool RecordedInPyTorch(const ProcessTrace& trace);
+
+// no-overlap-default-stream's advice in PyTorch's terms, to append to its explanation.
+std::string PyTorchSideStreamHint();
+
 }  // namespace libprof::analysis

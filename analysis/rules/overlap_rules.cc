@@ -8,6 +8,7 @@
 #include "analysis/model/api_names.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/units.h"
+#include "analysis/rules/framework_hints.h"
 
 namespace libprof::analysis {
 namespace {
@@ -194,6 +195,7 @@ void Report(const ProcessTrace& trace, const FindingsOptions& options, uint32_t 
         "non-blocking streams (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)), with "
         "pinned host memory, would let up to " +
         Dur(possible) + " overlap (the shorter of copy and kernel time, less what already did)";
+    if (RecordedInPyTorch(trace)) f.explanation += PyTorchSideStreamHint();
   } else {
     f.explanation =
         work + " on " + gpu +

@@ -509,8 +509,34 @@ TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
   EXPECT_EQ(pageable.blocked_ns, 200'000u);
   EXPECT_NE(pageable.explanation.find("pinned host memory"), std::string::npos);
   EXPECT_NE(legacy.explanation.find("cudaStreamNonBlocking"), std::string::npos);
+  EXPECT_EQ(legacy.explanation.find("in PyTorch"), std::string::npos);
   // Below --min-wait neither is reported.
   EXPECT_TRUE(Of(FindFindings(t, MinWait(200'001)), "no-overlap-default-stream").empty());
+  // A process with PyTorch's libraries among its stacks' modules and Python frames in its stacks
+  // gets PyTorch's words too; a C++ program on LibTorch (no Python frame) does not.
+  TraceBuilder torch = OverlapScenario();
+  StackModule module;
+  module.id = 1;
+  module.path_id = torch.Intern("/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so");
+  torch.records().stack_modules.push_back(module);
+  StackFrame frame;
+  frame.id = 1;
+  frame.module_id = 1;
+  torch.records().stack_frames.push_back(frame);
+  CallStack stack;
+  stack.id = 1;
+  stack.frame_ids = {1};
+  torch.records().call_stacks.push_back(stack);
+  const auto libtorch = Of(FindFindings(Load(torch), {}), "no-overlap-default-stream");
+  ASSERT_EQ(libtorch.size(), 2u);
+  EXPECT_EQ(libtorch[0].explanation.find("in PyTorch"), std::string::npos);
+  torch.records().call_stacks.back().python_frames.push_back(
+      {torch.Intern("/home/me/train.py"), 12, torch.Intern("main")});
+  const auto in_torch = Of(FindFindings(Load(std::move(torch)), {}), "no-overlap-default-stream");
+  ASSERT_EQ(in_torch.size(), 2u);
+  EXPECT_NE(in_torch[0].explanation.find("in PyTorch, copy the next batch on a side stream"),
+            std::string::npos)
+      << in_torch[0].explanation;
 }
 
 TEST_F(FindingsTest, AllocChurnWithImplicitSyncsAndSavings) {
