@@ -44,11 +44,7 @@ std::map<size_t, uint64_t> ContextsCreatedIn(const TraceIndex& window,
     std::optional<size_t> creating;
     bool counted = false;
     for (size_t i = 0; i < calls.size(); ++i) {
-      const ApiCall& c = calls[i];
-      if (c.thread_id != context.created_thread_id || c.start_ns > context.created_ns ||
-          c.end_ns < context.created_ns) {
-        continue;
-      }
+      if (!CreatedInside(calls[i], context)) continue;
       counted = counted || kinds[i] == StartUpWork::kContext;
       creating = window.Outermost(i);
     }

@@ -1,5 +1,6 @@
 #include "analysis/model/api_names.h"
 
+#include <algorithm>
 #include <array>
 #include <set>
 
@@ -107,14 +108,14 @@ bool IsNoiseApi(std::string_view name) {
          StartsWith(n, "cudaOccupancy") || StartsWith(n, "cuOccupancy");
 }
 
+bool CreatedInside(const ApiCall& call, const ContextInfo& context) {
+  return context.created_ns != 0 && context.created_thread_id == call.thread_id &&
+         call.start_ns <= context.created_ns && context.created_ns <= call.end_ns;
+}
+
 bool CreatedAContext(const ApiCall& call, std::span<const ContextInfo> contexts) {
-  for (const ContextInfo& context : contexts) {
-    if (context.created_ns != 0 && context.created_thread_id == call.thread_id &&
-        call.start_ns <= context.created_ns && context.created_ns <= call.end_ns) {
-      return true;
-    }
-  }
-  return false;
+  return std::any_of(contexts.begin(), contexts.end(),
+                     [&](const ContextInfo& context) { return CreatedInside(call, context); });
 }
 
 bool IsNoiseCall(std::string_view name, const ApiCall& call,

@@ -23,6 +23,7 @@ bool IsNoiseApi(std::string_view name);
 // created_ns, on the creating thread): LIBPROF_API_FILTER=significant records a filtered call
 // for that reason alone (PyTorch creates its context inside cudaDeviceGetStreamPriorityRange,
 // 120 ms of it), and a trace recorded with `all` shows the same one call.
+bool CreatedInside(const ApiCall& call, const ContextInfo& context);  // on its thread, in its time
 bool CreatedAContext(const ApiCall& call, std::span<const ContextInfo> contexts);
 bool IsNoiseCall(std::string_view name, const ApiCall& call,
                  std::span<const ContextInfo> contexts);

@@ -11,19 +11,6 @@ bool InTorch(const FindingFrame& frame) {
   return frame.module.starts_with("libtorch") || frame.module.starts_with("libc10");
 }
 
-// The program's own line called into PyTorch directly: the innermost Python frame lies outside
-// torch/ (x.cuda(), a stream's synchronize). Where the wait is not named from PyTorch's frames
-// (PyTorchWait), a wait inside PyTorch's Python code (cuDNN's algorithm search under
-// Conv2d.forward, model.cuda()'s Module._apply) is not something that line can change, and gets
-// no hint. (A stack lists its Python frames first, then the native ones, each innermost first.)
-bool CalledFromOwnLineIntoPyTorch(const Finding& f) {
-  const auto python = std::find_if(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
-    return !frame.python_file.empty();
-  });
-  if (python == f.stack.end() || InTorch(*python)) return false;
-  return std::any_of(f.stack.begin(), f.stack.end(), InTorch);
-}
-
 constexpr const char* kReadLess =
     ", which waits for the GPU work before it: read such values every few steps, or keep them on "
     "the GPU";
@@ -64,11 +51,17 @@ std::string PyTorchWait(const Finding& f, bool read_back) {
 }  // namespace
 
 std::string FrameworkHint(const Finding& f) {
-  const bool python = std::any_of(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
+  // A stack lists its Python frames first, then the native ones, each innermost first.
+  const auto python = std::find_if(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
     return !frame.python_file.empty();
   });
-  if (!python || !std::any_of(f.stack.begin(), f.stack.end(), InTorch)) return "";
-  const bool own_line = CalledFromOwnLineIntoPyTorch(f);
+  if (python == f.stack.end() || !std::any_of(f.stack.begin(), f.stack.end(), InTorch)) return "";
+  // The program's own line called into PyTorch directly: the innermost Python frame lies outside
+  // torch/ (x.cuda(), a stream's synchronize). Where the wait is not named from PyTorch's frames
+  // (PyTorchWait), a wait inside PyTorch's Python code (cuDNN's algorithm search under
+  // Conv2d.forward, model.cuda()'s Module._apply) is not something that line can change, and
+  // gets no hint.
+  const bool own_line = !InTorch(*python);
   const auto* copy = std::get_if<CopyDetails>(&f.details);
   const bool copy_rule = f.rule == RuleId::kPageableAsyncMemcpy || f.rule == RuleId::kSyncMemcpy;
   if (copy_rule && copy != nullptr && copy->copy_kind == "HtoD" && copy->src_kind == "pageable") {
