@@ -1119,18 +1119,28 @@ INSTANTIATE_TEST_SUITE_P(Modes, CaptureRangeTest, ::testing::Values(Mode::kInjec
 // ---------------------------------------------------------------------------------------------
 // PyTorch
 
-class TorchTest : public GpuTest {};
+class TorchTest : public GpuTest {
+ protected:
+  void SetUp() override {
+    SetUpWith("import torch; assert torch.cuda.is_available()", "CUDA-enabled torch");
+  }
+  // GpuTest's set-up, then a skip unless python_ runs `probe` (what it needs, in words: `needs`).
+  void SetUpWith(const char* probe, const char* needs) {
+    GpuTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    python_ = Python();
+    const RunResult result = RunPlain({python_, "-c", probe}, kTorchTimeout);
+    if (result.exit_code != 0) {
+      GTEST_SKIP() << python_ << " has no " << needs << ":\n" << Tail(result.err, 500);
+    }
+  }
+  std::string python_;
+};
 
 // Proves libprof preloaded into a PyTorch process leaves its output unchanged and records its
 // kernels and the NVTX range pushed through torch.cuda.nvtx (torch's own NVTX instance).
 TEST_F(TorchTest, PreloadedIntoPyTorch) {
-  const std::string python = Python();
-  const RunResult probe =
-      RunPlain({python, "-c", "import torch; assert torch.cuda.is_available()"}, kTorchTimeout);
-  if (probe.exit_code != 0) {
-    GTEST_SKIP() << python << " has no CUDA-enabled torch:\n" << Tail(probe.err, 500);
-  }
-  const std::vector<std::string> argv = {python, LIBPROF_TORCH_LOOP_PY};
+  const std::vector<std::string> argv = {python_, LIBPROF_TORCH_LOOP_PY};
   const RunResult baseline = RunPlain(argv, kTorchTimeout);
   ASSERT_EQ(baseline.exit_code, 0) << Tail(baseline.err);
 
@@ -1153,11 +1163,7 @@ TEST_F(TorchTest, PreloadedIntoPyTorch) {
 // stderr, its trace stays complete, and the application runs to the end with its profiler giving
 // CPU activity only (Kineto's own warning says CUDA activities are missing).
 TEST_F(TorchTest, TorchProfilerInTheSameProcess) {
-  const std::string python = Python();
-  const RunResult probe =
-      RunPlain({python, "-c", "import torch; assert torch.cuda.is_available()"}, kTorchTimeout);
-  if (probe.exit_code != 0) GTEST_SKIP() << python << " has no CUDA-enabled torch";
-  const std::vector<std::string> argv = {python, LIBPROF_TORCH_PROFILER_PY, "2"};
+  const std::vector<std::string> argv = {python_, LIBPROF_TORCH_PROFILER_PY, "2"};
   const RunResult baseline = RunPlain(argv, kTorchTimeout);
   ASSERT_EQ(baseline.exit_code, 0) << Tail(baseline.err);
   EXPECT_NE(baseline.out.find("profiler_kernel_events_positive=True"), std::string::npos);
@@ -1176,12 +1182,8 @@ TEST_F(TorchTest, TorchProfilerInTheSameProcess) {
 
 // Proves the buffer-takeover warning does not fire for a program that merely launches slowly.
 TEST_F(TorchTest, SlowProgramIsNotMistakenForTakeover) {
-  const std::string python = Python();
-  const RunResult probe =
-      RunPlain({python, "-c", "import torch; assert torch.cuda.is_available()"}, kTorchTimeout);
-  if (probe.exit_code != 0) GTEST_SKIP() << python << " has no CUDA-enabled torch";
   Capture c;
-  ASSERT_TRUE(ProfileOk({python, LIBPROF_TORCH_PROFILER_PY, "4", "--no-profiler"}, Mode::kPreload,
+  ASSERT_TRUE(ProfileOk({python_, LIBPROF_TORCH_PROFILER_PY, "4", "--no-profiler"}, Mode::kPreload,
                         1, &c, kTorchTimeout));
   EXPECT_EQ(c.run.err.find("has taken over"), std::string::npos) << Tail(c.run.err);
   ExpectCompleteTrace(c.traces[0]);
@@ -1193,12 +1195,8 @@ TEST_F(TorchTest, SlowProgramIsNotMistakenForTakeover) {
 // 2.11), and that one call is recorded with the context's creation inside it, so start-up counts
 // it as context creation; the filtered calls after it are not recorded (the watch ended).
 TEST_F(TorchTest, ContextCreationInsideAFilteredCallIsRecorded) {
-  const std::string python = Python();
-  const RunResult probe =
-      RunPlain({python, "-c", "import torch; assert torch.cuda.is_available()"}, kTorchTimeout);
-  if (probe.exit_code != 0) GTEST_SKIP() << python << " has no CUDA-enabled torch";
   Capture c;
-  ASSERT_TRUE(ProfileOk({python, LIBPROF_TORCH_LOOP_PY}, Mode::kPreload, 1, &c, kTorchTimeout));
+  ASSERT_TRUE(ProfileOk({python_, LIBPROF_TORCH_LOOP_PY}, Mode::kPreload, 1, &c, kTorchTimeout));
   const Trace& t = c.traces[0];
   const auto& r = t.records;
   ASSERT_EQ(r.contexts.size(), 1u);
@@ -1259,20 +1257,14 @@ std::optional<analysis::ProcessTrace> LoadOne(const std::string& path) {
 class PythonFramesTest : public TorchTest {
  protected:
   void SetUp() override {
-    TorchTest::SetUp();
-    if (IsSkipped()) return;
-    python_ = Python();
-    const RunResult probe = RunPlain(
-        {python_, "-c", "import torch, torchvision; assert torch.cuda.is_available()"},
-        kTorchTimeout);
-    if (probe.exit_code != 0) GTEST_SKIP() << python_ << " has no CUDA-enabled torch+torchvision";
+    SetUpWith("import torch, torchvision; assert torch.cuda.is_available()",
+              "CUDA-enabled torch+torchvision");
   }
   // The trace file of a capture with one process.
   std::string OnlyTrace(const Capture& c) {
     EXPECT_EQ(c.traces.size() + c.errors.size(), 1u);
     return c.traces.empty() ? "" : c.traces[0].path;
   }
-  std::string python_;
 };
 
 // Proves the .item() loop's wait is named by the script's line: the host-wait finding with the
