@@ -32,6 +32,7 @@ ProcessFindings BriefOf(const FindingsDigest& digest) {
   if (top != nullptr) {
     brief.top_rule = std::string(RuleName(top->worst.rule));
     brief.top_in_start_up = top->worst.in_start_up;
+    brief.top_one_time = std::string(OneTimeWorkId(top->worst.one_time));
     brief.top_api = top->worst.api;
     brief.top_waiting_for = FindingWaitingFor(top->worst);
     brief.top_time_kind = ToString(TimeKindOf(Rule(top->worst.rule).family));

@@ -4,14 +4,15 @@ algorithms on the first steps (each candidate kernel launched, then an event or 
 synchronisation); then the loop runs at speed in fp16 (autocast) with channels_last and a
 blocking .item() per step.
 
-A profiler should show: start-up through a warm-up that holds cuDNN's search, its 80 event and
-device synchronisations (each on another candidate kernel) as waits paid once, a row per API and
-call site, and the steady state's per-step cudaStreamSynchronize of the .item() waiting for the
-network's last kernels. What libprof finds depends on the run (H200, 2026-11-29): on a first run
-(cold caches) the search took 2 s with the GPU 5% busy and fell inside the warm-up; with warm
-caches (samples/traces/torch_cudnn_benchmark.pb) the GPU was busier than the warm-up's 10% bar, so
+A profiler should show: start-up, cuDNN's search with its 80 event and device synchronisations
+(each on another candidate kernel) as waits paid once, a row per API, and the steady state's
+per-step cudaStreamSynchronize of the .item() waiting for the network's last kernels. Where
+start-up ends depends on the run (H200, 2026-11-29): on a first run (cold caches) the search took
+2 s with the GPU 5% busy and fell inside the warm-up; with warm caches
+(samples/traces/torch_cudnn_benchmark.pb) the GPU was busier than the warm-up's 10% bar, so
 start-up ends at 0.87 s (147 ms of it context creation inside cudaDeviceGetStreamPriorityRange),
-before the search does, and part of its synchronisations read as steady-state waits (the golden).
+before the search does. Either way the search's synchronisations are marked as cuDNN's search
+from their stacks (cudnn_frontend::time_sorted_plan), "sync-api (autotuning)" in the golden.
 
 Usage: python3 torch_cudnn_benchmark.py [steps=60]
 Prints the sum of the outputs (the same with and without a profiler).

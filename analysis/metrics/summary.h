@@ -60,6 +60,7 @@ struct ProcessFindings {
   // Its top group: the first of the host table, else the first of any table ("" rule: none).
   std::string top_rule;
   bool top_in_start_up = false;  // a group of start-up's waits (listed last by findings)
+  std::string top_one_time;      // a group of one-time work's: its id (one_time_work.h), else ""
   std::string top_api;
   std::string top_waiting_for;  // the table's "Waiting for" (or "Where") cell
   std::string top_time_kind;    // "host", "gpu-idle", ... (rule_registry.h TimeKind)

@@ -144,6 +144,7 @@ json FindingsJson(const std::optional<ProcessFindings>& f) {
               {"findings", f->findings},
               {"top_rule", f->top_rule},
               {"top_in_start_up", f->top_in_start_up},
+              {"top_one_time", f->top_one_time},
               {"top_api", f->top_api},
               {"top_waiting_for", f->top_waiting_for},
               {"top_time_kind", f->top_time_kind},
@@ -279,6 +280,7 @@ std::optional<ProcessFindings> ParseFindings(const json& j) {
   f.findings = j.at("findings").get<uint64_t>();
   f.top_rule = j.at("top_rule").get<std::string>();
   f.top_in_start_up = j.at("top_in_start_up").get<bool>();
+  f.top_one_time = j.at("top_one_time").get<std::string>();
   f.top_api = j.at("top_api").get<std::string>();
   f.top_waiting_for = j.at("top_waiting_for").get<std::string>();
   f.top_time_kind = j.at("top_time_kind").get<std::string>();

@@ -31,7 +31,8 @@
 namespace libprof::analysis {
 
 inline constexpr std::string_view kSummaryPartialFormat = "libprof-summary-partial";
-inline constexpr uint32_t kSummaryPartialVersion = 5;
+// 6: a process's top finding says its one-time work (top_one_time).
+inline constexpr uint32_t kSummaryPartialVersion = 6;
 
 struct SummaryPartial {
   SummaryOptions options;

@@ -213,7 +213,8 @@ CallSites::CallSites(const ProcessTrace& trace, const CallSiteRule& rule) {
       missing.module = "?";
       list.push_back(f != frames.end() ? f->second : missing);
     }
-    sites_[s.id] = Resolve(list);
+    CallSite& site = sites_[s.id] = Resolve(list);
+    site.one_time = OneTimeWorkOf(list);
   }
 }
 

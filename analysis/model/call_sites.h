@@ -31,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/model/one_time_work.h"
 #include "analysis/model/trace_loader.h"
 
 namespace libprof::analysis {
@@ -78,6 +79,8 @@ struct CallSite {
   std::string through_module;
   // The call-site frame's index in CallSites::Frames(); npos when every frame is CUDA's.
   size_t caller_frame = std::string::npos;
+  // The one-time work (an autotuner, torch.compile) the stack lies in (one_time_work.h).
+  OneTimeWork one_time = OneTimeWork::kNone;
   // "cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)"; "" when not known.
   std::string Text() const;
   // "cudaMemcpyAsync ← " + Text(); "" when not known.

@@ -20,6 +20,13 @@ RuleFamily FamilyOf(const Finding& f) { return Rule(f.rule).family; }
 
 }  // namespace
 
+std::string RuleLabel(std::string_view rule, bool in_start_up, OneTimeWork one_time) {
+  std::string label(rule);
+  if (one_time == OneTimeWork::kTorchCompile) return label + " (compilation)";
+  if (one_time != OneTimeWork::kNone) return label + " (autotuning)";
+  return in_start_up ? label + " (start-up)" : label;
+}
+
 std::string FindingWaitingFor(const Finding& f) {
   std::string text = DetailsWaitingFor(f.details, f.device_id);
   if (!text.empty() || f.blamed.empty()) return text;
@@ -83,7 +90,8 @@ void FindingJson(JsonWriter& j, const Finding& f, const FindingGroup* group) {
       .Field("host_start_ns", f.host_start_ns)
       .Field("host_duration_ns", f.host_duration_ns)
       .Field("blocked_ns", f.blocked_ns)
-      .Field("in_start_up", f.in_start_up);
+      .Field("in_start_up", f.in_start_up)
+      .Field("one_time", OneTimeWorkId(f.one_time));
   if (f.stream_id) j.Field("stream_id", *f.stream_id);
   // The rule's own fields (rule_details.h): the memory ones here, its measures after device_id.
   auto details = [&](bool memory) {
@@ -159,6 +167,26 @@ TimeKind KindOf(const Finding& f) { return TimeKindOf(FamilyOf(f)); }
 
 std::string Count(size_t n) { return std::to_string(n) + (n == 1 ? " finding" : " findings"); }
 
+// "; 10.9 ms of it during start-up and 59.9 ms in XLA's autotuning, paid once, listed last", or
+// "" when nothing was paid once.
+std::string PaidOnceClause(const FindingsTotals& t) {
+  std::vector<std::string> parts;
+  if (t.host_in_start_up > 0) parts.push_back(Dur(t.host_in_start_up) + " of it during start-up");
+  if (t.host_in_one_time > 0) {
+    std::string kinds;
+    for (size_t k = 1; k < kOneTimeWorkKinds; ++k) {
+      const auto work = static_cast<OneTimeWork>(k);
+      if ((t.one_time_kinds & OneTimeWorkBit(work)) == 0) continue;
+      if (!kinds.empty()) kinds += " and ";
+      kinds += OneTimeWorkName(work);
+    }
+    parts.push_back(Dur(t.host_in_one_time) + (parts.empty() ? " of it" : "") + " in " + kinds);
+  }
+  if (parts.empty()) return "";
+  return "; " + (parts.size() == 1 ? parts[0] : parts[0] + " and " + parts[1]) +
+         ", paid once, listed last";
+}
+
 std::string Headline(TimeKind kind, size_t findings, const FindingsTotals& t,
                      const FindingsReportContext& c) {
   switch (kind) {
@@ -172,9 +200,7 @@ std::string Headline(TimeKind kind, size_t findings, const FindingsTotals& t,
                                       static_cast<double>(c.trace_ns)) +
                         " of the trace)") +
              " waiting for the GPU or in synchronous work (" + Count(findings) + ")" +
-             (t.host_in_start_up > 0
-                  ? "; " + Dur(t.host_in_start_up) + " of it during start-up, paid once, listed last"
-                  : "") +
+             PaidOnceClause(t) +
              ".\n";
     case TimeKind::kGpuIdle:
       return "GPU idle: the GPU rules find " + Dur(t.gpu_idle) +
@@ -234,7 +260,7 @@ std::string SectionTable(const Section& section, const std::vector<FindingGroup>
     const FindingGroup& g = groups[i];
     const Finding& f = g.worst;
     // Start-up's waits are listed last (GroupFindings) and say why.
-    const std::string rule = std::string(RuleName(f.rule)) + (f.in_start_up ? " (start-up)" : "");
+    const std::string rule = RuleLabel(RuleName(f.rule), f.in_start_up, f.one_time);
     std::vector<std::string> row;
     if (c.all) {
       row = {number(i), Dur(f.host_start_ns), Dur(f.host_duration_ns), Dur(f.blocked_ns), rule};
@@ -291,7 +317,8 @@ TableCells FindingGroupCells(const std::vector<FindingGroup>& groups) {
   for (size_t i = 0; i < groups.size(); ++i) {
     const FindingGroup& g = groups[i];
     rows.push_back({std::to_string(i + 1), Dur(g.total_blocked_ns), std::to_string(g.count),
-                    Dur(g.total_blocked_ns / g.count), std::string(RuleName(g.worst.rule)),
+                    Dur(g.total_blocked_ns / g.count),
+                    RuleLabel(RuleName(g.worst.rule), g.worst.in_start_up, g.worst.one_time),
                     g.worst.api, WaitingFor(g.worst)});
   }
   return {std::move(columns), std::move(rows)};
@@ -304,7 +331,7 @@ std::string FindingsTable(const FindingsDigest& findings, const FindingsReportCo
   const FindingsTotals totals = findings.Totals();
   const std::vector<FindingGroup> all_groups = c.all ? std::vector<FindingGroup>() : findings.Groups();
   std::string tables, explanations;
-  bool with_call_sites = false, start_up_groups = false;
+  bool with_call_sites = false, paid_once_groups = false, one_time_groups = false;
   for (const Section& section : kSections) {
     const size_t members = findings.Count(section.kind);
     if (members == 0) continue;
@@ -324,7 +351,8 @@ std::string FindingsTable(const FindingsDigest& findings, const FindingsReportCo
       explanations += ExplanationLine(std::string(section.label) + std::to_string(i + 1),
                                       groups[i].worst, groups[i].count, with_pid);
       with_call_sites |= !groups[i].worst.call_site.empty();
-      start_up_groups |= groups[i].worst.in_start_up;
+      paid_once_groups |= PaidOnce(groups[i].worst);
+      one_time_groups |= groups[i].worst.one_time != OneTimeWork::kNone;
     }
   }
   if (tables.empty()) {
@@ -337,11 +365,15 @@ std::string FindingsTable(const FindingsDigest& findings, const FindingsReportCo
   }
   out += tables + explanations;
   if (c.all) return out;
-  // (Start-up's waits are grouped without what they waited for: findings_digest.cc.)
+  // (Waits paid once are grouped without what they waited for, one-time work's without call
+  // site too: findings_digest.cc.)
   const std::string waited_for =
-      start_up_groups ? "what was waited for (not for start-up's waits)" : "what was waited for";
-  out += with_call_sites ? "\n(Grouped by rule, API, " + waited_for +
-                               " and call site; --all lists every finding.)\n"
+      one_time_groups    ? "what was waited for (not for waits paid once)"
+      : paid_once_groups ? "what was waited for (not for start-up's waits)"
+                         : "what was waited for";
+  out += with_call_sites ? "\n(Grouped by rule, API, " + waited_for + " and call site" +
+                               (one_time_groups ? " (not for autotuning and compilation)" : "") +
+                               "; --all lists every finding.)\n"
                          : "\n(Grouped by rule, API and " + waited_for +
                                "; --all lists every finding.)\n";
   return out;
@@ -365,6 +397,8 @@ std::string FindingsJson(const FindingsDigest& findings, const FindingsReportCon
       .Field("gpu_idle_ns", totals.gpu_idle)
       .Field("saving_ns", totals.saving)
       .Field("start_up_ns", totals.start_up)
+      .Field("host_in_start_up_ns", totals.host_in_start_up)
+      .Field("host_in_one_time_ns", totals.host_in_one_time)
       .EndObject();
   j.Key("thresholds")
       .BeginObject()
@@ -404,7 +438,9 @@ std::string FindingsCsv(const FindingsDigest& findings, const FindingsReportCont
                              "explanation",
                              "call_site",
                              "family",
-                             "time_kind"});
+                             "time_kind",
+                             "in_start_up",
+                             "one_time"});
   auto line = [&](const Finding& f, uint64_t count, uint64_t total) {
     const Blamed* b = f.blamed.empty() ? nullptr : &f.blamed.front();
     // The details' memory fields fill the columns of the same names; others stay empty.
@@ -440,7 +476,9 @@ std::string FindingsCsv(const FindingsDigest& findings, const FindingsReportCont
                     f.explanation,
                     f.call_site,
                     ToString(FamilyOf(f)),
-                    ToString(TimeKindOf(FamilyOf(f)))});
+                    ToString(TimeKindOf(FamilyOf(f))),
+                    f.in_start_up ? "true" : "false",
+                    std::string(OneTimeWorkId(f.one_time))});
   };
   if (c.all) {
     for (const Finding& f : findings.all()) line(f, 1, f.blocked_ns);

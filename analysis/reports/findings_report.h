@@ -55,6 +55,9 @@ std::string FindingsHeadline(const std::vector<Finding>& findings,
                              const FindingsReportContext& context);
 TableCells FindingGroupCells(const std::vector<FindingGroup>& groups);
 std::string FindingWaitingFor(const Finding& finding);
+// A finding's rule as the tables name it: "sync-api", "sync-api (start-up)", and for one-time
+// work "sync-api (autotuning)" or "sync-api (compilation)" (its explanation says which).
+std::string RuleLabel(std::string_view rule, bool in_start_up, OneTimeWork one_time);
 // A "Waiting for" cell cut to `width`: the name abbreviated (FitName), a trailing " +N" (the
 // other work waited for) kept whole (a TableColumn's CellFit).
 std::string FitWaitingFor(const std::string& text, size_t width);

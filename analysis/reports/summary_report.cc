@@ -163,7 +163,7 @@ std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
 // "blocked-on-prior-work (start-up)") and its API and what it waited for ("cudaMemcpyAsync →
 // worker(float*, int)"; a GPU rule: where, "GPU 0").
 std::string TopRuleCell(const ProcessFindings& f) {
-  return f.top_rule + (f.top_in_start_up ? " (start-up)" : "");
+  return RuleLabel(f.top_rule, f.top_in_start_up, OneTimeWorkFromId(f.top_one_time));
 }
 std::string TopWhatCell(const ProcessFindings& f) {
   if (f.top_api.empty()) return f.top_waiting_for;
@@ -309,6 +309,7 @@ void ProcessFindingsJson(JsonWriter& j, const ProcessFindings& f) {
     j.Key("top").BeginObject()
         .Field("rule", f.top_rule)
         .Field("in_start_up", f.top_in_start_up)
+        .Field("one_time", f.top_one_time)
         .Field("api", f.top_api)
         .Field("waiting_for", f.top_waiting_for)
         .Field("time_kind", f.top_time_kind)

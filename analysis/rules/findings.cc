@@ -272,7 +272,11 @@ class Analyzer {
     f.correlation_id = c.correlation_id;
     f.host_start_ns = Duration(trace_.origin_ns, c.start_ns);
     f.host_duration_ns = Duration(c.start_ns, c.end_ns);
-    if (c.stack_id != 0) f.call_site = call_sites_.Of(c.stack_id).Chain(f.api);
+    if (c.stack_id != 0) {
+      const CallSite& site = call_sites_.Of(c.stack_id);
+      f.call_site = site.Chain(f.api);
+      f.one_time = site.one_time;
+    }
     return f;
   }
 
@@ -295,8 +299,14 @@ class Analyzer {
         }
       }
       write_text(&f);
-      f.explanation += FrameworkHint(f);
-      if (f.in_start_up) f.explanation += kStartUpNote;
+      // One-time work says what it is instead: a tuner's synchronisations are not the
+      // program's, whatever line called into the framework.
+      if (f.one_time != OneTimeWork::kNone) {
+        f.explanation += OneTimeWorkNote(f.one_time);
+      } else {
+        f.explanation += FrameworkHint(f);
+        if (f.in_start_up) f.explanation += kStartUpNote;
+      }
     }
     out_->found(std::move(f));
   }
@@ -591,6 +601,7 @@ Finding HostCallFindings::Textless(const Finding& whole) {
   f.call_site = whole.call_site;
   f.details = whole.details;
   f.in_start_up = whole.in_start_up;
+  f.one_time = whole.one_time;
   return f;
 }
 

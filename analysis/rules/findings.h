@@ -101,7 +101,14 @@ struct Finding {
   // call ended within start-up (analysis/metrics/start_up.h): paid once, so ranked after the
   // steady state's.
   bool in_start_up = false;
+  // A host-time finding inside an autotuner or torch.compile's compilation, told from its stack
+  // (analysis/model/one_time_work.h): paid once per compiled graph or shape, so ranked after
+  // the steady state's like start-up's, and saying which.
+  OneTimeWork one_time = OneTimeWork::kNone;
 };
+
+// Whether `f` is paid once rather than in every step: start-up's work or one-time work.
+inline bool PaidOnce(const Finding& f) { return f.in_start_up || f.one_time != OneTimeWork::kNone; }
 
 inline constexpr size_t kMaxBlamed = 16;
 
@@ -187,9 +194,10 @@ void MarkStartUp(const Finding* start_up, Finding* f);
 // Findings handed on with their seq (StreamFindings), in FindFindings' order.
 std::vector<Finding> InFindOrder(std::vector<std::pair<uint64_t, Finding>> found);
 
-// Findings with the same rule, API, first blamed name (but for start-up's: paid once, what they
-// waited for is no fix), call site, details' group key (rule_details.h) and start-up or not,
-// worst (largest blocked_ns) first.
+// Findings with the same rule, API, first blamed name (but for those paid once, start-up's and
+// one-time work's: what they waited for is no fix), call site (but for one-time work's: the
+// tuner's or compiler's own lines), details' group key (rule_details.h), paid once or not and
+// which one-time work, worst (largest blocked_ns) first.
 struct FindingGroup {
   Finding worst;
   uint64_t count = 0;

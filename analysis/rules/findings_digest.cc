@@ -42,7 +42,12 @@ void FindingsDigest::Add(Finding f, const Order& order) {
       break;
     case TimeKind::kHost:
       sums_.host += f.blocked_ns;
-      if (f.in_start_up) sums_.host_in_start_up += f.blocked_ns;
+      if (f.one_time != OneTimeWork::kNone) {  // (what it is says more than when it ran)
+        sums_.host_in_one_time += f.blocked_ns;
+        sums_.one_time_kinds |= OneTimeWorkBit(f.one_time);
+      } else if (f.in_start_up) {
+        sums_.host_in_start_up += f.blocked_ns;
+      }
       host_threads_.insert({f.pid, f.thread_id});
       break;
   }
@@ -69,20 +74,27 @@ bool FindingsDigest::BecomesWorst(const Group& group, uint64_t blocked_ns, const
 
 namespace {
 
-// What a group is waiting for: start-up's waits (paid once) are grouped without it, since the
-// kernels they waited for are no fix (cuDNN's benchmark mode synchronised 80 times in a conv
-// net's warm-up, on some 30 candidate kernels: 30 rows of one paid-once search).
+// What a group is waiting for: waits paid once (start-up's, an autotuner's) are grouped without
+// it, since the kernels they waited for are no fix (cuDNN's benchmark mode synchronised 80 times
+// in a conv net's warm-up, on some 30 candidate kernels: 30 rows of one paid-once search).
 std::string_view GroupBlamed(const Finding& f) {
-  if (f.in_start_up || f.blamed.empty()) return {};
+  if (PaidOnce(f) || f.blamed.empty()) return {};
   return f.blamed.front().name;
 }
 
+// Where a group's calls came from: one-time work is grouped without it, since its calls come
+// from the tuner's or compiler's own lines (torch.compile's pattern set-up copied at 13 lines
+// of one file: 13 rows of one compilation).
+std::string_view GroupCallSite(const Finding& f) {
+  return f.one_time != OneTimeWork::kNone ? std::string_view() : std::string_view(f.call_site);
+}
+
 // A finding's group key (FindingsDigest::Key) as views into it.
-std::tuple<bool, std::string_view, std::string_view, std::string_view, std::string_view,
-           std::string_view>
+std::tuple<bool, OneTimeWork, std::string_view, std::string_view, std::string_view,
+           std::string_view, std::string_view>
 KeyView(const Finding& f) {
-  return {f.in_start_up, RuleName(f.rule), f.api, GroupBlamed(f), DetailsGroupKey(f.details),
-          f.call_site};
+  return {PaidOnce(f),    f.one_time,     RuleName(f.rule), f.api, GroupBlamed(f),
+          DetailsGroupKey(f.details), GroupCallSite(f)};
 }
 
 }  // namespace
@@ -103,8 +115,9 @@ FindingsDigest::Group& FindingsDigest::GroupOf(const Finding& f) {
   auto it = groups_.find(KeyView(f));
   if (it == groups_.end()) {
     it = groups_
-             .try_emplace(Key{f.in_start_up, RuleName(f.rule), f.api, std::string(GroupBlamed(f)),
-                              std::string(DetailsGroupKey(f.details)), f.call_site})
+             .try_emplace(Key{PaidOnce(f), f.one_time, RuleName(f.rule), f.api,
+                              std::string(GroupBlamed(f)), std::string(DetailsGroupKey(f.details)),
+                              std::string(GroupCallSite(f))})
              .first;
   }
   return it->second;
@@ -168,6 +181,8 @@ void FindingsDigest::Merge(State s, const std::function<uint64_t(uint64_t)>& pro
   sums_.start_up += s.sums.start_up;
   sums_.rank_wait += s.sums.rank_wait;
   sums_.host_in_start_up += s.sums.host_in_start_up;
+  sums_.host_in_one_time += s.sums.host_in_one_time;
+  sums_.one_time_kinds |= s.sums.one_time_kinds;
   host_threads_.insert(s.host_threads.begin(), s.host_threads.end());
   for (const State::Idle& i : s.idle) idle_[{i.pid, i.device}][i.rule] += i.ns;
 }
@@ -177,7 +192,7 @@ std::vector<FindingGroup> FindingsDigest::Groups() const {
   out.reserve(groups_.size());
   for (const auto& [key, g] : groups_) out.push_back(g.group);
   std::stable_sort(out.begin(), out.end(), [](const FindingGroup& a, const FindingGroup& b) {
-    if (a.worst.in_start_up != b.worst.in_start_up) return b.worst.in_start_up;
+    if (PaidOnce(a.worst) != PaidOnce(b.worst)) return PaidOnce(b.worst);
     return a.total_blocked_ns > b.total_blocked_ns;
   });
   return out;

@@ -33,7 +33,11 @@ namespace libprof::analysis {
 // The headlines' totals, per kind of time (rule_registry.h TimeKind).
 struct FindingsTotals {
   uint64_t host = 0, gpu_idle = 0, saving = 0, start_up = 0, rank_wait = 0;
-  uint64_t host_in_start_up = 0;  // of `host`
+  // Of `host`: start-up's own work and waits but one-time work's; one-time work's (an autotuner,
+  // torch.compile), and the kinds of that work (bits of OneTimeWorkBit).
+  uint64_t host_in_start_up = 0;
+  uint64_t host_in_one_time = 0;
+  uint32_t one_time_kinds = 0;
   size_t host_threads = 0;        // distinct (pid, thread) with a host finding
 };
 
@@ -87,7 +91,7 @@ class FindingsDigest {
     std::array<size_t, 5> counts{};                       // per TimeKind
     size_t size = 0;
     std::vector<uint32_t> pids;
-    FindingsTotals sums;  // host, saving, start_up, rank_wait, host_in_start_up
+    FindingsTotals sums;  // all but gpu_idle and host_threads
     std::vector<std::pair<uint32_t, uint32_t>> host_threads;
     struct Idle {
       uint32_t pid = 0, device = 0;
@@ -108,8 +112,8 @@ class FindingsDigest {
  private:
   // The grouping key of findings.h's FindingGroup; the rule by its name, so that groups of
   // equal time keep the name order. Views compare as the owned strings do.
-  using Key = std::tuple<bool, std::string_view, std::string, std::string, std::string,
-                         std::string>;
+  using Key = std::tuple<bool, OneTimeWork, std::string_view, std::string, std::string,
+                         std::string, std::string>;
 
   struct Group {
     FindingGroup group;

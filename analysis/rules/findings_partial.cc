@@ -123,7 +123,8 @@ json FindingJson(const Finding& f) {
               {"stack", f.stack},
               {"explanation", f.explanation},
               {"details", details},
-              {"in_start_up", f.in_start_up}};
+              {"in_start_up", f.in_start_up},
+              {"one_time", OneTimeWorkId(f.one_time)}};
 }
 
 Finding ParseFinding(const json& j) {
@@ -148,6 +149,11 @@ Finding ParseFinding(const json& j) {
   f.explanation = j.at("explanation").get<std::string>();
   f.details = DetailsFromJson(Rule(f.rule).details, j.at("details"));
   f.in_start_up = j.at("in_start_up").get<bool>();
+  const std::string one_time = j.at("one_time").get<std::string>();
+  f.one_time = OneTimeWorkFromId(one_time);
+  if (!one_time.empty() && f.one_time == OneTimeWork::kNone) {
+    throw BadPartial{"unknown one-time work \"" + one_time + "\""};
+  }
   return f;
 }
 
@@ -208,7 +214,9 @@ json DigestJson(const FindingsDigest::State& s) {
                 {"saving", s.sums.saving},
                 {"start_up", s.sums.start_up},
                 {"rank_wait", s.sums.rank_wait},
-                {"host_in_start_up", s.sums.host_in_start_up}}},
+                {"host_in_start_up", s.sums.host_in_start_up},
+                {"host_in_one_time", s.sums.host_in_one_time},
+                {"one_time_kinds", s.sums.one_time_kinds}}},
               {"host_threads", s.host_threads},
               {"idle", idle},
               {"processes", s.processes}};
@@ -237,6 +245,8 @@ FindingsDigest::State ParseDigest(const json& j) {
   s.sums.start_up = sums.at("start_up").get<uint64_t>();
   s.sums.rank_wait = sums.at("rank_wait").get<uint64_t>();
   s.sums.host_in_start_up = sums.at("host_in_start_up").get<uint64_t>();
+  s.sums.host_in_one_time = sums.at("host_in_one_time").get<uint64_t>();
+  s.sums.one_time_kinds = sums.at("one_time_kinds").get<uint32_t>();
   s.host_threads = j.at("host_threads").get<std::vector<std::pair<uint32_t, uint32_t>>>();
   for (const json& i : j.at("idle")) {
     s.idle.push_back({i.at("pid").get<uint32_t>(), i.at("device").get<uint32_t>(),

@@ -934,8 +934,8 @@ TEST_F(FindingsTest, TableSeparatesHostTimeFromGpuIdleTime) {
     EXPECT_NE(json.find(key), std::string::npos) << key << "\n" << json;
   }
   const std::string csv = FindingsCsv(all, context);
-  EXPECT_NE(csv.find(",family,time_kind\n"), std::string::npos);
-  EXPECT_NE(csv.find(",start-up,start-up\n"), std::string::npos);
+  EXPECT_NE(csv.find(",family,time_kind,in_start_up,one_time\n"), std::string::npos);
+  EXPECT_NE(csv.find(",start-up,start-up,false,\n"), std::string::npos);
 }
 
 // HostCallFindings (the host pass in two steps, for findings found on worker threads and wanted

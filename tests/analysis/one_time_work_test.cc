@@ -1,0 +1,254 @@
+// Proves that waits inside an autotuner or torch.compile's compilation are told from their
+// stacks (the frames PyTorch 2.11, JAX and Triton recorded on an H200), and that the findings
+// mark them, group each kind's calls in one row per rule and API whatever they waited for and
+// wherever the tuner called from, list them after the steady state's, say what they are, count
+// them apart in the headline and keep the mark through partial findings.
+#include "analysis/model/one_time_work.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/analysis/scenarios.h"
+#include "analysis/reports/findings_report.h"
+#include "analysis/rules/findings.h"
+#include "analysis/rules/findings_digest.h"
+#include "analysis/rules/findings_partial.h"
+
+namespace libprof::analysis::testing {
+namespace {
+
+FrameView Native(std::string function, std::string module = "libfoo.so") {
+  FrameView f;
+  f.function = std::move(function);
+  f.module = std::move(module);
+  return f;
+}
+
+FrameView Python(std::string file, std::string function) {
+  FrameView f;
+  f.python = true;
+  f.file = std::move(file);
+  f.function = std::move(function);
+  return f;
+}
+
+constexpr const char* kSite = "/venv/lib/python3.12/site-packages/";
+
+TEST(OneTimeWorkTest, EachTunerIsToldFromTheFramesItsLibraryRecorded) {
+  // JAX: the candidate syncs run on XLA's thread pool below xla::Autotuner::GetTunedConfig.
+  EXPECT_EQ(OneTimeWorkOf({Native("cuEventSynchronize", "libcuda.so.1"),
+                           Native("stream_executor::gpu::CudaTimer::GetElapsedDuration()"),
+                           Native("xla::Autotuner::GetTunedConfig(xla::HloInstruction const*, "
+                                  "int) const::$_0::operator()(...)")}),
+            OneTimeWork::kXlaAutotuning);
+  EXPECT_EQ(OneTimeWorkOf({Native("xla::gpu::GpuConvAlgorithmPicker::PickBestAlgorithm()")}),
+            OneTimeWork::kXlaAutotuning);
+  // PyTorch's cudnn.benchmark: cuDNN's frontend timing plans, under the user's conv call.
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/nn/modules/conv.py",
+                                  "Conv2d._conv_forward"),
+                           Native("cudaEventSynchronize", "libcudart.so.13"),
+                           Native("std::vector<cudnn_frontend::ExecutionPlan_v8> cudnn_frontend::"
+                                  "time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>"
+                                  "(cudnnContext*, ...)",
+                                  "libtorch_cuda.so")}),
+            OneTimeWork::kCudnnSearch);
+  EXPECT_EQ(OneTimeWorkOf({Native("cudnnFindConvolutionForwardAlgorithmEx", "libcudnn.so.9")}),
+            OneTimeWork::kCudnnSearch);
+  // max-autotune: Inductor benchmarks through torch.cuda.synchronize and Triton's do_bench;
+  // Inductor's own frames name it, not Triton's nor compilation's further out.
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/cuda/__init__.py", "synchronize"),
+                           Python(std::string(kSite) + "triton/testing.py", "do_bench"),
+                           Python(std::string(kSite) + "torch/_inductor/runtime/benchmarking.py",
+                                  "InductorBenchmarker.benchmark_gpu"),
+                           Python(std::string(kSite) + "torch/_inductor/scheduler.py",
+                                  "Scheduler.fuse_nodes")}),
+            OneTimeWork::kInductorAutotuning);
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) +
+                                      "torch/_inductor/runtime/triton_heuristics.py",
+                                  "CachingAutotuner.benchmark_all_configs")}),
+            OneTimeWork::kInductorAutotuning);
+  // @triton.autotune in the user's own kernel.
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/cuda/__init__.py", "synchronize"),
+                           Python(std::string(kSite) + "triton/testing.py", "do_bench"),
+                           Python(std::string(kSite) + "triton/runtime/autotuner.py",
+                                  "Autotuner._bench"),
+                           Python("/home/me/add.py", "add")}),
+            OneTimeWork::kTritonAutotuning);
+  // torch.compile's lowering, with no tuner in sight.
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) +
+                                      "torch/_inductor/fx_passes/fuse_attention.py",
+                                  "_get_sfdp_patterns"),
+                           Python(std::string(kSite) + "torch/_inductor/compile_fx.py",
+                                  "partition_fn")}),
+            OneTimeWork::kTorchCompile);
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/_dynamo/convert_frame.py",
+                                  "_compile")}),
+            OneTimeWork::kTorchCompile);
+}
+
+TEST(OneTimeWorkTest, TheSteadyStatesOwnFramesAreNotOneTimeWork) {
+  EXPECT_EQ(OneTimeWorkOf({}), OneTimeWork::kNone);
+  // Every kernel torch.compile made launches through CachingAutotuner.run, tuned or not.
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) +
+                                      "torch/_inductor/runtime/triton_heuristics.py",
+                                  "CachingAutotuner.run")}),
+            OneTimeWork::kNone);
+  // Triton's autotuner launching its chosen config, and an ordinary synchronize.
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "triton/runtime/autotuner.py",
+                                  "Autotuner.run"),
+                           Python(std::string(kSite) + "torch/cuda/__init__.py", "synchronize")}),
+            OneTimeWork::kNone);
+  // A program's own file that merely ends like PyTorch's, and a conv that runs, not searches.
+  EXPECT_EQ(OneTimeWorkOf({Python("/home/me/mytorch/_inductor/graph.py", "lower")}),
+            OneTimeWork::kNone);
+  EXPECT_EQ(OneTimeWorkOf({Native("cudnnConvolutionForward", "libcudnn.so.9"),
+                           Native("xla::gpu::ConvolutionThunk::ExecuteOnStream()")}),
+            OneTimeWork::kNone);
+  // Python frames are looked at as Python frames only: a Python function named like XLA's.
+  EXPECT_EQ(OneTimeWorkOf({Python("/home/me/x.py", "xla::Autotuner")}), OneTimeWork::kNone);
+}
+
+TEST(OneTimeWorkTest, IdsRoundTripAndNameEveryKind) {
+  for (size_t k = 0; k < kOneTimeWorkKinds; ++k) {
+    const auto work = static_cast<OneTimeWork>(k);
+    EXPECT_EQ(OneTimeWorkFromId(OneTimeWorkId(work)), work);
+    EXPECT_EQ(OneTimeWorkName(work).empty(), work == OneTimeWork::kNone);
+    EXPECT_EQ(OneTimeWorkNote(work).starts_with("; inside "), work != OneTimeWork::kNone);
+  }
+  EXPECT_EQ(OneTimeWorkFromId("nope"), OneTimeWork::kNone);
+}
+
+// Adds a stack of native frames (innermost first) to `b` and returns its id.
+uint32_t AddNativeStack(TraceBuilder& b, const std::vector<std::string>& functions) {
+  TraceRecords& r = b.records();
+  CallStack stack;
+  stack.id = static_cast<uint32_t>(r.call_stacks.size() + 1);
+  for (const std::string& function : functions) {
+    StackFrame frame;
+    frame.id = static_cast<uint32_t>(r.stack_frames.size() + 1);
+    frame.address = 0x1000 * frame.id;
+    frame.function_id = b.Intern(function);
+    r.stack_frames.push_back(frame);
+    stack.frame_ids.push_back(frame.id);
+  }
+  r.call_stacks.push_back(stack);
+  return stack.id;
+}
+
+// A JAX-like process: a steady loop whose host waits twice on its own kernel `step`, then an
+// autotuning burst that times three candidate kernels, each followed by a cuEventSynchronize
+// from one of two timer functions; the first candidates' waits are the longest.
+TraceBuilder AutotuningScenario() {
+  TraceBuilder b;
+  const uint32_t own = AddNativeStack(b, {"main"});
+  const uint32_t timer = AddNativeStack(
+      b, {"stream_executor::gpu::CudaTimer::GetElapsedDuration()",
+          "xla::Autotuner::GetTunedConfig(xla::HloInstruction const*, int) const"});
+  const uint32_t sync = AddNativeStack(
+      b, {"stream_executor::gpu::SynchronizeStream()",
+          "xla::Autotuner::GetTunedConfig(xla::HloInstruction const*, int) const"});
+  double t = 100;
+  for (int i = 0; i < 2; ++i, t += 1000) {
+    b.Launch("step", t, t + 5, t + 10, t + 600, 7);
+    b.Api("cuStreamSynchronize", t + 6, t + 601);
+    b.records().api_calls.back().stack_id = own;
+  }
+  for (int i = 0; i < 3; ++i, t += 1000) {
+    b.Launch("candidate_" + std::to_string(i), t, t + 5, t + 10, t + 900 - 100 * i, 7);
+    b.Api("cuEventSynchronize", t + 6, t + 901 - 100 * i);
+    b.records().api_calls.back().stack_id = i == 1 ? sync : timer;
+  }
+  b.SetEnd(t);
+  return b;
+}
+
+class OneTimeFindingsTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+};
+
+TEST_F(OneTimeFindingsTest, AutotunersWaitsAreMarkedGroupedAndListedAfterTheSteadyState) {
+  const ProcessTrace trace = AutotuningScenario().RoundTrip(dir_.Path("t.pb"));
+  const std::vector<Finding> all = FindFindings(trace, {});
+  size_t tuned = 0, steady = 0;
+  for (const Finding& f : all) {
+    if (f.rule != RuleId::kSyncApi) continue;
+    if (f.api == "cuEventSynchronize") {
+      ++tuned;
+      EXPECT_EQ(f.one_time, OneTimeWork::kXlaAutotuning);
+      EXPECT_NE(f.explanation.find("; inside XLA's autotuning"), std::string::npos)
+          << f.explanation;
+      EXPECT_EQ(f.explanation.find("start-up"), std::string::npos) << f.explanation;
+    } else {
+      ++steady;
+      EXPECT_EQ(f.one_time, OneTimeWork::kNone);
+      EXPECT_EQ(f.explanation.find("inside"), std::string::npos) << f.explanation;
+    }
+  }
+  ASSERT_EQ(tuned, 3u);
+  ASSERT_EQ(steady, 2u);
+
+  FindingsDigest digest;
+  digest.Add(all);
+  const std::vector<FindingGroup> groups = digest.Groups();
+  std::vector<const FindingGroup*> syncs;
+  for (const FindingGroup& g : groups) {
+    if (g.worst.rule == RuleId::kSyncApi) syncs.push_back(&g);
+  }
+  // The steady state's wait first, though the tuner lost more; then one row for the three
+  // candidates, whatever each waited for and from which of the tuner's lines it was called.
+  ASSERT_EQ(syncs.size(), 2u);
+  EXPECT_EQ(syncs[0]->worst.api, "cuStreamSynchronize");
+  EXPECT_EQ(syncs[0]->count, 2u);
+  EXPECT_EQ(syncs[1]->worst.api, "cuEventSynchronize");
+  EXPECT_EQ(syncs[1]->count, 3u);
+  EXPECT_EQ(syncs[1]->worst.blamed.front().name, "candidate_0");
+  EXPECT_GT(syncs[1]->total_blocked_ns, syncs[0]->total_blocked_ns);
+
+  const FindingsTotals totals = digest.Totals();
+  EXPECT_EQ(totals.host_in_one_time, syncs[1]->total_blocked_ns);
+  EXPECT_EQ(totals.host_in_start_up, 0u);
+  EXPECT_EQ(totals.one_time_kinds, OneTimeWorkBit(OneTimeWork::kXlaAutotuning));
+
+  FindingsReportContext context;
+  const std::string table = FindingsTable(digest, context);
+  EXPECT_NE(table.find(" in XLA's autotuning, paid once, listed last."), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("sync-api (autotuning)"), std::string::npos) << table;
+  const std::string json = FindingsJson(digest, context);
+  EXPECT_NE(json.find("\"one_time\": \"xla-autotuning\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"host_in_one_time_ns\": " + std::to_string(totals.host_in_one_time)),
+            std::string::npos)
+      << json;
+}
+
+TEST_F(OneTimeFindingsTest, PartialFindingsKeepTheMarkAndItsTotals) {
+  // (FindFindingsPartial reads the file in windows, as `profview findings` does.)
+  const std::string path = dir_.Path("t.pb");
+  AutotuningScenario().Write(path);
+  auto partial = FindFindingsPartial({path}, {}, {});
+  ASSERT_TRUE(partial.has_value()) << partial.error();
+  auto parsed = ParseFindingsPartial(FindingsPartialJson(*partial), "part.json");
+  ASSERT_TRUE(parsed.has_value()) << parsed.error();
+  EXPECT_GT(partial->digest.sums.host_in_one_time, 0u);
+  EXPECT_EQ(parsed->digest.sums.host_in_one_time, partial->digest.sums.host_in_one_time);
+  EXPECT_EQ(parsed->digest.sums.one_time_kinds, OneTimeWorkBit(OneTimeWork::kXlaAutotuning));
+  size_t marked = 0;
+  for (const FindingsDigest::State::Group& g : parsed->digest.groups) {
+    marked += g.group.worst.one_time == OneTimeWork::kXlaAutotuning;
+  }
+  EXPECT_EQ(marked, 1u);
+  // A partial naming a kind this profview does not know is refused, naming the kind.
+  std::string json = FindingsPartialJson(*partial);
+  const size_t at = json.find("\"xla-autotuning\"");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, 16, "\"warp-autotuning\"");
+  auto bad = ParseFindingsPartial(json, "part.json");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().find("warp-autotuning"), std::string::npos) << bad.error();
+}
+
+}  // namespace
+}  // namespace libprof::analysis::testing
