@@ -1425,5 +1425,82 @@ TEST_F(PythonFramesTest, AbortKeepsStacks) {
   EXPECT_EQ(known, with_stack) << "calls whose stack is missing";
 }
 
+// ---------------------------------------------------------------------------------------------
+// Autotuners and compilers: one-time work told from the stacks (analysis/model/one_time_work.h)
+
+bool IsHostTime(const analysis::Finding& f) {
+  return analysis::TimeKindOf(analysis::Rule(f.rule).family) == analysis::TimeKind::kHost;
+}
+
+class AutotuneTest : public TorchTest {
+ protected:
+  void SetUp() override {
+    SetUpWith("import torch, triton; assert torch.cuda.is_available()",
+              "CUDA-enabled torch with Triton");
+  }
+};
+
+// Proves the waits of cuDNN's benchmark search and of @triton.autotune in a real PyTorch process
+// are one-time work of the right tuner, from the frames this PyTorch and Triton record, and that
+// the loop's own .item() waits at their line are not.
+TEST_F(AutotuneTest, TunersWaitsAreOneTimeWorkAndTheLoopsAreNot) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({python_, LIBPROF_TORCH_AUTOTUNE_PY, "12"}, Mode::kPreload, 1, &c,
+                        kTorchTimeout));
+  const auto trace = LoadOne(c.traces[0].path);
+  ASSERT_TRUE(trace.has_value());
+  const std::string site = "torch_autotune.py:" +
+                           std::to_string(LineOf(LIBPROF_TORCH_AUTOTUNE_PY, "the wait")) +
+                           " in main";
+  size_t cudnn = 0, triton = 0, loop = 0, loop_marked = 0;
+  for (const analysis::Finding& f : analysis::FindFindings(*trace, {})) {
+    if (!IsHostTime(f)) continue;
+    cudnn += f.one_time == analysis::OneTimeWork::kCudnnSearch;
+    triton += f.one_time == analysis::OneTimeWork::kTritonAutotuning;
+    // .item() reads back through cudaStreamSynchronize; the searches use event and device
+    // synchronisation.
+    if (f.api == "cudaStreamSynchronize" && f.call_site.find(site) != std::string::npos) {
+      ++loop;
+      loop_marked += f.one_time != analysis::OneTimeWork::kNone;
+    }
+  }
+  std::printf("cuDNN search waits %zu, Triton autotuning waits %zu, loop waits %zu\n", cudnn,
+              triton, loop);
+  EXPECT_GE(cudnn, 3u) << "a search per input shape, each timing several candidates";
+  EXPECT_GE(triton, 4u) << "do_bench synchronises for each of the 8 configs";
+  EXPECT_GE(loop, 1u) << "the steady loop's .item() waits at " << site;
+  EXPECT_EQ(loop_marked, 0u);
+}
+
+class JaxTest : public TorchTest {
+ protected:
+  void SetUp() override {
+    SetUpWith("import jax; assert jax.devices('gpu')", "JAX with a GPU");
+  }
+};
+
+// Proves XLA's autotuning in a real JAX program (its candidate syncs and redzone checks on XLA's
+// own threads) is one-time work, and the program's own uploads at its line are not.
+TEST_F(JaxTest, XlasAutotuningIsOneTimeWork) {
+  Capture c;
+  ASSERT_TRUE(ProfileOk({python_, LIBPROF_JAX_LOOP_PY}, Mode::kInjection, 1, &c, kTorchTimeout,
+                        {{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}}));
+  const auto trace = LoadOne(c.traces[0].path);
+  ASSERT_TRUE(trace.has_value());
+  size_t tuned = 0, own = 0, own_marked = 0;
+  for (const analysis::Finding& f : analysis::FindFindings(*trace, {})) {
+    if (!IsHostTime(f)) continue;
+    tuned += f.one_time == analysis::OneTimeWork::kXlaAutotuning;
+    if (f.call_site.find("jax_loop.py:") != std::string::npos) {
+      ++own;
+      own_marked += f.one_time != analysis::OneTimeWork::kNone;
+    }
+  }
+  std::printf("XLA autotuning findings %zu, the program's own %zu\n", tuned, own);
+  EXPECT_GE(tuned, 10u) << "XLA times candidate GEMM fusions while compiling the step";
+  EXPECT_GE(own, 1u) << "jax_loop.py's pageable uploads";
+  EXPECT_EQ(own_marked, 0u);
+}
+
 }  // namespace
 }  // namespace libprof
