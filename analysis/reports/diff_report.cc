@@ -5,6 +5,7 @@
 
 #include "analysis/model/kernel_names.h"
 #include "analysis/model/units.h"
+#include "analysis/reports/findings_report.h"
 #include "analysis/reports/formats.h"
 #include "analysis/reports/table_renderer.h"
 
@@ -257,6 +258,7 @@ std::string FindingAbout(const FindingKey& key) {
   if (!key.blamed.empty()) {
     about += " on " + AbbreviateName(key.blamed, kProseNameChars);
   }
+  if (key.one_time != OneTimeWork::kNone) about += " in " + std::string(OneTimeWorkName(key.one_time));
   if (!key.detail.empty()) about += " (" + key.detail + ")";
   if (!key.api.empty() && !key.call_site.empty()) {
     // The call site names the API first: "cudaMemcpyAsync ← caller ← ...".
@@ -321,7 +323,7 @@ std::string DiffTable(const RunComparison& diff, const DiffReportContext& contex
         auto side = [](const std::optional<FindingTotal>& t, double value, double count) {
           return t ? Dur(value) + " (" + Count(count) + ")" : "-";
         };
-        rows.push_back({ToString(f.status), std::string(RuleName(f.key.rule)),
+        rows.push_back({ToString(f.status), RuleLabel(RuleName(f.key.rule), false, f.key.one_time),
                         side(f.base, f.blocked.base, f.count.base),
                         side(f.next, f.blocked.next, f.count.next),
                         SignedDuration(f.blocked.delta()), FindingAbout(f.key)});
@@ -396,6 +398,7 @@ std::string DiffJson(const RunComparison& diff, const DiffReportContext& context
           .Field("blamed", f.key.blamed)
           .Field("detail", f.key.detail)
           .Field("call_site", f.key.call_site)
+          .Field("one_time", OneTimeWorkId(f.key.one_time))
           .Field("base_count", f.base ? f.base->count : uint64_t{0})
           .Field("new_count", f.next ? f.next->count : uint64_t{0});
       ChangeJson(j, "blocked", f.blocked);

@@ -12,6 +12,8 @@ FindingKey KeyOf(const Finding& f) {
   key.api = f.api;
   key.device_id = f.device_id;
   key.detail = std::string(DetailsGroupKey(f.details));
+  key.one_time = f.one_time;
+  if (f.one_time != OneTimeWork::kNone) return key;
   key.call_site = f.call_site;
   if (!f.blamed.empty()) {
     key.blamed_kind = f.blamed.front().kind;

@@ -22,7 +22,9 @@ namespace libprof::analysis {
 // What a finding is about, the same in two runs of one program: the rule, the API call (or the
 // device, for device rules), the first work it blamed, the details' group key (rule_details.h)
 // and the call site. Correlation ids, times, threads and streams are left out: they differ
-// between runs.
+// between runs. One-time work (an autotuner, torch.compile) is keyed by its kind instead of what
+// it waited for and where from, as `profview findings` groups it: the candidates a tuner times
+// differ from run to run.
 struct FindingKey {
   RuleId rule = RuleId::kBlockedOnPriorWork;
   std::string api;
@@ -30,6 +32,7 @@ struct FindingKey {
   std::string blamed_kind, blamed;
   std::string detail;
   std::string call_site;
+  OneTimeWork one_time = OneTimeWork::kNone;
   auto operator<=>(const FindingKey&) const = default;
   bool operator==(const FindingKey&) const = default;
 };

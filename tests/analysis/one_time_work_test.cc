@@ -13,6 +13,7 @@
 #include "tests/analysis/scenarios.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/rules/findings.h"
+#include "analysis/rules/findings_diff.h"
 #include "analysis/rules/findings_digest.h"
 #include "analysis/rules/findings_partial.h"
 
@@ -118,6 +119,26 @@ TEST(OneTimeWorkTest, IdsRoundTripAndNameEveryKind) {
     EXPECT_EQ(OneTimeWorkNote(work).starts_with("; inside "), work != OneTimeWork::kNone);
   }
   EXPECT_EQ(OneTimeWorkFromId("nope"), OneTimeWork::kNone);
+}
+
+// Proves `profview diff` keys one-time work as `findings` groups it: two runs whose tuners timed
+// other candidates from other lines compare as one row, while the steady state's waits keep
+// what they waited for and where from.
+TEST(OneTimeWorkTest, DiffKeysOneTimeWorkByKindNotByCandidate) {
+  Finding a;
+  a.rule = RuleId::kSyncApi;
+  a.api = "cuEventSynchronize";
+  a.call_site = "cuEventSynchronize ← xla::gpu::GetElapsedDuration (xla_cuda_plugin.so)";
+  a.blamed.push_back({.kind = "kernel", .name = "gemm_fusion_dot_1"});
+  Finding b = a;
+  b.call_site = "cuEventSynchronize ← xla::gpu::SynchronizeStream (xla_cuda_plugin.so)";
+  b.blamed.front().name = "gemm_fusion_dot_7";
+  EXPECT_NE(KeyOf(a), KeyOf(b));
+  a.one_time = b.one_time = OneTimeWork::kXlaAutotuning;
+  EXPECT_EQ(KeyOf(a), KeyOf(b));
+  EXPECT_EQ(KeyOf(a).one_time, OneTimeWork::kXlaAutotuning);
+  b.one_time = OneTimeWork::kCudnnSearch;
+  EXPECT_NE(KeyOf(a), KeyOf(b));
 }
 
 // Adds a stack of native frames (innermost first) to `b` and returns its id.
