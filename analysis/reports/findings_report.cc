@@ -311,15 +311,23 @@ TableCells FindingGroupCells(const std::vector<FindingGroup>& groups) {
                                       {"Count", Align::kRight},
                                       {"Mean", Align::kRight},
                                       {"Rule", Align::kLeft},
-                                      {"API", Align::kLeft, false, 12, FitName},
-                                      {"Waiting for", Align::kLeft, true, 12, FitWaitingFor}};
+                                      {"API", Align::kLeft, false, 12, FitName}};
+  // The caller before what was waited for, as the terminal table has it, when a stack was
+  // recorded for any of them.
+  const bool callers = std::any_of(groups.begin(), groups.end(),
+                                   [](const FindingGroup& g) { return !g.worst.caller.empty(); });
+  if (callers) columns.push_back({"Called from", Align::kLeft, true, 16, FitCaller});
+  columns.push_back({"Waiting for", Align::kLeft, true, 12, FitWaitingFor});
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < groups.size(); ++i) {
     const FindingGroup& g = groups[i];
-    rows.push_back({std::to_string(i + 1), Dur(g.total_blocked_ns), std::to_string(g.count),
-                    Dur(g.total_blocked_ns / g.count),
-                    RuleLabel(RuleName(g.worst.rule), g.worst.in_start_up, g.worst.one_time),
-                    g.worst.api, WaitingFor(g.worst)});
+    std::vector<std::string> row = {
+        std::to_string(i + 1), Dur(g.total_blocked_ns), std::to_string(g.count),
+        Dur(g.total_blocked_ns / g.count),
+        RuleLabel(RuleName(g.worst.rule), g.worst.in_start_up, g.worst.one_time), g.worst.api};
+    if (callers) row.push_back(g.worst.caller);
+    row.push_back(WaitingFor(g.worst));
+    rows.push_back(std::move(row));
   }
   return {std::move(columns), std::move(rows)};
 }

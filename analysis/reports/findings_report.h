@@ -48,7 +48,8 @@ std::string FindingsJson(const std::vector<Finding>& findings,
                          const FindingsReportContext& context);
 
 // The pieces of the table, for the HTML report: the headline ("44 findings: API calls lost ..."),
-// the grouped table's cells (#, Time lost, Count, Mean, Rule, API, Waiting for) and one
+// the grouped table's cells (#, Time lost, Count, Mean, Rule, API, Called from when a stack was
+// recorded, Waiting for) and one
 // finding's "Waiting for" cell.
 std::string FindingsHeadline(const FindingsDigest& findings, const FindingsReportContext& context);
 std::string FindingsHeadline(const std::vector<Finding>& findings,

@@ -259,6 +259,23 @@ TEST(HtmlReportTest, SummaryTablesShowTheRowsWithTheMostTime) {
   EXPECT_EQ(Report({Nrm2Scenario().Build()}).find("rows with the most time"), std::string::npos);
 }
 
+// The top findings' table names each group's caller, as the terminal table does, when stacks
+// were recorded; without stacks it has no such column.
+TEST(HtmlReportTest, TopFindingsSayWhereTheyWereCalledFrom) {
+  const auto table_of = [](const std::string& page) {
+    const size_t at = page.find("class=\"data findings-table\"");
+    return at == std::string::npos ? std::string()
+                                   : page.substr(at, page.find("</table>", at) - at);
+  };
+  const std::string with = table_of(Report({CallSitesScenario().Build()}));
+  ASSERT_FALSE(with.empty());
+  EXPECT_NE(with.find("<th>Called from</th>"), std::string::npos) << with;
+  EXPECT_NE(with.find(">NormalizeLoop (app)<"), std::string::npos) << with;
+  const std::string without = table_of(Report({Nrm2Scenario().Build()}));
+  ASSERT_FALSE(without.empty());
+  EXPECT_EQ(without.find("Called from"), std::string::npos) << without;
+}
+
 // A copy the reader ended early (proto/stream_order_repair.h) is said in the headline's note, as
 // summary says it under its device table.
 TEST(HtmlReportTest, HeadlineSaysWhenCopiesWereEndedEarly) {
