@@ -26,9 +26,10 @@ constexpr std::array<Kind, kOneTimeWorkKinds> kKinds = {{
      "recurs through the run, the shapes keep changing (keep them fixed, pad or bucket them, or "
      "set torch.backends.cudnn.benchmark = False)"},
     {OneTimeWork::kInductorAutotuning, "inductor-autotuning", "TorchInductor's autotuning",
-     "; inside TorchInductor's autotuning (torch.compile with mode=\"max-autotune\"), which "
-     "times candidate kernels while it compiles: paid once per compiled graph and shape; "
-     "Inductor's on-disk cache (TORCHINDUCTOR_CACHE_DIR) skips it in later runs"},
+     "; inside TorchInductor's autotuning, which times candidate kernels (while it compiles, with "
+     "torch.compile's mode=\"max-autotune\") or a kernel's configs (at its first run): paid once "
+     "per compiled graph and shape; Inductor's on-disk cache (TORCHINDUCTOR_CACHE_DIR) skips it "
+     "in later runs"},
     {OneTimeWork::kTritonAutotuning, "triton-autotuning", "Triton's autotuning",
      "; inside Triton's autotuning (@triton.autotune), which times every config once per new "
      "value of the key arguments: paid once per key; if it recurs through the run, the key "

@@ -17,7 +17,9 @@
 // - TorchInductor's autotuning: a Python frame of torch/_inductor/select_algorithm.py,
 //   autotune_process.py, runtime/benchmarking.py or runtime/coordinate_descent_tuner.py, or a
 //   method of torch/_inductor/runtime/triton_heuristics.py whose name says bench, autotune or
-//   tuning (CachingAutotuner.run, the launch path of every compiled kernel, does not).
+//   tuning (CachingAutotuner.run, the launch path of every compiled kernel, does not): at compile
+//   time with mode="max-autotune", and at the first run of a kernel with several configs
+//   (CachingAutotuner.autotune_to_one_config) in every mode.
 // - Triton's autotuning: a Python frame of triton/runtime/autotuner.py's benchmarking methods
 //   (Autotuner._bench, Autotuner.run.<locals>.benchmark) or triton/testing.py's do_bench*.
 // - torch.compile's compilation: a Python frame of TorchDynamo's frame conversion
