@@ -144,7 +144,9 @@ constexpr const char* kFindingsHelpOutro =
     " (see viewer-cli/USAGE.md). Start-up is reported once, first; then host time lost, GPU idle "
     "time (in the steady state, after start-up) and pattern savings each get their own headline "
     "and table. Findings with the same rule, API and blamed work are grouped and sorted by time "
-    "lost; --all lists each one.";
+    "lost; --all lists each one. Host findings paid once (start-up's work, and waits inside an "
+    "autotuner or torch.compile's compilation, told from their call stacks) are marked and "
+    "listed last.";
 
 // After the rules' list in the footer.
 constexpr const char* kFindingsDefinitions =
