@@ -259,7 +259,7 @@ std::string SectionTable(const Section& section, const std::vector<FindingGroup>
   for (size_t i = 0; i < groups.size(); ++i) {
     const FindingGroup& g = groups[i];
     const Finding& f = g.worst;
-    // Start-up's waits are listed last (GroupFindings) and say why.
+    // Waits paid once are listed last (GroupFindings) and say why.
     const std::string rule = RuleLabel(RuleName(f.rule), f.in_start_up, f.one_time);
     std::vector<std::string> row;
     if (c.all) {
