@@ -87,11 +87,11 @@ bool IsInductorAutotuning(const FrameView& f) {
   return Contains(method, "bench") || Contains(method, "autotune") || Contains(method, "tuning");
 }
 
+// Only the autotuner's own benchmarking: triton.testing.do_bench called by a program's benchmark
+// script is the measurement it asked for, not one-time work.
 bool IsTritonAutotuning(const FrameView& f) {
-  if (!f.python) return false;
-  const std::string_view method = Method(f.function);
-  if (PathIs(f.file, "triton/runtime/autotuner.py")) return Contains(method, "bench");
-  return PathIs(f.file, "triton/testing.py") && method.starts_with("do_bench");
+  return f.python && PathIs(f.file, "triton/runtime/autotuner.py") &&
+         Contains(Method(f.function), "bench");
 }
 
 bool IsTorchCompile(const FrameView& f) {

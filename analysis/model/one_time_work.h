@@ -21,7 +21,8 @@
 //   time with mode="max-autotune", and at the first run of a kernel with several configs
 //   (CachingAutotuner.autotune_to_one_config) in every mode.
 // - Triton's autotuning: a Python frame of triton/runtime/autotuner.py's benchmarking methods
-//   (Autotuner._bench, Autotuner.run.<locals>.benchmark) or triton/testing.py's do_bench*.
+//   (Autotuner._bench, Autotuner.run.<locals>.benchmark), which time each config through
+//   triton.testing.do_bench (do_bench called by a program's own benchmark is not one-time work).
 // - torch.compile's compilation: a Python frame of TorchDynamo's frame conversion
 //   (torch/_dynamo/convert_frame.py), AOTAutograd's graph compilation
 //   (torch/_functorch/_aot_autograd/graph_compile.py) or Inductor's lowering and code generation

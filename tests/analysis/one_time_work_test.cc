@@ -96,6 +96,11 @@ TEST(OneTimeWorkTest, TheSteadyStatesOwnFramesAreNotOneTimeWork) {
                                       "torch/_inductor/runtime/triton_heuristics.py",
                                   "CachingAutotuner.run")}),
             OneTimeWork::kNone);
+  // A benchmark script timing its own kernel with Triton's do_bench: the measurement it asked for.
+  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/cuda/__init__.py", "synchronize"),
+                           Python(std::string(kSite) + "triton/testing.py", "do_bench"),
+                           Python("/home/me/bench_add.py", "main")}),
+            OneTimeWork::kNone);
   // Triton's autotuner launching its chosen config, and an ordinary synchronize.
   EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "triton/runtime/autotuner.py",
                                   "Autotuner.run"),
