@@ -48,9 +48,19 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
     // more short kernel (a just-in-time compiler tracing the model), then the module it built.
     // Fixed values, so that the other seeds' loops stay what they were.
     b.Launch("eager", now, now + 3, now + 5, now + 7, 10, 100);
-    // An autotuner's candidate, timed with a synchronisation: a wait of the warm-up, paid once.
+    // An autotuner's candidate, timed with a synchronisation: a wait of the warm-up, paid once,
+    // and told as XLA's autotuning by its stack (one_time_work.h).
     b.Launch("candidate", now + 2000, now + 2003, now + 2005, now + 2035, 10, 100);
     const uint64_t timed = b.Api("cudaDeviceSynchronize", now + 2004, now + 2036, 100);
+    {
+      TraceRecords& r = b.records();
+      const uint32_t frame = static_cast<uint32_t>(r.stack_frames.size() + 1);
+      r.stack_frames.push_back(
+          {.id = frame, .address = 0x4000, .function_id = b.Intern("xla::Autotuner::GetTunedConfig")});
+      const uint32_t stack = static_cast<uint32_t>(r.call_stacks.size() + 1);
+      r.call_stacks.push_back({.id = stack, .frame_ids = {frame}});
+      r.api_calls.back().stack_id = stack;
+    }
     b.AddSync(SyncType::kContextSynchronize, now + 2004, now + 2036, timed);
     for (double at = now + 300; at < now + 5000; at += 700) {
       b.Api("cudaGetDevice", at, at + 2, 100);
@@ -237,6 +247,8 @@ std::string Describe(uint64_t seq, const Finding& f) {
                   std::to_string(f.thread_id) + " " + std::to_string(f.correlation_id) + " " +
                   std::to_string(f.host_start_ns) + "+" + std::to_string(f.host_duration_ns) +
                   " lost " + std::to_string(f.blocked_ns) + (f.in_start_up ? " start-up" : "") +
+                  (f.one_time != OneTimeWork::kNone ? " " + std::string(OneTimeWorkId(f.one_time))
+                                                    : "") +
                   " [" + f.explanation + "]";
   for (const std::string& n : f.nvtx) s += " /" + n;
   return s;

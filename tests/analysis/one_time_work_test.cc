@@ -261,10 +261,16 @@ TEST_F(OneTimeFindingsTest, PartialFindingsKeepTheMarkAndItsTotals) {
   EXPECT_GT(partial->digest.sums.host_in_one_time, 0u);
   EXPECT_EQ(parsed->digest.sums.host_in_one_time, partial->digest.sums.host_in_one_time);
   EXPECT_EQ(parsed->digest.sums.one_time_kinds, OneTimeWorkBit(OneTimeWork::kXlaAutotuning));
-  size_t marked = 0;
+  // One group of the three candidates' waits, the two counted without their text (the digest
+  // wants a group's worst whole only) marked as the worst is.
+  size_t marked = 0, waits = 0;
   for (const FindingsDigest::State::Group& g : parsed->digest.groups) {
+    if (g.group.worst.api != "cuEventSynchronize") continue;
+    ++waits;
     marked += g.group.worst.one_time == OneTimeWork::kXlaAutotuning;
+    EXPECT_EQ(g.group.count, 3u);
   }
+  EXPECT_EQ(waits, 1u);
   EXPECT_EQ(marked, 1u);
   // A partial naming a kind this profview does not know is refused, naming the kind.
   std::string json = FindingsPartialJson(*partial);
