@@ -7,7 +7,8 @@
 //
 // Layer: analysis/model/. Reads call_sites.h's frames only; pure computation.
 //
-// The rules, each PyTorch 2.11 / JAX 0.8 / Triton 3 names as recorded on an H200 (2026-11-29):
+// The rules, from the frames PyTorch 2.11, Triton 3.6 and the JAX of the lent H200 recorded
+// (2026-11-29):
 // - XLA's autotuning: a native frame in namespace xla:: whose function names an Autotuner or an
 //   AlgorithmPicker (xla::Autotuner::GetTunedConfig, xla::gpu::GemmFusionAutotunerImpl::...,
 //   xla::gpu::GpuConvAlgorithmPicker::...).
