@@ -126,7 +126,7 @@ std::string_view OneTimeWorkId(OneTimeWork work) { return KindOf(work).id; }
 
 OneTimeWork OneTimeWorkFromId(std::string_view id) {
   for (const Kind& k : kKinds) {
-    if (!id.empty() && k.id == id) return k.work;
+    if (k.id == id) return k.work;  // ("" is kNone's)
   }
   return OneTimeWork::kNone;
 }

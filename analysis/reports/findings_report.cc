@@ -167,6 +167,13 @@ TimeKind KindOf(const Finding& f) { return TimeKindOf(FamilyOf(f)); }
 
 std::string Count(size_t n) { return std::to_string(n) + (n == 1 ? " finding" : " findings"); }
 
+// Whether a stack was recorded for any group's worst finding: the tables then have a "Called
+// from" column.
+bool AnyCaller(const std::vector<FindingGroup>& groups) {
+  return std::any_of(groups.begin(), groups.end(),
+                     [](const FindingGroup& g) { return !g.worst.caller.empty(); });
+}
+
 // "; 10.9 ms of it during start-up and 59.9 ms in XLA's autotuning, paid once, listed last", or
 // "" when nothing was paid once.
 std::string PaidOnceClause(const FindingsTotals& t) {
@@ -223,8 +230,7 @@ std::string Headline(TimeKind kind, size_t findings, const FindingsTotals& t,
 std::string SectionTable(const Section& section, const std::vector<FindingGroup>& groups,
                          const FindingsReportContext& c) {
   const bool host = section.kind == TimeKind::kHost;
-  bool callers = false;
-  for (const FindingGroup& g : groups) callers |= !g.worst.caller.empty();
+  const bool callers = AnyCaller(groups);
   std::vector<TableColumn> columns;
   std::vector<std::vector<std::string>> rows;
   auto number = [&](size_t i) { return std::string(section.label) + std::to_string(i + 1); };
@@ -312,10 +318,8 @@ TableCells FindingGroupCells(const std::vector<FindingGroup>& groups) {
                                       {"Mean", Align::kRight},
                                       {"Rule", Align::kLeft},
                                       {"API", Align::kLeft, false, 12, FitName}};
-  // The caller before what was waited for, as the terminal table has it, when a stack was
-  // recorded for any of them.
-  const bool callers = std::any_of(groups.begin(), groups.end(),
-                                   [](const FindingGroup& g) { return !g.worst.caller.empty(); });
+  // The caller before what was waited for, as the terminal table has it.
+  const bool callers = AnyCaller(groups);
   if (callers) columns.push_back({"Called from", Align::kLeft, true, 16, FitCaller});
   columns.push_back({"Waiting for", Align::kLeft, true, 12, FitWaitingFor});
   std::vector<std::vector<std::string>> rows;
