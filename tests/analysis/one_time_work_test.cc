@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "tests/analysis/scenarios.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/rules/findings.h"
 #include "analysis/rules/findings_diff.h"
 #include "analysis/rules/findings_digest.h"
 #include "analysis/rules/findings_partial.h"
+#include "tests/analysis/scenarios.h"
 
 namespace libprof::analysis::testing {
 namespace {
@@ -35,7 +35,11 @@ FrameView Python(std::string file, std::string function) {
   return f;
 }
 
-constexpr const char* kSite = "/venv/lib/python3.12/site-packages/";
+// An installed package's file, as CPython records it: "torch/cuda/__init__.py" under
+// site-packages.
+std::string Installed(const std::string& path) {
+  return "/venv/lib/python3.12/site-packages/" + path;
+}
 
 TEST(OneTimeWorkTest, EachTunerIsToldFromTheFramesItsLibraryRecorded) {
   // JAX: the candidate syncs run on XLA's thread pool below xla::Autotuner::GetTunedConfig.
@@ -47,8 +51,7 @@ TEST(OneTimeWorkTest, EachTunerIsToldFromTheFramesItsLibraryRecorded) {
   EXPECT_EQ(OneTimeWorkOf({Native("xla::gpu::GpuConvAlgorithmPicker::PickBestAlgorithm()")}),
             OneTimeWork::kXlaAutotuning);
   // PyTorch's cudnn.benchmark: cuDNN's frontend timing plans, under the user's conv call.
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/nn/modules/conv.py",
-                                  "Conv2d._conv_forward"),
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/nn/modules/conv.py"), "Conv2d._conv_forward"),
                            Native("cudaEventSynchronize", "libcudart.so.13"),
                            Native("std::vector<cudnn_frontend::ExecutionPlan_v8> cudnn_frontend::"
                                   "time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>"
@@ -59,52 +62,45 @@ TEST(OneTimeWorkTest, EachTunerIsToldFromTheFramesItsLibraryRecorded) {
             OneTimeWork::kCudnnSearch);
   // max-autotune: Inductor benchmarks through torch.cuda.synchronize and Triton's do_bench;
   // Inductor's own frames name it, not Triton's nor compilation's further out.
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/cuda/__init__.py", "synchronize"),
-                           Python(std::string(kSite) + "triton/testing.py", "do_bench"),
-                           Python(std::string(kSite) + "torch/_inductor/runtime/benchmarking.py",
-                                  "InductorBenchmarker.benchmark_gpu"),
-                           Python(std::string(kSite) + "torch/_inductor/scheduler.py",
-                                  "Scheduler.fuse_nodes")}),
-            OneTimeWork::kInductorAutotuning);
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) +
-                                      "torch/_inductor/runtime/triton_heuristics.py",
+  EXPECT_EQ(
+      OneTimeWorkOf({Python(Installed("torch/cuda/__init__.py"), "synchronize"),
+                     Python(Installed("triton/testing.py"), "do_bench"),
+                     Python(Installed("torch/_inductor/runtime/benchmarking.py"),
+                            "InductorBenchmarker.benchmark_gpu"),
+                     Python(Installed("torch/_inductor/scheduler.py"), "Scheduler.fuse_nodes")}),
+      OneTimeWork::kInductorAutotuning);
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_inductor/runtime/triton_heuristics.py"),
                                   "CachingAutotuner.benchmark_all_configs")}),
             OneTimeWork::kInductorAutotuning);
   // @triton.autotune in the user's own kernel.
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/cuda/__init__.py", "synchronize"),
-                           Python(std::string(kSite) + "triton/testing.py", "do_bench"),
-                           Python(std::string(kSite) + "triton/runtime/autotuner.py",
-                                  "Autotuner._bench"),
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/cuda/__init__.py"), "synchronize"),
+                           Python(Installed("triton/testing.py"), "do_bench"),
+                           Python(Installed("triton/runtime/autotuner.py"), "Autotuner._bench"),
                            Python("/home/me/add.py", "add")}),
             OneTimeWork::kTritonAutotuning);
   // torch.compile's lowering, with no tuner in sight.
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) +
-                                      "torch/_inductor/fx_passes/fuse_attention.py",
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_inductor/fx_passes/fuse_attention.py"),
                                   "_get_sfdp_patterns"),
-                           Python(std::string(kSite) + "torch/_inductor/compile_fx.py",
-                                  "partition_fn")}),
+                           Python(Installed("torch/_inductor/compile_fx.py"), "partition_fn")}),
             OneTimeWork::kTorchCompile);
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/_dynamo/convert_frame.py",
-                                  "_compile")}),
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_dynamo/convert_frame.py"), "_compile")}),
             OneTimeWork::kTorchCompile);
 }
 
 TEST(OneTimeWorkTest, TheSteadyStatesOwnFramesAreNotOneTimeWork) {
   EXPECT_EQ(OneTimeWorkOf({}), OneTimeWork::kNone);
   // Every kernel torch.compile made launches through CachingAutotuner.run, tuned or not.
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) +
-                                      "torch/_inductor/runtime/triton_heuristics.py",
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_inductor/runtime/triton_heuristics.py"),
                                   "CachingAutotuner.run")}),
             OneTimeWork::kNone);
   // A benchmark script timing its own kernel with Triton's do_bench: the measurement it asked for.
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "torch/cuda/__init__.py", "synchronize"),
-                           Python(std::string(kSite) + "triton/testing.py", "do_bench"),
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/cuda/__init__.py"), "synchronize"),
+                           Python(Installed("triton/testing.py"), "do_bench"),
                            Python("/home/me/bench_add.py", "main")}),
             OneTimeWork::kNone);
   // Triton's autotuner launching its chosen config, and an ordinary synchronize.
-  EXPECT_EQ(OneTimeWorkOf({Python(std::string(kSite) + "triton/runtime/autotuner.py",
-                                  "Autotuner.run"),
-                           Python(std::string(kSite) + "torch/cuda/__init__.py", "synchronize")}),
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("triton/runtime/autotuner.py"), "Autotuner.run"),
+                           Python(Installed("torch/cuda/__init__.py"), "synchronize")}),
             OneTimeWork::kNone);
   // A program's own file that merely ends like PyTorch's, and a conv that runs, not searches.
   EXPECT_EQ(OneTimeWorkOf({Python("/home/me/mytorch/_inductor/graph.py", "lower")}),
@@ -169,12 +165,12 @@ uint32_t AddNativeStack(TraceBuilder& b, const std::vector<std::string>& functio
 TraceBuilder AutotuningScenario() {
   TraceBuilder b;
   const uint32_t own = AddNativeStack(b, {"main"});
-  const uint32_t timer = AddNativeStack(
-      b, {"stream_executor::gpu::CudaTimer::GetElapsedDuration()",
-          "xla::Autotuner::GetTunedConfig(xla::HloInstruction const*, int) const"});
-  const uint32_t sync = AddNativeStack(
-      b, {"stream_executor::gpu::SynchronizeStream()",
-          "xla::Autotuner::GetTunedConfig(xla::HloInstruction const*, int) const"});
+  const uint32_t timer =
+      AddNativeStack(b, {"stream_executor::gpu::CudaTimer::GetElapsedDuration()",
+                         "xla::Autotuner::GetTunedConfig(xla::HloInstruction const*, int) const"});
+  const uint32_t sync =
+      AddNativeStack(b, {"stream_executor::gpu::SynchronizeStream()",
+                         "xla::Autotuner::GetTunedConfig(xla::HloInstruction const*, int) const"});
   double t = 100;
   for (int i = 0; i < 2; ++i, t += 1000) {
     b.Launch("step", t, t + 5, t + 10, t + 600, 7);

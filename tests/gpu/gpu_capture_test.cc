@@ -1119,6 +1119,17 @@ INSTANTIATE_TEST_SUITE_P(Modes, CaptureRangeTest, ::testing::Values(Mode::kInjec
 // ---------------------------------------------------------------------------------------------
 // PyTorch
 
+// The one process of a trace file, loaded by the analysis (which accepts a trace cut short).
+std::optional<analysis::ProcessTrace> LoadOne(const std::string& path) {
+  std::vector<std::string> warnings;
+  auto traces = analysis::LoadTraceFile(path, &warnings);
+  if (!traces || traces->size() != 1) {
+    ADD_FAILURE() << path << ": " << (traces ? "not one process" : traces.error());
+    return std::nullopt;
+  }
+  return std::move(traces->front());
+}
+
 class TorchTest : public GpuTest {
  protected:
   void SetUp() override {
@@ -1133,6 +1144,17 @@ class TorchTest : public GpuTest {
     if (result.exit_code != 0) {
       GTEST_SKIP() << python_ << " has no " << needs << ":\n" << Tail(result.err, 500);
     }
+  }
+  // The whole-trace findings (default options) of a Python program run under libprof in `mode`
+  // as one process; nullopt, the test having failed, when the run or its trace was unusable.
+  std::optional<std::vector<analysis::Finding>> FindingsOfRun(
+      const std::vector<std::string>& argv, Mode mode = Mode::kPreload,
+      const std::map<std::string, std::string>& settings = {}) {
+    Capture c;
+    if (!ProfileOk(argv, mode, 1, &c, kTorchTimeout, settings)) return std::nullopt;
+    const auto trace = LoadOne(c.traces[0].path);
+    if (!trace) return std::nullopt;
+    return analysis::FindFindings(*trace, analysis::FindingsOptions{});
   }
   std::string python_;
 };
@@ -1243,17 +1265,6 @@ uint32_t LineOf(const std::string& path, const std::string& marker) {
   return 0;
 }
 
-// The one process of a trace file, loaded by the analysis (which accepts a trace cut short).
-std::optional<analysis::ProcessTrace> LoadOne(const std::string& path) {
-  std::vector<std::string> warnings;
-  auto traces = analysis::LoadTraceFile(path, &warnings);
-  if (!traces || traces->size() != 1) {
-    ADD_FAILURE() << path << ": " << (traces ? "not one process" : traces.error());
-    return std::nullopt;
-  }
-  return std::move(traces->front());
-}
-
 class PythonFramesTest : public TorchTest {
  protected:
   void SetUp() override {
@@ -1273,18 +1284,13 @@ class PythonFramesTest : public TorchTest {
 // PyTorch releases the GIL around .item() (THPVariable_item's gil_scoped_release): the frames
 // are read without it (python_frames.h).
 TEST_F(PythonFramesTest, ItemLoopFindingNamesTheScriptLine) {
-  Capture c;
-  ASSERT_TRUE(ProfileOk({python_, LIBPROF_TORCH_ITEM_LOOP_PY, "100"}, Mode::kPreload, 1, &c,
-                        kTorchTimeout));
-  const auto trace = LoadOne(c.traces[0].path);
-  ASSERT_TRUE(trace.has_value());
+  const auto findings = FindingsOfRun({python_, LIBPROF_TORCH_ITEM_LOOP_PY, "100"});
+  ASSERT_TRUE(findings.has_value());
   const std::string site =
       "torch_item_loop.py:" + std::to_string(LineOf(LIBPROF_TORCH_ITEM_LOOP_PY, "the wait")) +
       " in step";
-  const std::vector<analysis::Finding> findings =
-      analysis::FindFindings(*trace, analysis::FindingsOptions{});
   const analysis::Finding* top = nullptr;
-  for (const analysis::Finding& f : findings) {
+  for (const analysis::Finding& f : *findings) {
     if (analysis::Rule(f.rule).family != analysis::RuleFamily::kHostWait) continue;
     if (top == nullptr || f.blocked_ns > top->blocked_ns) top = &f;
   }
@@ -1297,13 +1303,8 @@ TEST_F(PythonFramesTest, ItemLoopFindingNamesTheScriptLine) {
 // Proves each way torch_waits.py waits is a host wait found at its own line, with PyTorch's
 // words for what that line did (analysis/rules/framework_hints.h), in the whole findings.
 TEST_F(PythonFramesTest, EveryWaitIsNamedInPyTorchsWordsAtItsLine) {
-  Capture c;
-  ASSERT_TRUE(ProfileOk({python_, LIBPROF_TORCH_WAITS_PY, "3"}, Mode::kPreload, 1, &c,
-                        kTorchTimeout));
-  const auto trace = LoadOne(c.traces[0].path);
-  ASSERT_TRUE(trace.has_value());
-  const std::vector<analysis::Finding> findings =
-      analysis::FindFindings(*trace, analysis::FindingsOptions{});
+  const auto findings = FindingsOfRun({python_, LIBPROF_TORCH_WAITS_PY, "3"});
+  ASSERT_TRUE(findings.has_value());
   const std::pair<const char*, const char*> expected[] = {
       {"item", "reads a number from a CUDA tensor"},
       {"cpu", "copies a CUDA tensor to the CPU"},
@@ -1316,7 +1317,7 @@ TEST_F(PythonFramesTest, EveryWaitIsNamedInPyTorchsWordsAtItsLine) {
     const std::string site =
         "torch_waits.py:" + std::to_string(LineOf(LIBPROF_TORCH_WAITS_PY, marker)) + " in main";
     size_t at_line = 0, with_words = 0;
-    for (const analysis::Finding& f : findings) {
+    for (const analysis::Finding& f : *findings) {
       if (analysis::Rule(f.rule).family != analysis::RuleFamily::kHostWait) continue;
       if (f.call_site.find(site) == std::string::npos || f.blocked_ns < 1'000'000) continue;
       ++at_line;
@@ -1444,16 +1445,13 @@ class AutotuneTest : public TorchTest {
 // are one-time work of the right tuner, from the frames this PyTorch and Triton record, and that
 // the loop's own .item() waits at their line are not.
 TEST_F(AutotuneTest, TunersWaitsAreOneTimeWorkAndTheLoopsAreNot) {
-  Capture c;
-  ASSERT_TRUE(ProfileOk({python_, LIBPROF_TORCH_AUTOTUNE_PY, "12"}, Mode::kPreload, 1, &c,
-                        kTorchTimeout));
-  const auto trace = LoadOne(c.traces[0].path);
-  ASSERT_TRUE(trace.has_value());
+  const auto findings = FindingsOfRun({python_, LIBPROF_TORCH_AUTOTUNE_PY, "12"});
+  ASSERT_TRUE(findings.has_value());
   const std::string site = "torch_autotune.py:" +
                            std::to_string(LineOf(LIBPROF_TORCH_AUTOTUNE_PY, "the wait")) +
                            " in main";
   size_t cudnn = 0, triton = 0, loop = 0, loop_marked = 0;
-  for (const analysis::Finding& f : analysis::FindFindings(*trace, {})) {
+  for (const analysis::Finding& f : *findings) {
     if (!IsHostTime(f)) continue;
     cudnn += f.one_time == analysis::OneTimeWork::kCudnnSearch;
     triton += f.one_time == analysis::OneTimeWork::kTritonAutotuning;
@@ -1482,13 +1480,11 @@ class JaxTest : public TorchTest {
 // Proves XLA's autotuning in a real JAX program (its candidate syncs and redzone checks on XLA's
 // own threads) is one-time work, and the program's own uploads at its line are not.
 TEST_F(JaxTest, XlasAutotuningIsOneTimeWork) {
-  Capture c;
-  ASSERT_TRUE(ProfileOk({python_, LIBPROF_JAX_LOOP_PY}, Mode::kInjection, 1, &c, kTorchTimeout,
-                        {{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}}));
-  const auto trace = LoadOne(c.traces[0].path);
-  ASSERT_TRUE(trace.has_value());
+  const auto findings = FindingsOfRun({python_, LIBPROF_JAX_LOOP_PY}, Mode::kInjection,
+                                      {{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}});
+  ASSERT_TRUE(findings.has_value());
   size_t tuned = 0, own = 0, own_marked = 0;
-  for (const analysis::Finding& f : analysis::FindFindings(*trace, {})) {
+  for (const analysis::Finding& f : *findings) {
     if (!IsHostTime(f)) continue;
     tuned += f.one_time == analysis::OneTimeWork::kXlaAutotuning;
     if (f.call_site.find("jax_loop.py:") != std::string::npos) {
