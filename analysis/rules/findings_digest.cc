@@ -112,14 +112,9 @@ const FindingsDigest::Group* FindingsDigest::Find(const Finding& f) const {
 }
 
 FindingsDigest::Group& FindingsDigest::GroupOf(const Finding& f) {
-  auto it = groups_.find(KeyView(f));
-  if (it == groups_.end()) {
-    it = groups_
-             .try_emplace(Key{PaidOnce(f), f.one_time, RuleName(f.rule), f.api,
-                              std::string(GroupBlamed(f)), std::string(DetailsGroupKey(f.details)),
-                              std::string(GroupCallSite(f))})
-             .first;
-  }
+  const auto view = KeyView(f);
+  auto it = groups_.find(view);
+  if (it == groups_.end()) it = groups_.try_emplace(Key(view)).first;  // (the views, owned)
   return it->second;
 }
 
