@@ -83,13 +83,14 @@ std::expected<CheckConfig, std::string> ReadCheckConfig(const std::string& path)
       auto s = value.value<std::string>();
       if (!s) return fail("'nvtx' must be a range name");
       config.nvtx = *s;
-    } else if (name == "keep-warm-up") {
+    } else if (name == "keep-warm-up" || name == "keep-one-time") {
       const toml::value<bool>* b = value.as_boolean();  // (value<bool>() would take 3 too)
-      if (b == nullptr) return fail("'keep-warm-up' must be true or false");
-      config.keep_warm_up = b->get();
+      if (b == nullptr) return fail("'" + name + "' must be true or false");
+      (name == "keep-warm-up" ? config.keep_warm_up : config.keep_one_time) = b->get();
     } else {
       return fail("unknown key '" + name +
-                  "' (expected max, min, max-regression, baseline, nvtx, keep-warm-up)");
+                  "' (expected max, min, max-regression, baseline, nvtx, keep-warm-up, "
+                  "keep-one-time)");
     }
   }
   return config;

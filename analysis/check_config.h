@@ -29,6 +29,7 @@ struct CheckConfig {
   std::vector<std::string> baseline;                  // paths resolved against the file's folder
   std::string nvtx;
   bool keep_warm_up = false;
+  bool keep_one_time = false;
 };
 
 // Reads `path`. Errors name the file and, for a syntax error, the line and column; unknown keys

@@ -166,6 +166,7 @@ struct CheckCommandOptions {
   std::string config;                                 // a TOML file (check_config.h)
   std::string nvtx;  // the iteration range for /step and regressions ("" = most repeated)
   bool keep_warm_up = false;  // per step and in regressions: keep the warm-up iterations
+  bool keep_one_time = false;  // rules: count findings in one-time work (CheckRun's)
   FindingsOptions thresholds;
   std::string junit;
   size_t terminal_width = 120;

@@ -273,6 +273,7 @@ std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOption
     if (o.baseline.empty()) o.baseline = config->baseline;
     if (o.nvtx.empty()) o.nvtx = config->nvtx;
     o.keep_warm_up |= config->keep_warm_up;
+    o.keep_one_time |= config->keep_one_time;
   }
   std::vector<Assertion> assertions;
   for (auto [texts, bound] : {std::pair{&o.max, CheckBound::kMax},
@@ -326,6 +327,7 @@ std::expected<CheckCommandResult, std::string> RunCheck(const CheckCommandOption
   CheckRun run;
   run.run = CheckScope{.summary = &whole->summary.total, .findings = &whole->findings};
   run.iterations = iterations;
+  run.keep_one_time = o.keep_one_time;
   std::optional<ScopedRun> inside;
   if (step && iterations != nullptr) {
     auto scoped = ReadScoped(*files, iterations, warm_up, step_findings, o.thresholds, warnings);

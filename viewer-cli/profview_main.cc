@@ -651,6 +651,9 @@ int main(int argc, char** argv) {
   check_cmd->add_flag("--keep-warm-up", check.keep_warm_up,
                       "per step and in regressions: keep the first iterations that took over 3x "
                       "the median (left out by default as warm-up, as diff does)");
+  check_cmd->add_flag("--keep-one-time", check.keep_one_time,
+                      "rules: also count findings in one-time work (autotuning, torch.compile; "
+                      "left out by default: paid once, not the program's code)");
   check_cmd->add_option("--junit", check.junit, "also write JUnit XML to FILE")
       ->type_name("FILE");
   check_cmd

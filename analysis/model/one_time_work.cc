@@ -133,6 +133,17 @@ OneTimeWork OneTimeWorkFromId(std::string_view id) {
 
 std::string_view OneTimeWorkName(OneTimeWork work) { return KindOf(work).name; }
 
+std::string OneTimeWorkNames(uint32_t kinds) {
+  std::string names;
+  for (size_t k = 1; k < kOneTimeWorkKinds; ++k) {
+    const auto work = static_cast<OneTimeWork>(k);
+    if ((kinds & OneTimeWorkBit(work)) == 0) continue;
+    if (!names.empty()) names += " and ";
+    names += OneTimeWorkName(work);
+  }
+  return names;
+}
+
 std::string_view OneTimeWorkNote(OneTimeWork work) { return KindOf(work).note; }
 
 }  // namespace libprof::analysis

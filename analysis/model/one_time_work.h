@@ -35,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -66,6 +67,8 @@ std::string_view OneTimeWorkId(OneTimeWork work);
 OneTimeWork OneTimeWorkFromId(std::string_view id);
 // "XLA's autotuning", "cuDNN's algorithm search", ... for prose and table labels.
 std::string_view OneTimeWorkName(OneTimeWork work);
+// The names of a set of kinds (OneTimeWorkBit's), in OneTimeWork's order, joined by " and ".
+std::string OneTimeWorkNames(uint32_t kinds);
 // The sentence appended to a finding inside it: what the work is, when it is paid again and how
 // to avoid paying it, starting "; inside ...".
 std::string_view OneTimeWorkNote(OneTimeWork work);

@@ -63,6 +63,9 @@ std::string CheckTable(const std::vector<CheckOutcome>& outcomes,
                       {"Assertion", Align::kLeft, /*shrinkable=*/true, 24},
                       {"Measured", Align::kLeft}},
                      rows, context.terminal_width);
+  for (const CheckOutcome& o : outcomes) {
+    if (!o.note.empty()) out += o.note + "\n";
+  }
   const size_t failed = Failures(outcomes);
   const size_t n = outcomes.size();
   if (failed == 0) {
@@ -88,12 +91,13 @@ std::string CheckJunit(const std::vector<CheckOutcome>& outcomes,
   for (const CheckOutcome& o : outcomes) {
     out += "    <testcase classname=\"profview.check\" name=\"" + XmlEscape(o.assertion) +
            "\" time=\"0\">";
+    const std::string note = o.note.empty() ? "" : " " + o.note;
     if (o.passed) {
-      out += "<system-out>" + XmlEscape("measured " + o.measured_text) + "</system-out>";
+      out += "<system-out>" + XmlEscape("measured " + o.measured_text + note) + "</system-out>";
     } else {
       out += "\n      <failure message=\"" + XmlEscape("measured " + o.measured_text) +
-             "\" type=\"assertion\">" + XmlEscape(o.assertion + ": measured " + o.measured_text) +
-             "</failure>\n    ";
+             "\" type=\"assertion\">" +
+             XmlEscape(o.assertion + ": measured " + o.measured_text + note) + "</failure>\n    ";
     }
     out += "</testcase>\n";
   }

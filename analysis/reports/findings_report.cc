@@ -180,14 +180,8 @@ std::string PaidOnceClause(const FindingsTotals& t) {
   std::vector<std::string> parts;
   if (t.host_in_start_up > 0) parts.push_back(Dur(t.host_in_start_up) + " of it during start-up");
   if (t.host_in_one_time > 0) {
-    std::string kinds;
-    for (size_t k = 1; k < kOneTimeWorkKinds; ++k) {
-      const auto work = static_cast<OneTimeWork>(k);
-      if ((t.one_time_kinds & OneTimeWorkBit(work)) == 0) continue;
-      if (!kinds.empty()) kinds += " and ";
-      kinds += OneTimeWorkName(work);
-    }
-    parts.push_back(Dur(t.host_in_one_time) + (parts.empty() ? " of it" : "") + " in " + kinds);
+    parts.push_back(Dur(t.host_in_one_time) + (parts.empty() ? " of it" : "") + " in " +
+                    OneTimeWorkNames(t.one_time_kinds));
   }
   if (parts.empty()) return "";
   return "; " + (parts.size() == 1 ? parts[0] : parts[0] + " and " + parts[1]) +

@@ -43,15 +43,27 @@ std::vector<FindingTotal> FindingTotals::Totals() const {
   return out;
 }
 
-FindingTotal FindingTotals::OfRule(RuleId rule) const {
+FindingTotal FindingTotals::OfRule(RuleId rule, bool with_one_time) const {
   FindingTotal sum;
   sum.key.rule = rule;
   for (const auto& [key, t] : totals_) {
-    if (key.rule != rule) continue;
+    if (key.rule != rule || (!with_one_time && key.one_time != OneTimeWork::kNone)) continue;
     sum.count += t.count;
     sum.blocked_ns += t.blocked_ns;
   }
   return sum;
+}
+
+FindingTotals::OneTimeShare FindingTotals::OneTimeOf(RuleId rule) const {
+  OneTimeShare share;
+  share.total.key.rule = rule;
+  for (const auto& [key, t] : totals_) {
+    if (key.rule != rule || key.one_time == OneTimeWork::kNone) continue;
+    share.total.count += t.count;
+    share.total.blocked_ns += t.blocked_ns;
+    share.kinds |= OneTimeWorkBit(key.one_time);
+  }
+  return share;
 }
 
 std::vector<FindingDiff> CompareFindings(const std::vector<FindingTotal>& base,

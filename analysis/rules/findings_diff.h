@@ -52,8 +52,15 @@ class FindingTotals {
   void Add(const std::vector<Finding>& findings);
   // Sorted by key.
   std::vector<FindingTotal> Totals() const;
-  // Over every key of one rule.
-  FindingTotal OfRule(RuleId rule) const;
+  // Over every key of one rule: its one-time work's findings (an autotuner's or a compiler's
+  // own calls, one_time_work.h) only with `with_one_time`.
+  FindingTotal OfRule(RuleId rule, bool with_one_time = true) const;
+  // A rule's findings in one-time work: their total and kinds (OneTimeWorkBit's).
+  struct OneTimeShare {
+    FindingTotal total;
+    uint32_t kinds = 0;
+  };
+  OneTimeShare OneTimeOf(RuleId rule) const;
 
  private:
   std::map<FindingKey, FindingTotal> totals_;  // small: one per key

@@ -200,21 +200,28 @@ std::expected<MatchedRows, std::string> MatchRows(const Summary& s, const CheckM
   return out;
 }
 
+// A rule's findings in `unit`: their number, or their time lost (per iteration, or a share of
+// the wall time).
+double RuleValue(const FindingTotal& t, CheckUnit unit, const CheckScope& scope, double per) {
+  if (unit == CheckUnit::kCount) return static_cast<double>(t.count) / per;
+  const double ns = static_cast<double>(t.blocked_ns);
+  const double wall = static_cast<double>(scope.summary->trace_ns);
+  return unit == CheckUnit::kShare ? (wall > 0 ? ns / wall : 0.0) : ns / per;
+}
+
 // The value of a metric in one scope, in `unit`.
 std::expected<double, std::string> Measure(const CheckMetric& m, CheckUnit unit,
                                            const CheckScope& scope, double per,
-                                           const RangeInstances* iterations) {
+                                           const CheckRun& run) {
   const Summary& s = *scope.summary;
   const double wall = static_cast<double>(s.trace_ns);
   auto time = [&](double ns) -> double {
     return unit == CheckUnit::kShare ? (wall > 0 ? ns / wall : 0.0) : ns / per;
   };
+  const RangeInstances* iterations = run.iterations;
   switch (m.kind) {
-    case CheckMetric::Kind::kRule: {
-      const FindingTotal t = scope.findings->OfRule(m.rule);
-      if (unit == CheckUnit::kCount) return static_cast<double>(t.count) / per;
-      return time(static_cast<double>(t.blocked_ns));
-    }
+    case CheckMetric::Kind::kRule:
+      return RuleValue(scope.findings->OfRule(m.rule, run.keep_one_time), unit, scope, per);
     case CheckMetric::Kind::kFigure:
       if (m.figure == "iteration") {
         if (iterations == nullptr) {
@@ -276,8 +283,8 @@ std::expected<Change, std::string> RegressionChange(const Assertion& a, const Ch
                              "' needs an NVTX range that both runs repeat (--nvtx NAME)");
     }
     case CheckMetric::Kind::kRule: {
-      const FindingTotal b = run.baseline_findings->OfRule(m.rule);
-      const FindingTotal n = run.compared_findings->OfRule(m.rule);
+      const FindingTotal b = run.baseline_findings->OfRule(m.rule, run.keep_one_time);
+      const FindingTotal n = run.compared_findings->OfRule(m.rule, run.keep_one_time);
       return Compare(static_cast<double>(b.blocked_ns) / diff.base_per,
                      static_cast<double>(n.blocked_ns) / diff.next_per, 0, 0, threshold,
                      diff.floor_ns);
@@ -440,13 +447,27 @@ std::expected<CheckOutcome, std::string> Evaluate(const Assertion& a, const Chec
     scope = &*run.step;
     per = run.step->per;
   }
-  auto measured = Measure(a.metric, a.unit, *scope, per, run.iterations);
+  auto measured = Measure(a.metric, a.unit, *scope, per, run);
   if (!measured) return std::unexpected(measured.error());
   out.measured = *measured;
   out.assertion = a.metric.Text() + op + FormatValue(a.limit, a.unit) + (a.per_step ? "/step" : "");
   out.passed = a.bound == CheckBound::kMin ? *measured >= a.limit : *measured <= a.limit;
   out.measured_text = FormatValue(*measured, a.unit) + UnitWord(a.metric, a.unit) +
                       (a.per_step ? " per iteration" : "");
+  // What the figure left out, so that a pass is not mistaken for "no such waits at all".
+  if (a.metric.kind == CheckMetric::Kind::kRule && !run.keep_one_time) {
+    const FindingTotals::OneTimeShare left_out = scope->findings->OneTimeOf(a.metric.rule);
+    if (left_out.total.count > 0) {
+      const std::string amount =
+          FormatValue(RuleValue(left_out.total, a.unit, *scope, per), a.unit);
+      out.measured_text += " (+" + amount + " one-time left out)";
+      out.note = a.metric.Text() + ": " + amount + UnitWord(a.metric, a.unit) +
+                 (a.per_step ? " per iteration" : "") + " in " +
+                 OneTimeWorkNames(left_out.kinds) +
+                 " left out: paid once, and not the program's own code (--keep-one-time "
+                 "counts them).";
+    }
+  }
   return out;
 }
 

@@ -7,7 +7,8 @@
 //
 // Metrics (the part before '='):
 //   a rule id (rule_registry.h)   the run's findings of that rule: a count, their time lost
-//                                 (a duration) or that time's share of the wall time (%)
+//                                 (a duration) or that time's share of the wall time (%);
+//                                 without those in one-time work unless CheckRun says so
 //   wall                          the analysed wall time (duration)
 //   host-api, gpu-busy            CUDA API time and GPU busy time (duration, or % of wall)
 //   iteration                     the median duration of the iteration range (duration)
@@ -81,6 +82,10 @@ struct CheckRun {
   const FindingTotals* baseline_findings = nullptr;
   const FindingTotals* compared_findings = nullptr;
   double min_share = 0.001;  // DiffOptions::min_share
+  // Whether a rule's figures count its findings in one-time work (an autotuner's or a
+  // compiler's own waits, one_time_work.h): left out by default, since they are paid once and
+  // are not the program's code (XLA's autotuning alone fails "sync-api=0" on any JAX program).
+  bool keep_one_time = false;
 };
 
 struct CheckOutcome {
@@ -88,6 +93,9 @@ struct CheckOutcome {
   bool passed = false;
   double measured = 0;   // in the assertion's unit
   std::string measured_text;  // "4.5 per iteration", "+7.02% (noise ±3.10%)"
+  // What the figure left out, said in full below the table: "sync-api: 138 findings in
+  // Triton's autotuning left out, ..." (measured_text says "(+138 one-time left out)").
+  std::string note;
 };
 
 // Evaluates one assertion. Errors (exit 2): a metric the run cannot answer (no row of that

@@ -122,6 +122,66 @@ TEST(EvaluateTest, OneRunAgainstLimits) {
   EXPECT_FALSE(Evaluate(*ParseAssertion(CheckBound::kMaxRegression, "5%"), run));
 }
 
+// A rule's figure leaves out its findings in one-time work (an autotuner's own waits) and says
+// how much it left out; CheckRun::keep_one_time counts them, in limits and in regressions.
+TEST(EvaluateTest, RulesLeaveOutOneTimeWorkAndSayHowMuch) {
+  Summary s;
+  s.trace_ns = 1'000'000;
+  FindingTotals findings;
+  Finding own;
+  own.rule = RuleId::kSyncApi;
+  own.api = "cudaDeviceSynchronize";
+  own.blocked_ns = 30'000;
+  Finding tuning = own;
+  tuning.api = "cuEventSynchronize";
+  tuning.blocked_ns = 100'000;
+  tuning.one_time = OneTimeWork::kXlaAutotuning;
+  Finding search = tuning;
+  search.one_time = OneTimeWork::kCudnnSearch;
+  findings.Add({own, tuning, tuning, search});
+  CheckRun run;
+  run.run = CheckScope{.summary = &s, .findings = &findings};
+
+  const CheckOutcome count = Eval("sync-api=1", CheckBound::kMax, run);
+  EXPECT_TRUE(count.passed);
+  EXPECT_DOUBLE_EQ(count.measured, 1);
+  EXPECT_EQ(count.measured_text, "1 findings (+3 one-time left out)");
+  EXPECT_EQ(count.note,
+            "sync-api: 3 findings in XLA's autotuning and cuDNN's algorithm search left out: paid "
+            "once, and not the program's own code (--keep-one-time counts them).");
+  const CheckOutcome time = Eval("sync-api=50us", CheckBound::kMax, run);
+  EXPECT_TRUE(time.passed);
+  EXPECT_DOUBLE_EQ(time.measured, 30'000);
+  EXPECT_EQ(time.measured_text, "30.0 µs (+300.0 µs one-time left out)");
+  // A rule with no one-time findings says nothing more.
+  const CheckOutcome other = Eval("implicit-sync=0", CheckBound::kMax, run);
+  EXPECT_EQ(other.measured_text, "0 findings");
+  EXPECT_EQ(other.note, "");
+  // The table says it in full below, and so does JUnit.
+  EXPECT_NE(CheckTable({count, other}, {}).find(count.note), std::string::npos);
+  EXPECT_NE(CheckJunit({count}, {}).find("--keep-one-time counts them"), std::string::npos);
+
+  run.keep_one_time = true;
+  const CheckOutcome kept = Eval("sync-api=1", CheckBound::kMax, run);
+  EXPECT_FALSE(kept.passed);
+  EXPECT_DOUBLE_EQ(kept.measured, 4);
+  EXPECT_EQ(kept.measured_text, "4 findings");
+  EXPECT_EQ(kept.note, "");
+
+  // A regression of the rule: the baseline had no tuning, the run tuned for 300 us.
+  Summary base = s;
+  SummaryReport b{.parts = {base}, .total = base}, n{.parts = {s}, .total = s};
+  FindingTotals base_findings;
+  base_findings.Add(own);
+  run.baseline = &b;
+  run.compared = &n;
+  run.baseline_findings = &base_findings;
+  run.compared_findings = &findings;
+  EXPECT_FALSE(Eval("sync-api=5%", CheckBound::kMaxRegression, run).passed);
+  run.keep_one_time = false;
+  EXPECT_TRUE(Eval("sync-api=5%", CheckBound::kMaxRegression, run).passed);
+}
+
 TEST(EvaluateTest, RegressionsFailOnlyBeyondLimitAndSpread) {
   Summary base, next;
   base.trace_ns = 100'000'000;
@@ -155,6 +215,7 @@ TEST(CheckConfigTest, TomlGivesTheAssertionsOfTheFlags) {
                          "baseline = \"base.pb\"\n"
                          "max-regression = \"5%\"\n"
                          "keep-warm-up = true\n"
+                         "keep-one-time = true\n"
                          "[max]\n"
                          "pageable-async-memcpy = 0\n"
                          "implicit-sync = \"3/step\"\n"
@@ -165,6 +226,7 @@ TEST(CheckConfigTest, TomlGivesTheAssertionsOfTheFlags) {
   ASSERT_TRUE(config) << config.error();
   EXPECT_EQ(config->nvtx, "step");
   EXPECT_TRUE(config->keep_warm_up);
+  EXPECT_TRUE(config->keep_one_time);
   EXPECT_EQ(config->baseline, std::vector<std::string>{dir.Path("base.pb")});
   EXPECT_EQ(config->max_regression, std::vector<std::string>{"5%"});
   std::vector<std::string> max = config->max;
