@@ -38,6 +38,11 @@ constexpr std::array<Kind, kOneTimeWorkKinds> kKinds = {{
      "; inside torch.compile's compilation (TorchDynamo, AOTAutograd, TorchInductor): paid once "
      "per compiled graph, and again on each recompilation (TORCH_LOGS=recompiles says why one "
      "happens)"},
+    {OneTimeWork::kTunableOp, "tunableop", "PyTorch's TunableOp tuning",
+     "; inside PyTorch's TunableOp tuning (PYTORCH_TUNABLEOP_ENABLED=1), which times candidate "
+     "GEMM solutions the first time it sees each shape: paid once per shape and process; with "
+     "the results file it wrote (PYTORCH_TUNABLEOP_FILENAME) and PYTORCH_TUNABLEOP_TUNING=0, "
+     "later runs skip it"},
 }};
 
 const Kind& KindOf(OneTimeWork work) { return kKinds[static_cast<size_t>(work)]; }
@@ -94,6 +99,11 @@ bool IsTritonAutotuning(const FrameView& f) {
          Contains(Method(f.function), "bench");
 }
 
+bool IsTunableOpTuning(const FrameView& f) {
+  return !f.python && Contains(f.function, "at::cuda::tunable::TunableOp<") &&
+         Contains(f.function, "::FindFastest");
+}
+
 bool IsTorchCompile(const FrameView& f) {
   return f.python && (PathIs(f.file, "torch/_dynamo/convert_frame.py") ||
                       PathIs(f.file, "torch/_functorch/_aot_autograd/graph_compile.py") ||
@@ -107,11 +117,12 @@ bool IsTorchCompile(const FrameView& f) {
 OneTimeWork OneTimeWorkOf(const std::vector<FrameView>& frames) {
   // In order of precedence: a tuner inside another's frames (Inductor benchmarking through
   // Triton's do_bench, any tuner inside torch.compile) is named by the more specific one.
-  constexpr std::array<std::pair<OneTimeWork, bool (*)(const FrameView&)>, 5> kTests = {{
+  constexpr std::array<std::pair<OneTimeWork, bool (*)(const FrameView&)>, 6> kTests = {{
       {OneTimeWork::kInductorAutotuning, IsInductorAutotuning},
       {OneTimeWork::kTritonAutotuning, IsTritonAutotuning},
       {OneTimeWork::kXlaAutotuning, IsXlaAutotuning},
       {OneTimeWork::kCudnnSearch, IsCudnnSearch},
+      {OneTimeWork::kTunableOp, IsTunableOpTuning},
       {OneTimeWork::kTorchCompile, IsTorchCompile},
   }};
   for (const auto& [work, test] : kTests) {

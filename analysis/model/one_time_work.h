@@ -1,6 +1,6 @@
 // Work a library does once per compiled graph, shape or key, told from a call's stack: an
 // autotuner timing candidate kernels (XLA's, cuDNN's benchmark search, TorchInductor's
-// max-autotune, @triton.autotune) or torch.compile compiling a graph. Their waits are not the
+// max-autotune, @triton.autotune, PyTorch's TunableOp) or torch.compile compiling a graph. Their waits are not the
 // steady state's: each candidate is synchronised on purpose, thousands of times in a JAX
 // program's first steps (a 200-step JAX MLP on an H200: all 1,699 of its host findings lay inside
 // xla::Autotuner::GetTunedConfig), and the program's own code is not where to fix them.
@@ -24,6 +24,9 @@
 // - Triton's autotuning: a Python frame of triton/runtime/autotuner.py's benchmarking methods
 //   (Autotuner._bench, Autotuner.run.<locals>.benchmark), which time each config through
 //   triton.testing.do_bench (do_bench called by a program's own benchmark is not one-time work).
+// - PyTorch's TunableOp tuning (PYTORCH_TUNABLEOP_ENABLED=1): a native frame of
+//   at::cuda::tunable::TunableOp<...>::FindFastest, which times each candidate GEMM solution the
+//   first time a shape is seen (TunableOp::operator() alone is how every tuned GEMM runs).
 // - torch.compile's compilation: a Python frame of TorchDynamo's frame conversion
 //   (torch/_dynamo/convert_frame.py), AOTAutograd's graph compilation
 //   (torch/_functorch/_aot_autograd/graph_compile.py) or Inductor's lowering and code generation
@@ -50,8 +53,9 @@ enum class OneTimeWork : uint8_t {
   kInductorAutotuning,
   kTritonAutotuning,
   kTorchCompile,
+  kTunableOp,
 };
-inline constexpr size_t kOneTimeWorkKinds = 6;
+inline constexpr size_t kOneTimeWorkKinds = 7;
 
 // Which one-time work the stack (CallSites::Frames, innermost first) lies in; kNone if none.
 OneTimeWork OneTimeWorkOf(const std::vector<FrameView>& frames);
@@ -61,8 +65,8 @@ inline uint32_t OneTimeWorkBit(OneTimeWork work) {
   return work == OneTimeWork::kNone ? 0 : uint32_t{1} << static_cast<uint32_t>(work);
 }
 
-// "xla-autotuning", "cudnn-search", "inductor-autotuning", "triton-autotuning", "torch-compile"
-// (JSON, CSV, partials); "" for kNone. FromId: the kind of an id, kNone for "" or unknown ones.
+// "xla-autotuning", "cudnn-search", "inductor-autotuning", "triton-autotuning", "torch-compile",
+// "tunableop" (JSON, CSV, partials); "" for kNone. FromId: the kind of an id, kNone for "" or unknown ones.
 std::string_view OneTimeWorkId(OneTimeWork work);
 OneTimeWork OneTimeWorkFromId(std::string_view id);
 // "XLA's autotuning", "cuDNN's algorithm search", ... for prose and table labels.

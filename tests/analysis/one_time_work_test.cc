@@ -78,6 +78,16 @@ TEST(OneTimeWorkTest, EachTunerIsToldFromTheFramesItsLibraryRecorded) {
                            Python(Installed("triton/runtime/autotuner.py"), "Autotuner._bench"),
                            Python("/home/me/add.py", "add")}),
             OneTimeWork::kTritonAutotuning);
+  // PyTorch's TunableOp timing GEMM solutions on a new shape, below the user's matmul.
+  EXPECT_EQ(OneTimeWorkOf({Python("/home/me/tunableop.py", "<module>"),
+                           Native("cudaEventSynchronize", "libcudart.so.13"),
+                           Native("at::cuda::tunable::StreamTimerNoSync::Duration()",
+                                  "libtorch_cuda.so"),
+                           Native("at::cuda::tunable::TunableOp<at::cuda::tunable::GemmParams<"
+                                  "c10::Half> >::FindFastest(...)",
+                                  "libtorch_cuda.so"),
+                           Native("at::native::addmm_out_cuda_impl(...)", "libtorch_cuda.so")}),
+            OneTimeWork::kTunableOp);
   // torch.compile's lowering, with no tuner in sight.
   EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_inductor/fx_passes/fuse_attention.py"),
                                   "_get_sfdp_patterns"),
@@ -101,6 +111,11 @@ TEST(OneTimeWorkTest, TheSteadyStatesOwnFramesAreNotOneTimeWork) {
   // Triton's autotuner launching its chosen config, and an ordinary synchronize.
   EXPECT_EQ(OneTimeWorkOf({Python(Installed("triton/runtime/autotuner.py"), "Autotuner.run"),
                            Python(Installed("torch/cuda/__init__.py"), "synchronize")}),
+            OneTimeWork::kNone);
+  // A GEMM TunableOp tuned earlier, running its chosen solution.
+  EXPECT_EQ(OneTimeWorkOf({Native("at::cuda::tunable::TunableOp<at::cuda::tunable::GemmParams<"
+                                  "c10::Half> >::operator()(...)",
+                                  "libtorch_cuda.so")}),
             OneTimeWork::kNone);
   // A program's own file that merely ends like PyTorch's, and a conv that runs, not searches.
   EXPECT_EQ(OneTimeWorkOf({Python("/home/me/mytorch/_inductor/graph.py", "lower")}),
