@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "analysis/model/api_names.h"
+#include "analysis/model/call_sites.h"
 #include "analysis/model/intervals.h"
 
 namespace libprof::analysis {
@@ -100,6 +103,37 @@ void StartUpScan::Add(const TraceIndex& window) {
     defining_.push_back({piece, busy_ns_ + CoveredLength(busy, 0, piece.end_ns)});
   }
   for (const Interval& b : busy) busy_ns_ += b.length();
+
+  // One-time work: the calls with a stack in time order, in runs (StackRun).
+  std::vector<const ApiCall*> stacked;
+  std::unordered_set<uint32_t> stack_ids;
+  for (const ApiCall& c : calls) {
+    if (c.stack_id == 0) continue;
+    stacked.push_back(&c);
+    stack_ids.insert(c.stack_id);
+  }
+  if (stacked.empty()) return;
+  std::stable_sort(stacked.begin(), stacked.end(), [](const ApiCall* a, const ApiCall* b) {
+    return a->start_ns < b->start_ns;
+  });
+  const std::unordered_map<uint32_t, OneTimeWork> kinds =
+      OneTimeWorkOfStacks(window.trace(), stack_ids);
+  for (const ApiCall* c : stacked) {
+    const auto kind = kinds.find(c->stack_id);
+    AddRun({{c->start_ns, c->end_ns},
+            kind == kinds.end() ? 0 : OneTimeWorkBit(kind->second)});
+  }
+}
+
+void StartUpScan::AddRun(const StackRun& run) {
+  if (stack_runs_.empty() || (stack_runs_.back().kinds == 0) != (run.kinds == 0)) {
+    stack_runs_.push_back(run);
+    return;
+  }
+  StackRun& last = stack_runs_.back();
+  last.span.start_ns = std::min(last.span.start_ns, run.span.start_ns);
+  last.span.end_ns = std::max(last.span.end_ns, run.span.end_ns);
+  last.kinds |= run.kinds;
 }
 
 void StartUpScan::Add(const StartUpScan& later) {
@@ -118,11 +152,28 @@ void StartUpScan::Add(const StartUpScan& later) {
   }
   busy_ns_ += later.busy_ns_;
   last_op_end_ns_ = std::max(last_op_end_ns_, later.last_op_end_ns_);
+  for (const StackRun& run : later.stack_runs_) AddRun(run);
 }
 
 StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
   StartUp s;
   if (!any_op_) return s;
+  std::vector<StackRun> one_time;
+  for (const StackRun& run : stack_runs_) {
+    if (run.kinds != 0) one_time.push_back(run);
+  }
+  std::sort(one_time.begin(), one_time.end(), [](const StackRun& a, const StackRun& b) {
+    return a.span.start_ns < b.span.start_ns;
+  });
+  for (const StackRun& run : one_time) {
+    if (!s.one_time.empty() && run.span.start_ns <= s.one_time.back().span.end_ns) {
+      StartUp::OneTimeSpan& last = s.one_time.back();
+      last.span.end_ns = std::max(last.span.end_ns, run.span.end_ns);
+      last.kinds |= run.kinds;
+    } else {
+      s.one_time.push_back({run.span, run.kinds});
+    }
+  }
   s.known = true;
   s.first_op_ns = any_kernel_ ? first_kernel_ns_ : first_op_ns_;
   s.first_op_is_kernel = any_kernel_;

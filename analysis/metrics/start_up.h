@@ -23,7 +23,11 @@
 // one that loads new code needs the contrast, so is not taken for a warm-up; a GPU busy 10% or
 // more is never called warm-up.
 //
-// Layer: analysis/metrics/. Pure computation over a TraceIndex.
+// One-time work later in the run (an autotuner timing candidates, a compiler: one_time_work.h,
+// told from call stacks) is paid once too: StartUp::one_time holds its stretches, and the GPU
+// rules leave out the idle gaps that overlap them.
+//
+// Layer: analysis/metrics/. Pure computation over a TraceIndex (and its call stacks).
 #pragma once
 
 #include <cstdint>
@@ -72,6 +76,16 @@ struct StartUp {
   // rules leave it out wherever it happens.
   std::vector<Interval> later_loading;
   Work later_load;
+  // One-time work (one_time_work.h) told from call stacks: each stretch from the first to the
+  // last of consecutive stacked calls (all threads' in time order) inside an autotuner or a
+  // compiler, merged, each with the kinds seen in it (OneTimeWorkBit's). The GPU rules leave out the idle
+  // gaps that overlap one (the compilation between the tuner's calls included): a JAX program's
+  // recompilation is no idle steady state. Wherever they fall, start-up included.
+  struct OneTimeSpan {
+    Interval span;
+    uint32_t kinds = 0;
+  };
+  std::vector<OneTimeSpan> one_time;  // sorted, disjoint
   uint64_t duration_ns() const { return end_ns - start_ns; }
   uint64_t warm_up_ns() const { return warm_up ? end_ns - warm_up_from_ns : 0; }
 };
@@ -99,6 +113,15 @@ class StartUpScan {
     uint64_t busy_before_end_ns = 0;
   };
   void WarmUp(const std::vector<Piece>& pieces, StartUp* s) const;
+  // The calls with a call stack, in time order, as runs of one-time work's and of the rest's;
+  // `kinds` the one-time kinds of a run (0 for the rest's). Two runs of a kind never follow
+  // each other (a later window's first run joins the last one when both are one-time work).
+  struct StackRun {
+    Interval span;
+    uint32_t kinds = 0;
+  };
+  void AddRun(const StackRun& run);
+  std::vector<StackRun> stack_runs_;
   bool any_op_ = false, any_kernel_ = false;
   uint64_t first_op_ns_ = 0, first_kernel_ns_ = 0;
   uint64_t busy_before_first_kernel_ns_ = 0;  // copies and memsets before it

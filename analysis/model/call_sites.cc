@@ -176,46 +176,86 @@ std::string CallSite::Chain(const std::string& api) const {
   return known ? api + " ← " + Text() : "";
 }
 
-CallSites::CallSites(const ProcessTrace& trace, const CallSiteRule& rule) {
-  const TraceRecords& r = trace.records;
-  if (r.call_stacks.empty()) return;
-  std::unordered_map<uint32_t, const StackModule*> modules;
-  for (const StackModule& m : r.stack_modules) modules[m.id] = &m;
-  std::unordered_map<uint32_t, FrameView> frames;
-  for (const StackFrame& f : r.stack_frames) {
-    FrameView view;
-    view.function = trace.Str(f.function_id);
-    view.address = f.address;
-    view.module_offset = f.module_offset;
-    if (auto m = modules.find(f.module_id); m != modules.end()) {
-      view.module_path = trace.Str(m->second->path_id);
+namespace {
+
+// The frames of a trace's call stacks, each stack's built when asked for (a frame's view once).
+class StackFrames {
+ public:
+  StackFrames(const ProcessTrace& trace, const CallSiteRule& rule) : trace_(trace), rule_(rule) {
+    const TraceRecords& r = trace.records;
+    for (const StackModule& m : r.stack_modules) modules_[m.id] = &m;
+    for (const StackFrame& f : r.stack_frames) frames_[f.id] = &f;
+  }
+
+  // Innermost first: the Python frames, then the native ones.
+  std::vector<FrameView> Of(const CallStack& s) {
+    std::vector<FrameView> list;
+    for (const PythonFrame& p : s.python_frames) {
+      FrameView view;
+      view.python = true;
+      view.file = trace_.Str(p.file_id);
+      view.line = p.line;
+      view.function = trace_.Str(p.function_id);
+      view.package_path = rule_.PackagePath(view.file);
+      view.framework = !view.package_path.empty();
+      list.push_back(std::move(view));
+    }
+    for (uint32_t id : s.frame_ids) list.push_back(Native(id));
+    return list;
+  }
+
+ private:
+  const FrameView& Native(uint32_t id) {
+    auto [it, added] = views_.try_emplace(id);
+    FrameView& view = it->second;
+    if (!added) return view;
+    auto f = frames_.find(id);
+    if (f == frames_.end()) {
+      view.module = "?";
+      return view;
+    }
+    view.function = trace_.Str(f->second->function_id);
+    view.address = f->second->address;
+    view.module_offset = f->second->module_offset;
+    if (auto m = modules_.find(f->second->module_id); m != modules_.end()) {
+      view.module_path = trace_.Str(m->second->path_id);
       view.module = m->second->executable ? "app" : FileName(view.module_path);
       view.build_id = m->second->build_id;
     }
     view.cuda = IsCudaLibrary(FileName(view.module_path)) || IsCudaRuntimeFunction(view.function);
-    frames[f.id] = std::move(view);
+    return view;
   }
+
+  const ProcessTrace& trace_;
+  const CallSiteRule& rule_;
+  std::unordered_map<uint32_t, const StackModule*> modules_;
+  std::unordered_map<uint32_t, const StackFrame*> frames_;
+  std::unordered_map<uint32_t, FrameView> views_;
+};
+
+}  // namespace
+
+CallSites::CallSites(const ProcessTrace& trace, const CallSiteRule& rule) {
+  const TraceRecords& r = trace.records;
+  if (r.call_stacks.empty()) return;
+  StackFrames frames(trace, rule);
   for (const CallStack& s : r.call_stacks) {
-    std::vector<FrameView>& list = stacks_[s.id];
-    for (const PythonFrame& p : s.python_frames) {
-      FrameView view;
-      view.python = true;
-      view.file = trace.Str(p.file_id);
-      view.line = p.line;
-      view.function = trace.Str(p.function_id);
-      view.package_path = rule.PackagePath(view.file);
-      view.framework = !view.package_path.empty();
-      list.push_back(std::move(view));
-    }
-    for (uint32_t id : s.frame_ids) {
-      auto f = frames.find(id);
-      FrameView missing;
-      missing.module = "?";
-      list.push_back(f != frames.end() ? f->second : missing);
-    }
+    std::vector<FrameView>& list = stacks_[s.id] = frames.Of(s);
     CallSite& site = sites_[s.id] = Resolve(list);
     site.one_time = OneTimeWorkOf(list);
   }
+}
+
+std::unordered_map<uint32_t, OneTimeWork> OneTimeWorkOfStacks(
+    const ProcessTrace& trace, const std::unordered_set<uint32_t>& stack_ids) {
+  std::unordered_map<uint32_t, OneTimeWork> out;
+  if (stack_ids.empty()) return out;
+  const CallSiteRule rule;  // (one-time work is told by paths, not by what counts as framework)
+  StackFrames frames(trace, rule);
+  for (const CallStack& s : trace.records.call_stacks) {
+    if (stack_ids.contains(s.id)) out[s.id] = OneTimeWorkOf(frames.Of(s));
+  }
+  return out;
 }
 
 const CallSite& CallSites::Of(uint32_t stack_id) const {

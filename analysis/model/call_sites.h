@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "analysis/model/one_time_work.h"
@@ -102,6 +103,11 @@ class CallSites {
   std::unordered_map<uint32_t, std::vector<FrameView>> stacks_;
   std::unordered_map<uint32_t, CallSite> sites_;
 };
+
+// The one-time work of each of `stack_ids` that the trace defines (CallSite::one_time, without
+// resolving the other stacks): for a reader that needs only that, window after window.
+std::unordered_map<uint32_t, OneTimeWork> OneTimeWorkOfStacks(
+    const ProcessTrace& trace, const std::unordered_set<uint32_t>& stack_ids);
 
 // True for the file name of one of CUDA's own libraries ("libcublas.so.13", "libcuda.so.1").
 bool IsCudaLibrary(std::string_view file_name);

@@ -51,7 +51,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(IdleGapDetails, host_activity, idle)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LowUtilizationDetails, utilization, launch_bound_idle_ns,
                                    kernels, chunks, idle)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(IdleBreakdownDetails, utilization, kernels, idle,
-                                   mean_kernel_ns, launches, mean_launch_ns)
+                                   mean_kernel_ns, launches, mean_launch_ns, one_time_idle_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StartUpDetails, first_kernel_ns, module_load_ns, module_loads,
                                    context_ns, allocation_ns, allocations, later_module_load_ns,
                                    later_module_loads, warm_up_ns, warm_up_gpu_busy_ns,

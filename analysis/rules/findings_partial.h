@@ -35,7 +35,8 @@ namespace libprof::analysis {
 inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-partial";
 // 2: the start-up finding gained its warm-up (warm_up_ns, warm_up_gpu_busy_ns, gpu_busy_after).
 // 3: a finding's one_time (one_time_work.h) and the sums' host_in_one_time and one_time_kinds.
-inline constexpr uint32_t kFindingsPartialVersion = 3;
+// 4: gpu-idle-breakdown's one_time_idle_ns (its idle time left out as one-time work's).
+inline constexpr uint32_t kFindingsPartialVersion = 4;
 
 struct FindingsPartial {
   FindingsOptions thresholds;  // with the call-site rule

@@ -122,6 +122,61 @@ std::string HostActivity(const TraceIndex& index, const std::vector<HostCall>& e
          " of it (most in " + top->first + ", " + Dur(top->second) + ")";
 }
 
+// The gaps (sorted, disjoint) that overlap one-time work (`spans`: sorted, disjoint), each with
+// the kinds of the spans it overlaps.
+struct OneTimeGaps {
+  std::vector<Interval> gaps;
+  std::vector<uint32_t> kinds;
+};
+OneTimeGaps GapsOverlapping(const std::vector<Interval>& gaps,
+                            const std::vector<StartUp::OneTimeSpan>& spans) {
+  OneTimeGaps out;
+  auto first = spans.begin();
+  for (const Interval& g : gaps) {
+    while (first != spans.end() && first->span.end_ns <= g.start_ns) ++first;
+    uint32_t kinds = 0;
+    for (auto s = first; s != spans.end() && s->span.start_ns < g.end_ns; ++s) kinds |= s->kinds;
+    if (kinds == 0) continue;
+    out.gaps.push_back(g);
+    out.kinds.push_back(kinds);
+  }
+  return out;
+}
+
+// The parts of `pieces` (sorted, disjoint) inside the gaps of `holes`, each with its gap's kinds:
+// what WithoutIdleIn(pieces, holes.gaps) leaves out.
+struct OneTimePiece {
+  Interval span;
+  uint32_t kinds = 0;
+};
+std::vector<OneTimePiece> PiecesIn(const std::vector<IdlePiece>& pieces, const OneTimeGaps& holes) {
+  std::vector<OneTimePiece> out;
+  size_t first = 0;
+  for (const IdlePiece& p : pieces) {
+    while (first < holes.gaps.size() && holes.gaps[first].end_ns <= p.span.start_ns) ++first;
+    for (size_t h = first; h < holes.gaps.size() && holes.gaps[h].start_ns < p.span.end_ns; ++h) {
+      const Interval& g = holes.gaps[h];
+      out.push_back({{std::max(p.span.start_ns, g.start_ns), std::min(p.span.end_ns, g.end_ns)},
+                     holes.kinds[h]});
+    }
+  }
+  return out;
+}
+
+// " (4.2 ms of module loading left out, as start-up)", " (1.2 s idle during XLA's autotuning
+// left out, paid once)" or both, for what a span's figures leave out; "" for nothing.
+std::string LeftOutText(uint64_t loading_ns, uint64_t one_time_ns, uint32_t one_time_kinds) {
+  std::vector<std::string> parts;
+  if (loading_ns > 0) parts.push_back(Dur(loading_ns) + " of module loading");
+  if (one_time_ns > 0) {
+    parts.push_back(Dur(one_time_ns) + " idle during " + OneTimeWorkNames(one_time_kinds));
+  }
+  if (parts.empty()) return "";
+  if (parts.size() == 1 && loading_ns > 0) return " (" + parts[0] + " left out, as start-up)";
+  return " (" + (parts.size() == 1 ? parts[0] : parts[0] + " and " + parts[1]) +
+         " left out, paid once)";
+}
+
 }  // namespace
 
 void IdleByApi::Merge(const IdleByApi& other) {
@@ -176,6 +231,14 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   // Module loading after start-up is start-up's too: its idle time is left out here.
   d = WithoutIdleIn(std::move(d), bounds_.later_loading);
   start_up_idle_ += steady_idle - SumIdle(d.pieces, s0, s1).total();
+  // So are the idle gaps that overlap one-time work (an autotuner, a compiler; start_up.h):
+  // counted apart, per utilization chunk too.
+  const OneTimeGaps one_time_gaps = GapsOverlapping(d.gaps, bounds_.one_time);
+  std::vector<OneTimePiece> one_time_pieces;
+  if (!one_time_gaps.gaps.empty()) {
+    one_time_pieces = PiecesIn(d.pieces, one_time_gaps);
+    d = WithoutIdleIn(std::move(d), one_time_gaps.gaps);
+  }
 
   // gpu-idle-gaps. The pieces cover exactly the gaps, in order: each gap's are the next ones
   // (a cursor, not a search per gap over millions of pieces).
@@ -258,6 +321,13 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
       });
     }
     cursor = 0;
+    for (const OneTimePiece& p : one_time_pieces) {
+      each_chunk(p.span.start_ns, p.span.end_ns, [&](Sums& c, uint64_t length) {
+        c.one_time_idle_ns += length;
+        c.one_time_kinds |= p.kinds;
+      });
+    }
+    cursor = 0;
     for (uint32_t o : d.ops) {
       if (ops[o].kind != DeviceOpKind::kKernel) continue;
       const uint64_t t = ops[o].start_ns;
@@ -275,6 +345,14 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   dev.whole.idle.sync_ns += t.sync_ns;
   dev.whole.idle.other_ns += t.other_ns;
   dev.whole.covered += CoveredLength(d.busy, s0, s1);
+  for (const OneTimePiece& p : one_time_pieces) {
+    const uint64_t length = OverlapLength(p.span.start_ns, p.span.end_ns, s0, s1);
+    if (length == 0) continue;
+    dev.whole.one_time_idle_ns += length;
+    dev.whole.one_time_kinds |= p.kinds;
+    one_time_idle_ += length;
+    one_time_kinds_ |= p.kinds;
+  }
   AddByApi(d.pieces, IdleCause::kSync, s0, s1, &dev.whole.sync);
   AddByApi(d.pieces, IdleCause::kOther, s0, s1, &dev.whole.other);
   // Each launching call counted once: a bit per call of the window (a hash set of the calls
@@ -347,6 +425,8 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
     for (size_t k = i; k < j; ++k) {
       const Sums& c = d.chunks[low[k].index];
       run.covered += c.covered;
+      run.one_time_idle_ns += c.one_time_idle_ns;
+      run.one_time_kinds |= c.one_time_kinds;
       run.idle.launch_ns += c.idle.launch_ns;
       run.idle.sync_ns += c.idle.sync_ns;
       run.idle.other_ns += c.idle.other_ns;
@@ -357,7 +437,8 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
     const size_t count = j - i;
     const uint64_t length = to - from;
     const uint64_t idle = run.idle.total();
-    const uint64_t counted = run.covered + idle;  // the chunks less module loading after start-up
+    // The chunks less module loading after start-up and less one-time work's idle gaps.
+    const uint64_t counted = run.covered + idle;
     Finding f = Base(whole, RuleId::kGpuLowUtilization, id, from, length);
     f.blocked_ns = idle;
     LowUtilizationDetails details;
@@ -388,7 +469,9 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
                                                 Dur(first.kernel_ns / first.kernels);
     }
     if (counted < length) {
-      f.explanation += " (" + Dur(length - counted) + " of module loading left out, as start-up)";
+      const uint64_t left_out = length - counted;
+      const uint64_t one_time = std::min(run.one_time_idle_ns, left_out);
+      f.explanation += LeftOutText(left_out - one_time, one_time, run.one_time_kinds);
     }
     out->push_back(std::move(f));
     i = j;
@@ -472,6 +555,11 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
     f.explanation += "; the GPU rules count from its end, leaving out its " + Dur(gpu_idle_ns) +
                      " of idle GPU time";
   }
+  if (one_time_idle_ > 0) {
+    f.explanation += "; " + OneTimeWorkNames(one_time_kinds_) +
+                     " after it, paid once too, held the GPU idle " + Dur(one_time_idle_) +
+                     ", also left out";
+  }
   out->push_back(std::move(f));
 }
 
@@ -500,10 +588,15 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
     details.launches = d.launches;
     details.mean_launch_ns = mean_launch;
   }
+  if (d.whole.one_time_idle_ns > 0) details.one_time_idle_ns = d.whole.one_time_idle_ns;
   f.details = details;
   const std::string gpu = "GPU " + std::to_string(id);
   f.explanation = gpu + " was idle " + Pct(idle, span) + " of its steady state (" + Dur(idle) +
                   " of " + Dur(span) + " from " + Dur(f.host_start_ns) +
+                  (d.whole.one_time_idle_ns > 0
+                       ? ", leaving out " + Dur(d.whole.one_time_idle_ns) + " idle during " +
+                             OneTimeWorkNames(d.whole.one_time_kinds) + ", paid once"
+                       : "") +
                   "): " + CauseText(whole, causes, d.whole.sync, d.whole.other) + ". ";
   if (2 * causes.launch_ns >= idle && kernels > 0 && d.launches > 0 &&
       2 * d.graph_launches >= d.launches) {

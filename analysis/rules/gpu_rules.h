@@ -61,6 +61,9 @@ class GpuRulesAccumulator {
   struct Sums {
     uint64_t covered = 0;
     IdleTotals idle;
+    // Left out of `idle`: gaps overlapping one-time work, and its kinds (OneTimeWorkBit's).
+    uint64_t one_time_idle_ns = 0;
+    uint32_t one_time_kinds = 0;
     uint64_t kernels = 0, kernel_ns = 0;
     IdleByApi sync, other;
   };
@@ -91,6 +94,8 @@ class GpuRulesAccumulator {
   StartUp bounds_;
   std::map<uint32_t, Device> devices_;
   uint64_t start_up_idle_ = 0;
+  uint64_t one_time_idle_ = 0;  // over devices: Sums::one_time_idle_ns of their steady states
+  uint32_t one_time_kinds_ = 0;
 };
 
 }  // namespace libprof::analysis

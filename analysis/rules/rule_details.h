@@ -114,6 +114,8 @@ struct IdleBreakdownDetails : GpuDetailsBase {
   // Mean kernel duration (when a kernel ran) and mean host time of the calls that launched them
   // (when one is in the trace).
   std::optional<uint64_t> mean_kernel_ns, launches, mean_launch_ns;
+  // Idle time of the span left out as one-time work's (GpuRulesAccumulator), when any.
+  std::optional<uint64_t> one_time_idle_ns;
   std::optional<double> Utilization() const { return utilization; }
   template <class Out>
   void Fields(Out&& out) const {
@@ -123,6 +125,7 @@ struct IdleBreakdownDetails : GpuDetailsBase {
     if (mean_kernel_ns) out("mean_kernel_ns", *mean_kernel_ns, FieldUse::kMeasure);
     if (launches) out("launches", *launches, FieldUse::kMeasure);
     if (mean_launch_ns) out("mean_launch_ns", *mean_launch_ns, FieldUse::kMeasure);
+    if (one_time_idle_ns) out("one_time_idle_ns", *one_time_idle_ns, FieldUse::kMeasure);
   }
 };
 

@@ -29,7 +29,8 @@ constexpr std::string_view kStartUpFields[] = {"first_kernel_ns", "module_load_n
                                                "gpu_busy_after", "gpu_idle_ns"};
 constexpr std::string_view kBreakdownFields[] = {"utilization",  "kernels",       "idle_launch_ns",
                                                  "idle_sync_ns", "idle_other_ns", "mean_kernel_ns",
-                                                 "launches",     "mean_launch_ns"};
+                                                 "launches",     "mean_launch_ns",
+                                                 "one_time_idle_ns"};
 constexpr std::string_view kChurnFields[] = {
     "bytes",        "free_api",          "pairs",          "pairs_host_ns", "implicit_syncs",
     "sync_wait_ns", "caching_saving_ns", "async_saving_ns"};

@@ -14,6 +14,21 @@
 
 namespace libprof::analysis::testing {
 
+namespace {
+
+// A one-frame native stack of `function`, added to `b`; its id.
+uint32_t NativeStack(TraceBuilder& b, const std::string& function) {
+  TraceRecords& r = b.records();
+  const uint32_t frame = static_cast<uint32_t>(r.stack_frames.size() + 1);
+  r.stack_frames.push_back(
+      {.id = frame, .address = 0x4000 + frame, .function_id = b.Intern(function)});
+  const uint32_t stack = static_cast<uint32_t>(r.call_stacks.size() + 1);
+  r.call_stacks.push_back({.id = stack, .frame_ids = {frame}});
+  return stack;
+}
+
+}  // namespace
+
 // Steps of a training loop; every step ends with every stream drained (a quiescent point).
 TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
   std::mt19937_64 rng(seed);
@@ -52,15 +67,7 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
     // and told as XLA's autotuning by its stack (one_time_work.h).
     b.Launch("candidate", now + 2000, now + 2003, now + 2005, now + 2035, 10, 100);
     const uint64_t timed = b.Api("cudaDeviceSynchronize", now + 2004, now + 2036, 100);
-    {
-      TraceRecords& r = b.records();
-      const uint32_t frame = static_cast<uint32_t>(r.stack_frames.size() + 1);
-      r.stack_frames.push_back(
-          {.id = frame, .address = 0x4000, .function_id = b.Intern("xla::Autotuner::GetTunedConfig")});
-      const uint32_t stack = static_cast<uint32_t>(r.call_stacks.size() + 1);
-      r.call_stacks.push_back({.id = stack, .frame_ids = {frame}});
-      r.api_calls.back().stack_id = stack;
-    }
+    b.records().api_calls.back().stack_id = NativeStack(b, "xla::Autotuner::GetTunedConfig");
     b.AddSync(SyncType::kContextSynchronize, now + 2004, now + 2036, timed);
     for (double at = now + 300; at < now + 5000; at += 700) {
       b.Api("cudaGetDevice", at, at + 2, 100);
@@ -91,7 +98,25 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
                                               .correlation_id = f});
     *end = free_end + 1;
   };
+  // Every fifth seed: XLA recompiling mid-run (one-time work in the steady state, start_up.h):
+  // a tuner thread times three candidates 1.5 ms apart, each waited for by a call whose stack
+  // is the autotuner's, while thread 0's step-end syncs carry the program's own stack, which
+  // ends a run of the tuner's calls (the warm-up's candidate is then a run of its own).
+  const bool recompiles = seed % 5 == 4;
+  const uint32_t own_stack = recompiles ? NativeStack(b, "train_step") : 0;
   for (int step = 0; step < steps; ++step) {
+    if (recompiles && step == steps / 2) {
+      const uint32_t tuner = NativeStack(b, "xla::gpu::GemmFusionAutotunerImpl::Profile");
+      double t = std::max(step_start, stream_free[10]);
+      for (int c = 0; c < 3; ++c, t += 1500) {
+        b.Launch("candidate_" + std::to_string(c), t, t + 3, t + 5, t + 35, 10, 150);
+        const uint64_t corr = b.Api("cudaStreamSynchronize", t + 4, t + 36, 150);
+        b.records().api_calls.back().stack_id = tuner;
+        b.AddSync(SyncType::kStreamSynchronize, t + 4, t + 36, corr, 10);
+      }
+      stream_free[10] = t - 1500 + 35;
+      step_start = t;
+    }
     double step_end = step_start;
     for (int t = 0; t < threads; ++t) {
       const uint32_t tid = 100 + t;
@@ -211,6 +236,7 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
       double drained = now + 1;
       for (const auto& [s, free] : stream_free) drained = std::max(drained, free + 1);
       const uint64_t corr = b.Api("cudaStreamSynchronize", now, drained, tid);
+      if (t == 0) b.records().api_calls.back().stack_id = own_stack;
       b.AddSync(SyncType::kStreamSynchronize, now, drained, corr, stream);
       b.AddRange("step", range_start, drained + 0.5, tid);
       step_end = std::max(step_end, drained + 1);

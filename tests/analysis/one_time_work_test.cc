@@ -293,5 +293,97 @@ TEST_F(OneTimeFindingsTest, PartialFindingsKeepTheMarkAndItsTotals) {
   EXPECT_NE(bad.error().find("warp-autotuning"), std::string::npos) << bad.error();
 }
 
+// A loop, XLA recompiling (three candidates 3 ms apart, each waited for from the autotuner's
+// stack), the loop again. With `own_steps`, the program runs a few steps of its own between the
+// second and third candidates, their syncs from its own stack.
+TraceBuilder RecompilingLoop(bool own_steps) {
+  TraceBuilder b;
+  const uint32_t tuner = AddNativeStack(b, {"xla::gpu::GemmFusionAutotunerImpl::Profile()"});
+  const uint32_t own = AddNativeStack(b, {"main"});
+  auto loop = [&](double from) {
+    for (int i = 0; i < 10; ++i) {
+      const double t = from + 100 * i;
+      b.Launch("step", t, t + 5, t + 10, t + 20, 7);
+    }
+  };
+  loop(100);  // ops 110-120 ... 1010-1020
+  for (int c = 0; c < 3; ++c) {
+    const double t = 1100 + 3000 * c;  // candidates 1110-1210, 4110-4210, 7110-7210
+    b.Launch("candidate_" + std::to_string(c), t, t + 5, t + 10, t + 110, 7, 200);
+    b.Api("cuStreamSynchronize", t + 6, t + 111, 200);
+    b.records().api_calls.back().stack_id = tuner;
+  }
+  if (own_steps) {
+    for (int j = 0; j < 5; ++j) {  // ops 5010-5020 ... 5810-5820
+      const double t = 5000 + 200 * j;
+      b.Launch("own", t, t + 5, t + 10, t + 20, 7);
+      b.Api("cuStreamSynchronize", t + 6, t + 21);
+      b.records().api_calls.back().stack_id = own;
+    }
+  }
+  loop(10000);  // ops 10010-10020 ... 10910-10920
+  b.SetEnd(11000);
+  return b;
+}
+
+const Finding* FindRule(const std::vector<Finding>& all, RuleId rule) {
+  for (const Finding& f : all) {
+    if (f.rule == rule) return &f;
+  }
+  return nullptr;
+}
+
+// Proves the GPU rules leave out of the steady state the idle gaps that overlap one-time work
+// (from the first to the last of the tuner's consecutive stacked calls), the compilation between
+// its calls included, say so, and keep the gaps between the program's own calls that come
+// between two of its runs.
+TEST_F(OneTimeFindingsTest, IdleGapsDuringOneTimeWorkAreLeftOutOfTheSteadyState) {
+  FindingsOptions options;
+  options.gap_threshold_ns = 1'000'000;
+  const ProcessTrace trace = RecompilingLoop(false).RoundTrip(dir_.Path("t.pb"));
+  const std::vector<Finding> all = FindFindings(trace, options);
+  const Finding* breakdown = FindRule(all, RuleId::kGpuIdleBreakdown);
+  ASSERT_NE(breakdown, nullptr);
+  const auto& details = std::get<IdleBreakdownDetails>(breakdown->details);
+  // The gaps around and between the candidates: 1020-1110, 1210-4110, 4210-7110, 7210-10010.
+  EXPECT_EQ(details.one_time_idle_ns, 8'690'000u);
+  // The loops' own: 2 x 9 gaps of 90 us.
+  EXPECT_EQ(details.idle.total(), 1'620'000u);
+  EXPECT_EQ(breakdown->blocked_ns, 1'620'000u);
+  EXPECT_NE(breakdown->explanation.find(", leaving out 8.69 ms idle during XLA's autotuning, "
+                                        "paid once)"),
+            std::string::npos)
+      << breakdown->explanation;
+  // The 2.9 ms gaps between candidates are no gpu-idle-gaps finding.
+  EXPECT_EQ(FindRule(all, RuleId::kGpuIdleGaps), nullptr);
+  const Finding* start_up = FindRule(all, RuleId::kStartUp);
+  ASSERT_NE(start_up, nullptr);
+  EXPECT_NE(start_up->explanation.find("XLA's autotuning after it, paid once too, held the GPU "
+                                       "idle 8.69 ms, also left out"),
+            std::string::npos)
+      << start_up->explanation;
+
+  // Without stacks the same gaps are the steady state's.
+  TraceBuilder bare = RecompilingLoop(false);
+  for (ApiCall& c : bare.records().api_calls) c.stack_id = 0;
+  const std::vector<Finding> bare_all = FindFindings(bare.RoundTrip(dir_.Path("b.pb")), options);
+  const Finding* bare_breakdown = FindRule(bare_all, RuleId::kGpuIdleBreakdown);
+  ASSERT_NE(bare_breakdown, nullptr);
+  EXPECT_EQ(bare_breakdown->blocked_ns, 1'620'000u + 8'690'000u);
+  EXPECT_FALSE(std::get<IdleBreakdownDetails>(bare_breakdown->details).one_time_idle_ns);
+  EXPECT_NE(FindRule(bare_all, RuleId::kGpuIdleGaps), nullptr);
+
+  // The program's own stacked calls between two candidates end the tuner's run: the gaps
+  // between its steps (4 x 190 us) are the steady state's, those touching a run still not.
+  const std::vector<Finding> split =
+      FindFindings(RecompilingLoop(true).RoundTrip(dir_.Path("s.pb")), options);
+  const Finding* split_breakdown = FindRule(split, RuleId::kGpuIdleBreakdown);
+  ASSERT_NE(split_breakdown, nullptr);
+  const auto& split_details = std::get<IdleBreakdownDetails>(split_breakdown->details);
+  EXPECT_EQ(split_details.idle.total(), 1'620'000u + 760'000u);
+  // 1020-1110, 1210-4110, 4210-5010, 5820-7110, 7210-10010.
+  EXPECT_EQ(split_details.one_time_idle_ns, 7'880'000u);
+}
+
 }  // namespace
 }  // namespace libprof::analysis::testing
