@@ -1145,14 +1145,20 @@ class TorchTest : public GpuTest {
       GTEST_SKIP() << python_ << " has no " << needs << ":\n" << Tail(result.err, 500);
     }
   }
-  // The whole-trace findings (default options) of a Python program run under libprof in `mode`
-  // as one process; nullopt, the test having failed, when the run or its trace was unusable.
-  std::optional<std::vector<analysis::Finding>> FindingsOfRun(
+  // The trace of a Python program run under libprof in `mode` as one process; nullopt, the test
+  // having failed, when the run or its trace was unusable.
+  std::optional<analysis::ProcessTrace> TraceOfRun(
       const std::vector<std::string>& argv, Mode mode = Mode::kPreload,
       const std::map<std::string, std::string>& settings = {}) {
     Capture c;
     if (!ProfileOk(argv, mode, 1, &c, kTorchTimeout, settings)) return std::nullopt;
-    const auto trace = LoadOne(c.traces[0].path);
+    return LoadOne(c.traces[0].path);
+  }
+  // Its whole-trace findings (default options).
+  std::optional<std::vector<analysis::Finding>> FindingsOfRun(
+      const std::vector<std::string>& argv, Mode mode = Mode::kPreload,
+      const std::map<std::string, std::string>& settings = {}) {
+    const auto trace = TraceOfRun(argv, mode, settings);
     if (!trace) return std::nullopt;
     return analysis::FindFindings(*trace, analysis::FindingsOptions{});
   }
@@ -1470,6 +1476,37 @@ TEST_F(AutotuneTest, TunersWaitsAreOneTimeWorkAndTheLoopsAreNot) {
   EXPECT_EQ(loop_marked, 0u);
 }
 
+class TunableOpTest : public TorchTest {
+ protected:
+  void SetUp() override {
+    SetUpWith("import torch; assert torch.cuda.is_available(); torch.cuda.tunable.enable",
+              "CUDA-enabled torch with TunableOp");
+  }
+};
+
+// Proves the waits of PyTorch's TunableOp timing GEMM solutions in a real PyTorch process are
+// one-time work, from the frames this PyTorch records, and the loop's .item() waits are not.
+TEST_F(TunableOpTest, TuningWaitsAreOneTimeWorkAndTheLoopsAreNot) {
+  const auto findings = FindingsOfRun({python_, LIBPROF_TORCH_TUNABLEOP_PY, "20"});
+  ASSERT_TRUE(findings.has_value());
+  const std::string site = "torch_tunableop.py:" +
+                           std::to_string(LineOf(LIBPROF_TORCH_TUNABLEOP_PY, "the wait")) +
+                           " in main";
+  size_t tuning = 0, loop = 0, loop_marked = 0;
+  for (const analysis::Finding& f : *findings) {
+    if (!IsHostTime(f)) continue;
+    tuning += f.one_time == analysis::OneTimeWork::kTunableOp;
+    if (f.call_site.find(site) != std::string::npos) {
+      ++loop;
+      loop_marked += f.one_time != analysis::OneTimeWork::kNone;
+    }
+  }
+  std::printf("TunableOp tuning waits %zu, loop waits %zu\n", tuning, loop);
+  EXPECT_GE(tuning, 3u) << "TunableOp times candidates for each of the 3 shapes";
+  EXPECT_GE(loop, 1u) << "the steady loop's .item() waits at " << site;
+  EXPECT_EQ(loop_marked, 0u);
+}
+
 class JaxTest : public TorchTest {
  protected:
   void SetUp() override {
@@ -1480,11 +1517,22 @@ class JaxTest : public TorchTest {
 // Proves XLA's autotuning in a real JAX program (its candidate syncs and redzone checks on XLA's
 // own threads) is one-time work, and the program's own uploads at its line are not.
 TEST_F(JaxTest, XlasAutotuningIsOneTimeWork) {
-  const auto findings = FindingsOfRun({python_, LIBPROF_JAX_LOOP_PY}, Mode::kInjection,
-                                      {{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}});
-  ASSERT_TRUE(findings.has_value());
+  const auto trace = TraceOfRun({python_, LIBPROF_JAX_LOOP_PY}, Mode::kInjection,
+                                {{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}});
+  ASSERT_TRUE(trace.has_value());
+  // The stretches of it the GPU rules leave out of the steady state: XLA's, on its threads.
+  const analysis::StartUp start_up = analysis::FindStartUp(analysis::TraceIndex(*trace));
+  uint64_t one_time_ns = 0;
+  for (const analysis::StartUp::OneTimeSpan& s : start_up.one_time) {
+    one_time_ns += s.span.length();
+    EXPECT_EQ(s.kinds, analysis::OneTimeWorkBit(analysis::OneTimeWork::kXlaAutotuning));
+  }
+  std::printf("XLA autotuning: %zu stretches, %.2f ms\n", start_up.one_time.size(),
+              static_cast<double>(one_time_ns) / 1e6);
+  EXPECT_GE(start_up.one_time.size(), 1u);
+  const auto findings = analysis::FindFindings(*trace, analysis::FindingsOptions{});
   size_t tuned = 0, own = 0, own_marked = 0;
-  for (const analysis::Finding& f : *findings) {
+  for (const analysis::Finding& f : findings) {
     if (!IsHostTime(f)) continue;
     tuned += f.one_time == analysis::OneTimeWork::kXlaAutotuning;
     if (f.call_site.find("jax_loop.py:") != std::string::npos) {
