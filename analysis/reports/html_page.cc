@@ -77,6 +77,8 @@ svg .value-label { font-size: 11px; fill: var(--ink); }
 svg .finding-band { fill: #D55E00; opacity: .16; }
 svg .start-up-band { fill: #777; opacity: .10; }
 svg .start-up-label { text-anchor: end; fill: #666; font-size: 11px; }
+svg .one-time-band { fill: #CC79A7; opacity: .12; }
+svg .one-time-label { text-anchor: middle; fill: #8a4f72; font-size: 11px; }
 svg .highlight-label { text-anchor: middle; fill: #D55E00; font-size: 11px; font-weight: 600; }
 svg .slice-label { font-size: 10.5px; fill: #fff; pointer-events: none; }
 svg .nvtx-label, svg .copy-label, svg .htod-label, svg .dtoh-label { fill: #1d1d1f; }

@@ -14,6 +14,7 @@
 #include "analysis/metrics/copy_bandwidth.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/start_up.h"
 #include "analysis/metrics/summary.h"
 #include "analysis/metrics/time_bins.h"
 #include "analysis/metrics/unified_memory.h"
@@ -401,6 +402,14 @@ class ProcessPage {
   }
 
   // Where the process's findings go (before the first pass, or window by window before it).
+  // The one-time work's stretches (StartUp::one_time), shaded in the timelines.
+  void SetOneTime(const std::vector<StartUp::OneTimeSpan>& spans) {
+    one_time_.clear();
+    for (const StartUp::OneTimeSpan& s : spans) {
+      one_time_.push_back({s.span.start_ns, s.span.end_ns, OneTimeWorkNames(s.kinds)});
+    }
+  }
+
   ReportFindings& findings() { return findings_; }
 
   // The first pass, window by window, each after its findings: FirstPassOwn and LookUp.
@@ -782,7 +791,8 @@ class ProcessPage {
                                                               .highlight_start_ns = 0,
                                                               .highlight_end_ns = 0,
                                                               .highlight_label = "",
-                                                              .start_up_end_ns = start_up_end}) +
+                                                              .start_up_end_ns = start_up_end,
+                                                              .one_time = one_time_}) +
             "</div>";
     body += HtmlNote(
         "One lane per host thread (its NVTX ranges above its CUDA calls; the calls profview "
@@ -797,7 +807,11 @@ class ProcessPage {
         ". Hover over a slice for its name, duration and start." +
         std::string(start_up_end != 0 ? " Start-up (the start-up finding: paid once, left out "
                                          "of the GPU rules) is shaded grey."
-                                       : ""));
+                                       : "") +
+        std::string(one_time_.empty() ? ""
+                                      : " One-time work after it (an autotuner or a compiler, "
+                                        "told from call stacks: paid once, its idle gaps left "
+                                        "out of the GPU rules) is shaded purple."));
     if (active_) {
       body += "<h3>Where the GPU ran work: " + Dur(active_->t0_ns - whole_.origin_ns) + " to " +
               Dur(active_->t1_ns - whole_.origin_ns) + "</h3>";
@@ -807,7 +821,8 @@ class ProcessPage {
                                                 .highlight_start_ns = 0,
                                                 .highlight_end_ns = 0,
                                                 .highlight_label = "",
-                                                .start_up_end_ns = start_up_end}) +
+                                                .start_up_end_ns = start_up_end,
+                                                .one_time = one_time_}) +
               "</div>";
     }
     return HtmlSection(Id("timeline"), "Timeline", body);
@@ -988,6 +1003,7 @@ class ProcessPage {
   MemoryTimelineBuilder memory_timeline_;
   MemoryAnalysis memory_;
   bool migrations_ = false;
+  std::vector<HtmlTimeline::View::Band> one_time_;
 };
 
 }  // namespace
@@ -997,6 +1013,7 @@ HtmlProcessPart RenderProcess(const ProcessTrace& trace, size_t number,
   const TraceIndex index(trace);
   const StreamModel streams(index);
   ProcessPage page(trace, number, options, true, true);
+  page.SetOneTime(FindStartUp(index).one_time);
   ReportFindings& findings = page.findings();
   StreamFindings(
       trace, index, streams, options.findings,
@@ -1022,6 +1039,7 @@ std::expected<std::optional<HtmlProcessPart>, std::string> RenderProcessInWindow
   if (!plan->exact()) return std::nullopt;
   const ProcessTrace& whole = plan->whole();
   ProcessPage page(whole, number, options, overview, false);
+  page.SetOneTime(plan->bounds().one_time);
   ReportFindings& findings = page.findings();
   // The summary streamed from the file (SummarizeFiles, as `profview summary` gives it) on a
   // thread of its own while the page reads the windows. Fed the windows on this side (its NVTX

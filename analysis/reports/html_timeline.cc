@@ -19,6 +19,8 @@ constexpr double kApiRowHeight = 16;
 constexpr double kStreamRowHeight = 18;
 constexpr double kLaneGap = 5;
 constexpr double kTop = 18;  // room for a detail view's label over the lanes
+// A one-time band this wide or wider is named over the lanes (narrower ones by hover only).
+constexpr double kOneTimeLabelPx = 110;
 constexpr double kAxisHeight = 42;
 // NVTX nesting drawn as rows; deeper ranges share the last row.
 constexpr uint32_t kMaxNvtxRows = 3;
@@ -486,6 +488,21 @@ std::string HtmlTimeline::Svg(size_t view_number, const View& view) const {
            "\" height=\"" + Coord(plot_bottom - kTop + 3) +
            "\"/><text class=\"start-up-label\" x=\"" + Coord(x2 - 4) + "\" y=\"" +
            Coord(kTop - 6) + "\">start-up, paid once ◂</text></g>";
+  }
+  for (const View::Band& band : view.one_time) {
+    if (band.end_ns <= scale.t0_ns || band.start_ns >= scale.t1_ns) continue;
+    const double x1 = std::clamp(scale.X(band.start_ns), scale.x0, scale.x0 + scale.width);
+    const double x2 = std::clamp(scale.X(band.end_ns), scale.x0, scale.x0 + scale.width);
+    svg += "<g class=\"one-time\" data-start-ns=\"" + std::to_string(band.start_ns) +
+           "\" data-end-ns=\"" + std::to_string(band.end_ns) + "\"><title>" +
+           HtmlEscape(band.label) + ", paid once</title><rect class=\"one-time-band\" x=\"" +
+           Coord(x1) + "\" y=\"" + Coord(kTop - 3) + "\" width=\"" +
+           Coord(std::max(2.0, x2 - x1)) + "\" height=\"" + Coord(plot_bottom - kTop + 3) + "\"/>";
+    if (x2 - x1 >= kOneTimeLabelPx) {
+      svg += "<text class=\"one-time-label\" x=\"" + Coord((x1 + x2) / 2) + "\" y=\"" +
+             Coord(kTop - 6) + "\">" + HtmlEscape(band.label) + "</text>";
+    }
+    svg += "</g>";
   }
   if (view.highlight_end_ns > view.highlight_start_ns) {
     const double x1 = std::clamp(scale.X(view.highlight_start_ns), scale.x0, scale.x0 + scale.width);

@@ -58,6 +58,13 @@ class HtmlTimeline {
     // Start-up's end (the start-up finding's; 0 for none): the part of the view before it
     // shaded grey and labelled, so that what the findings call steady state is seen apart.
     uint64_t start_up_end_ns = 0;
+    // One-time work later on (an autotuner, a compiler: StartUp::one_time), each stretch shaded
+    // and named, for the same reason.
+    struct Band {
+      uint64_t start_ns = 0, end_ns = 0;
+      std::string label;  // "XLA's autotuning"
+    };
+    std::vector<Band> one_time;
   };
   // A blocked call (a host-wait finding) and the operation of the work it waited for that ended
   // last.

@@ -115,6 +115,9 @@ class WindowedFindings {
   // another read with them (call stacks or not) cuts the same windows without looking for them,
   // each NVTX range arriving in the same one.
   const WindowLimits& read_limits() const { return limits_; }
+  // Where start-up ends and the one-time work later on, as the first read found them (only the
+  // bounds: StartUpTally's fill-in is the second read's).
+  const StartUp& bounds() const { return bounds_; }
   // Run into `digest` as the next process's findings (BeginProcess, then each as found).
   std::expected<void, std::string> AddTo(FindingsDigest* digest) const;
 

@@ -325,6 +325,39 @@ TEST(HtmlReportTest, StartUpIsShadedOnTheTimeline) {
   EXPECT_EQ(Report({empty.Build()}).find("class=\"start-up\""), std::string::npos);
 }
 
+// One-time work (an XLA autotuner's candidates, told by the stack of their syncs) is shaded on the
+// timeline from its first call to its last, named, and said under it; a trace without stacks has
+// no such band.
+TEST(HtmlReportTest, OneTimeWorkIsShadedOnTheTimeline) {
+  auto scenario = [](bool stacks) {
+    TraceBuilder b;
+    TraceRecords& r = b.records();
+    r.stack_frames.push_back({.id = 1, .address = 0x1000,
+                              .function_id = b.Intern("xla::Autotuner::GetTunedConfig")});
+    r.call_stacks.push_back({.id = 1, .frame_ids = {1}});
+    for (int i = 0; i < 5; ++i) b.Launch("step", 100 + 100 * i, 105 + 100 * i, 110 + 100 * i, 120 + 100 * i, 7);
+    for (int c = 0; c < 2; ++c) {
+      const double t = 1000 + 3000 * c;
+      b.Launch("candidate", t, t + 5, t + 10, t + 110, 7, 200);
+      b.Api("cuStreamSynchronize", t + 6, t + 111, 200);
+      if (stacks) b.records().api_calls.back().stack_id = 1;
+    }
+    for (int i = 0; i < 5; ++i) b.Launch("step", 9000 + 100 * i, 9005 + 100 * i, 9010 + 100 * i, 9020 + 100 * i, 7);
+    b.SetEnd(10000);
+    return b;
+  };
+  const std::string page = Report({scenario(true).Build()});
+  const std::string band = "<g class=\"one-time\" data-start-ns=\"" + std::to_string(Us(1006)) +
+                           "\" data-end-ns=\"" + std::to_string(Us(4111)) +
+                           "\"><title>XLA&#39;s autotuning, paid once</title>";
+  EXPECT_GE(Count(page, band), 1u) << page.substr(page.find("one-time"), 400);
+  EXPECT_NE(page.find(">XLA&#39;s autotuning</text>"), std::string::npos);
+  EXPECT_NE(page.find("One-time work after it (an autotuner or a compiler, told from call stacks: "
+                      "paid once, its idle gaps left out of the GPU rules) is shaded purple."),
+            std::string::npos);
+  EXPECT_EQ(Report({scenario(false).Build()}).find("class=\"one-time\""), std::string::npos);
+}
+
 TEST(HtmlReportTest, SeveralProcessesGetAnOverviewAndASectionEach) {
   TraceBuilder a = Nrm2Scenario();
   TraceBuilder b = LaunchBoundScenario();
