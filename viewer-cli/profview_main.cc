@@ -146,7 +146,7 @@ constexpr const char* kFindingsHelpOutro =
     "and table. Findings with the same rule, API and blamed work are grouped and sorted by time "
     "lost; --all lists each one. Host findings paid once (start-up's work, and waits inside an "
     "autotuner or torch.compile's compilation, told from their call stacks) are marked and "
-    "listed last.";
+    "listed last; the GPU rules leave out the idle gaps during that one-time work.";
 
 // After the rules' list in the footer.
 constexpr const char* kFindingsDefinitions =
