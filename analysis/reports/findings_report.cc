@@ -205,7 +205,12 @@ std::string Headline(TimeKind kind, size_t findings, const FindingsTotals& t,
              ".\n";
     case TimeKind::kGpuIdle:
       return "GPU idle: the GPU rules find " + Dur(t.gpu_idle) +
-             " of idle GPU time in the steady state (" + Count(findings) + ").\n";
+             " of idle GPU time in the steady state (" + Count(findings) + ")" +
+             (t.gpu_idle_in_one_time > 0
+                  ? "; " + Dur(t.gpu_idle_in_one_time) +
+                        " more, while autotuners or compilers ran, is left out as paid once"
+                  : "") +
+             ".\n";
     case TimeKind::kSaving:
       return "Patterns: the pattern rules (" + RuleNames(", ", RuleFamily::kPattern) +
              ") estimate " + Dur(t.saving) +
@@ -405,6 +410,7 @@ std::string FindingsJson(const FindingsDigest& findings, const FindingsReportCon
       .Field("start_up_ns", totals.start_up)
       .Field("host_in_start_up_ns", totals.host_in_start_up)
       .Field("host_in_one_time_ns", totals.host_in_one_time)
+      .Field("gpu_idle_in_one_time_ns", totals.gpu_idle_in_one_time)
       .EndObject();
   j.Key("thresholds")
       .BeginObject()

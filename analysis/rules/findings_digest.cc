@@ -34,6 +34,9 @@ void FindingsDigest::Add(Finding f, const Order& order) {
       break;
     case TimeKind::kStartUp:
       sums_.start_up += f.blocked_ns;
+      if (const auto* d = std::get_if<StartUpDetails>(&f.details)) {
+        sums_.gpu_idle_in_one_time += d->one_time_gpu_idle_ns;
+      }
       start_ups_.push_back(f);
       start_up_process_.push_back(process_);
       break;
@@ -177,6 +180,7 @@ void FindingsDigest::Merge(State s, const std::function<uint64_t(uint64_t)>& pro
   sums_.rank_wait += s.sums.rank_wait;
   sums_.host_in_start_up += s.sums.host_in_start_up;
   sums_.host_in_one_time += s.sums.host_in_one_time;
+  sums_.gpu_idle_in_one_time += s.sums.gpu_idle_in_one_time;
   sums_.one_time_kinds |= s.sums.one_time_kinds;
   host_threads_.insert(s.host_threads.begin(), s.host_threads.end());
   for (const State::Idle& i : s.idle) idle_[{i.pid, i.device}][i.rule] += i.ns;

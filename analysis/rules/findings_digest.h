@@ -38,6 +38,9 @@ struct FindingsTotals {
   uint64_t host_in_start_up = 0;
   uint64_t host_in_one_time = 0;
   uint32_t one_time_kinds = 0;
+  // Not in `gpu_idle`: the GPU's idle time during one-time work after start-up, which the GPU
+  // rules left out (the start-up findings' one_time_gpu_idle_ns).
+  uint64_t gpu_idle_in_one_time = 0;
   size_t host_threads = 0;        // distinct (pid, thread) with a host finding
 };
 

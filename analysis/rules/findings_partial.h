@@ -35,7 +35,8 @@ namespace libprof::analysis {
 inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-partial";
 // 2: the start-up finding gained its warm-up (warm_up_ns, warm_up_gpu_busy_ns, gpu_busy_after).
 // 3: a finding's one_time (one_time_work.h) and the sums' host_in_one_time and one_time_kinds.
-// 4: gpu-idle-breakdown's one_time_idle_ns (its idle time left out as one-time work's).
+// 4: gpu-idle-breakdown's one_time_idle_ns and start-up's one_time_gpu_idle_ns (idle time left
+//    out as one-time work's), and the sums' gpu_idle_in_one_time.
 inline constexpr uint32_t kFindingsPartialVersion = 4;
 
 struct FindingsPartial {

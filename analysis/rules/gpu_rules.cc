@@ -500,6 +500,7 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   details.allocation_ns = s.allocation.ns;
   details.allocations = s.allocation.calls;
   details.gpu_idle_ns = gpu_idle_ns;
+  details.one_time_gpu_idle_ns = one_time_idle_;
   details.later_module_load_ns = s.later_load.ns;
   details.later_module_loads = s.later_load.calls;
   if (s.warm_up) {

@@ -145,6 +145,8 @@ struct StartUpDetails : DetailsBase {
   double gpu_busy_after = 0;
   // Device idle time inside start-up and inside later module loading: the GPU rules leave it out.
   uint64_t gpu_idle_ns = 0;
+  // Device idle time during one-time work after start-up (StartUp::one_time): left out too.
+  uint64_t one_time_gpu_idle_ns = 0;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
   template <class Out>
   void Fields(Out&& out) const {
@@ -160,6 +162,7 @@ struct StartUpDetails : DetailsBase {
     out("warm_up_gpu_busy_ns", warm_up_gpu_busy_ns, FieldUse::kMeasure);
     out("gpu_busy_after", gpu_busy_after, FieldUse::kMeasure);
     out("gpu_idle_ns", gpu_idle_ns, FieldUse::kMeasure);
+    out("one_time_gpu_idle_ns", one_time_gpu_idle_ns, FieldUse::kMeasure);
   }
 };
 

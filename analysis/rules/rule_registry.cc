@@ -26,7 +26,8 @@ constexpr std::string_view kStartUpFields[] = {"first_kernel_ns", "module_load_n
                                                "context_ns",      "allocation_ns",  "allocations",
                                                "later_module_load_ns", "later_module_loads",
                                                "warm_up_ns", "warm_up_gpu_busy_ns",
-                                               "gpu_busy_after", "gpu_idle_ns"};
+                                               "gpu_busy_after", "gpu_idle_ns",
+                                               "one_time_gpu_idle_ns"};
 constexpr std::string_view kBreakdownFields[] = {"utilization",  "kernels",       "idle_launch_ns",
                                                  "idle_sync_ns", "idle_other_ns", "mean_kernel_ns",
                                                  "launches",     "mean_launch_ns",

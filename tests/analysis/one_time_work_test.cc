@@ -362,6 +362,16 @@ TEST_F(OneTimeFindingsTest, IdleGapsDuringOneTimeWorkAreLeftOutOfTheSteadyState)
                                        "idle 8.69 ms, also left out"),
             std::string::npos)
       << start_up->explanation;
+  EXPECT_EQ(std::get<StartUpDetails>(start_up->details).one_time_gpu_idle_ns, 8'690'000u);
+  // The GPU headline says what it left out, and so do the JSON totals.
+  FindingsDigest digest;
+  digest.Add(all);
+  EXPECT_EQ(digest.Totals().gpu_idle_in_one_time, 8'690'000u);
+  EXPECT_NE(FindingsTable(digest, {}).find("; 8.69 ms more, while autotuners or compilers ran, "
+                                           "is left out as paid once."),
+            std::string::npos);
+  EXPECT_NE(FindingsJson(digest, {}).find("\"gpu_idle_in_one_time_ns\": 8690000"),
+            std::string::npos);
 
   // Without stacks the same gaps are the steady state's.
   TraceBuilder bare = RecompilingLoop(false);
