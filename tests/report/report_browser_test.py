@@ -5,7 +5,8 @@ present; one timeline lane per host thread and per GPU stream that the trace has
 `profview streams` lists them); a blocked-call mark for each blocked call that `profview
 findings` reports (host-wait rules, as viewer-cli/USAGE.md classes them), its arrow starting in
 the call's thread lane and ending in the waited-for work's stream lane at the time that work
-ended (from `profview trace`); for a trace with unified-memory migrations, a drawn migration
+ended (from `profview trace`); each one-time band where its data puts it, with every host
+finding inside an autotuner or a compiler in one; for a trace with unified-memory migrations, a drawn migration
 series per direction with the bytes `profview memory` reports. Also a report of two processes merged into one file (overview per
 rank), and a trace that cannot be read (error, exit code as `profview summary`, no page).
 Writes a full-page and a timeline screenshot PNG per page for a person to look at.
@@ -86,8 +87,14 @@ DOM_QUERY = r"""
               x1: +l.getAttribute('x1'), y1: +l.getAttribute('y1'),
               x2: +l.getAttribute('x2'), y2: +l.getAttribute('y2')};
     });
+    const oneTime = [...svg.querySelectorAll('g.one-time')].map(g => {
+      const r = g.querySelector('rect');
+      return {start: +g.dataset.startNs, end: +g.dataset.endNs, x: +r.getAttribute('x'),
+              width: +r.getAttribute('width'), drawn: r.getBoundingClientRect().width,
+              title: (g.querySelector('title') || {}).textContent || ''};
+    });
     svgs[svg.id] = {t0: +svg.dataset.t0Ns, t1: +svg.dataset.t1Ns, origin: +svg.dataset.originNs,
-                    x0: +svg.dataset.x0, width: +svg.dataset.plotWidth, lanes, marks,
+                    x0: +svg.dataset.x0, width: +svg.dataset.plotWidth, lanes, marks, oneTime,
                     rendered: svg.getBoundingClientRect().width};
   }
   const migrations = [...document.querySelectorAll('svg.chart.migrations path.series')].map(
@@ -111,6 +118,35 @@ def check_migrations(name, page, memory):
           (name, drawn, expected))
     for m in page["migrations"]:
         check(m["drawn"] > 100, "%s: migration series %s is not drawn" % (name, m["direction"]))
+
+
+def check_one_time(name, page, findings):
+    """The one-time work's bands on the whole-trace timeline: each drawn where its data says,
+    and every host finding inside an autotuner or a compiler (`one_time` in profview findings)
+    lying inside one of them."""
+    svg = page["svgs"].get("p0-timeline-svg")
+    if svg is None:
+        return
+    bands = svg["oneTime"]
+    scale = svg["width"] / max(svg["t1"] - svg["t0"], 1)
+    for b in bands:
+        x1 = svg["x0"] + (max(b["start"], svg["t0"]) - svg["t0"]) * scale
+        x2 = svg["x0"] + (min(b["end"], svg["t1"]) - svg["t0"]) * scale
+        check(abs(b["x"] - x1) <= TOLERANCE_PX, "%s: a one-time band starts at x=%.1f, its data "
+              "says %.1f" % (name, b["x"], x1))
+        check(abs(b["width"] - max(2.0, x2 - x1)) <= TOLERANCE_PX, "%s: a one-time band is %.1f "
+              "wide, its data says %.1f" % (name, b["width"], max(2.0, x2 - x1)))
+        check(b["drawn"] > 0 and b["title"].endswith(", paid once"),
+              "%s: a one-time band is not drawn or not named: %s" % (name, b))
+    for f in findings:
+        if not f.get("one_time"):
+            continue
+        start = svg["origin"] + f["host_start_ns"]
+        end = start + f["host_duration_ns"]
+        check(any(b["start"] <= start and end <= b["end"] for b in bands),
+              "%s: the %s finding at %d ns (%s) lies in no one-time band" %
+              (name, f["rule"], f["host_start_ns"], f["one_time"]))
+    return len(bands)
 
 
 def check_page(name, page, findings, streams, trace_events, host_wait):
@@ -225,13 +261,16 @@ def main():
             check(not browser.errors, "%s: the browser reported %s" % (name, browser.errors))
             check_page(name, page, findings, streams, events, host_wait)
             check_migrations(name, page, memory)
+            bands = check_one_time(name, page, findings)
+            if name == "torch_autotune":  # cuDNN's search and Triton's autotuning
+                check(bands, "torch_autotune: no one-time band on the timeline")
             browser.screenshot(os.path.join(args.out, name + ".png"))
             browser.screenshot_element("#p0-timeline", os.path.join(args.out,
                                                                     name + "-timeline.png"))
-            print("%s: %d bytes, loaded in %.2f s, %d lanes, %d marks" % (
+            print("%s: %d bytes, loaded in %.2f s, %d lanes, %d marks, %d one-time bands" % (
                 name, os.path.getsize(html), seconds,
                 len(page["svgs"]["p0-timeline-svg"]["lanes"]),
-                len(page["svgs"]["p0-timeline-svg"]["marks"])))
+                len(page["svgs"]["p0-timeline-svg"]["marks"]), bands or 0))
 
         # Two processes in one merged file: an overview per rank, a section per process.
         merged = os.path.join(work, "merged.pb")
