@@ -158,14 +158,10 @@ void StartUpScan::Add(const StartUpScan& later) {
 StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
   StartUp s;
   if (!any_op_) return s;
-  std::vector<StackRun> one_time;
+  // The runs come in start order (each starts at its first call, the calls in time order); a
+  // one-time run may still reach past the next (a long call), so they are merged.
   for (const StackRun& run : stack_runs_) {
-    if (run.kinds != 0) one_time.push_back(run);
-  }
-  std::sort(one_time.begin(), one_time.end(), [](const StackRun& a, const StackRun& b) {
-    return a.span.start_ns < b.span.start_ns;
-  });
-  for (const StackRun& run : one_time) {
+    if (run.kinds == 0) continue;
     if (!s.one_time.empty() && run.span.start_ns <= s.one_time.back().span.end_ns) {
       StartUp::OneTimeSpan& last = s.one_time.back();
       last.span.end_ns = std::max(last.span.end_ns, run.span.end_ns);

@@ -200,13 +200,16 @@ std::expected<MatchedRows, std::string> MatchRows(const Summary& s, const CheckM
   return out;
 }
 
-// A rule's findings in `unit`: their number, or their time lost (per iteration, or a share of
-// the wall time).
-double RuleValue(const FindingTotal& t, CheckUnit unit, const CheckScope& scope, double per) {
-  if (unit == CheckUnit::kCount) return static_cast<double>(t.count) / per;
-  const double ns = static_cast<double>(t.blocked_ns);
+// A time in `unit`: its share of the scope's wall time, or per iteration.
+double TimeValue(double ns, CheckUnit unit, const CheckScope& scope, double per) {
   const double wall = static_cast<double>(scope.summary->trace_ns);
   return unit == CheckUnit::kShare ? (wall > 0 ? ns / wall : 0.0) : ns / per;
+}
+
+// A rule's findings in `unit`: their number, or their time lost (TimeValue).
+double RuleValue(const FindingTotal& t, CheckUnit unit, const CheckScope& scope, double per) {
+  if (unit == CheckUnit::kCount) return static_cast<double>(t.count) / per;
+  return TimeValue(static_cast<double>(t.blocked_ns), unit, scope, per);
 }
 
 // The value of a metric in one scope, in `unit`.
@@ -215,9 +218,7 @@ std::expected<double, std::string> Measure(const CheckMetric& m, CheckUnit unit,
                                            const CheckRun& run) {
   const Summary& s = *scope.summary;
   const double wall = static_cast<double>(s.trace_ns);
-  auto time = [&](double ns) -> double {
-    return unit == CheckUnit::kShare ? (wall > 0 ? ns / wall : 0.0) : ns / per;
-  };
+  auto time = [&](double ns) { return TimeValue(ns, unit, scope, per); };
   const RangeInstances* iterations = run.iterations;
   switch (m.kind) {
     case CheckMetric::Kind::kRule:

@@ -1439,6 +1439,26 @@ bool IsHostTime(const analysis::Finding& f) {
   return analysis::TimeKindOf(analysis::Rule(f.rule).family) == analysis::TimeKind::kHost;
 }
 
+// A run's host findings by the one-time work they lie in, and those called from `site` (and
+// through `api`, when given): how many, and how many of those were marked as one-time work.
+struct OneTimeTally {
+  std::map<analysis::OneTimeWork, size_t> by_kind;
+  size_t at_site = 0, at_site_marked = 0;
+};
+OneTimeTally TallyOneTime(const std::vector<analysis::Finding>& findings,
+                          const std::string& site, const std::string& api = "") {
+  OneTimeTally t;
+  for (const analysis::Finding& f : findings) {
+    if (!IsHostTime(f)) continue;
+    ++t.by_kind[f.one_time];
+    if ((api.empty() || f.api == api) && f.call_site.find(site) != std::string::npos) {
+      ++t.at_site;
+      t.at_site_marked += f.one_time != analysis::OneTimeWork::kNone;
+    }
+  }
+  return t;
+}
+
 class AutotuneTest : public TorchTest {
  protected:
   void SetUp() override {
@@ -1456,24 +1476,17 @@ TEST_F(AutotuneTest, TunersWaitsAreOneTimeWorkAndTheLoopsAreNot) {
   const std::string site = "torch_autotune.py:" +
                            std::to_string(LineOf(LIBPROF_TORCH_AUTOTUNE_PY, "the wait")) +
                            " in main";
-  size_t cudnn = 0, triton = 0, loop = 0, loop_marked = 0;
-  for (const analysis::Finding& f : *findings) {
-    if (!IsHostTime(f)) continue;
-    cudnn += f.one_time == analysis::OneTimeWork::kCudnnSearch;
-    triton += f.one_time == analysis::OneTimeWork::kTritonAutotuning;
-    // .item() reads back through cudaStreamSynchronize; the searches use event and device
-    // synchronisation.
-    if (f.api == "cudaStreamSynchronize" && f.call_site.find(site) != std::string::npos) {
-      ++loop;
-      loop_marked += f.one_time != analysis::OneTimeWork::kNone;
-    }
-  }
+  // .item() reads back through cudaStreamSynchronize; the searches use event and device
+  // synchronisation.
+  OneTimeTally t = TallyOneTime(*findings, site, "cudaStreamSynchronize");
+  const size_t cudnn = t.by_kind[analysis::OneTimeWork::kCudnnSearch];
+  const size_t triton = t.by_kind[analysis::OneTimeWork::kTritonAutotuning];
   std::printf("cuDNN search waits %zu, Triton autotuning waits %zu, loop waits %zu\n", cudnn,
-              triton, loop);
+              triton, t.at_site);
   EXPECT_GE(cudnn, 3u) << "a search per input shape, each timing several candidates";
   EXPECT_GE(triton, 4u) << "do_bench synchronises for each of the 8 configs";
-  EXPECT_GE(loop, 1u) << "the steady loop's .item() waits at " << site;
-  EXPECT_EQ(loop_marked, 0u);
+  EXPECT_GE(t.at_site, 1u) << "the steady loop's .item() waits at " << site;
+  EXPECT_EQ(t.at_site_marked, 0u);
 }
 
 class TunableOpTest : public TorchTest {
@@ -1492,19 +1505,12 @@ TEST_F(TunableOpTest, TuningWaitsAreOneTimeWorkAndTheLoopsAreNot) {
   const std::string site = "torch_tunableop.py:" +
                            std::to_string(LineOf(LIBPROF_TORCH_TUNABLEOP_PY, "the wait")) +
                            " in main";
-  size_t tuning = 0, loop = 0, loop_marked = 0;
-  for (const analysis::Finding& f : *findings) {
-    if (!IsHostTime(f)) continue;
-    tuning += f.one_time == analysis::OneTimeWork::kTunableOp;
-    if (f.call_site.find(site) != std::string::npos) {
-      ++loop;
-      loop_marked += f.one_time != analysis::OneTimeWork::kNone;
-    }
-  }
-  std::printf("TunableOp tuning waits %zu, loop waits %zu\n", tuning, loop);
+  OneTimeTally t = TallyOneTime(*findings, site);
+  const size_t tuning = t.by_kind[analysis::OneTimeWork::kTunableOp];
+  std::printf("TunableOp tuning waits %zu, loop waits %zu\n", tuning, t.at_site);
   EXPECT_GE(tuning, 3u) << "TunableOp times candidates for each of the 3 shapes";
-  EXPECT_GE(loop, 1u) << "the steady loop's .item() waits at " << site;
-  EXPECT_EQ(loop_marked, 0u);
+  EXPECT_GE(t.at_site, 1u) << "the steady loop's .item() waits at " << site;
+  EXPECT_EQ(t.at_site_marked, 0u);
 }
 
 class JaxTest : public TorchTest {
@@ -1531,19 +1537,12 @@ TEST_F(JaxTest, XlasAutotuningIsOneTimeWork) {
               static_cast<double>(one_time_ns) / 1e6);
   EXPECT_GE(start_up.one_time.size(), 1u);
   const auto findings = analysis::FindFindings(*trace, analysis::FindingsOptions{});
-  size_t tuned = 0, own = 0, own_marked = 0;
-  for (const analysis::Finding& f : findings) {
-    if (!IsHostTime(f)) continue;
-    tuned += f.one_time == analysis::OneTimeWork::kXlaAutotuning;
-    if (f.call_site.find("jax_loop.py:") != std::string::npos) {
-      ++own;
-      own_marked += f.one_time != analysis::OneTimeWork::kNone;
-    }
-  }
-  std::printf("XLA autotuning findings %zu, the program's own %zu\n", tuned, own);
+  OneTimeTally t = TallyOneTime(findings, "jax_loop.py:");
+  const size_t tuned = t.by_kind[analysis::OneTimeWork::kXlaAutotuning];
+  std::printf("XLA autotuning findings %zu, the program's own %zu\n", tuned, t.at_site);
   EXPECT_GE(tuned, 10u) << "XLA times candidate GEMM fusions while compiling the step";
-  EXPECT_GE(own, 1u) << "jax_loop.py's pageable uploads";
-  EXPECT_EQ(own_marked, 0u);
+  EXPECT_GE(t.at_site, 1u) << "jax_loop.py's pageable uploads";
+  EXPECT_EQ(t.at_site_marked, 0u);
 }
 
 }  // namespace
