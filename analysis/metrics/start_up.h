@@ -10,9 +10,12 @@
 // fill at least half of the time from where start-up ended so far to that call's end. CUDA's
 // lazy loading loads each kernel's module inside its first launch, so a first iteration that
 // loads a module per kernel stays in start-up, while a module loaded late in a long run does not
-// drag start-up along.
+// drag start-up along. Under CUDA 13 lazy loading mostly makes no call of its own: CUPTI's
+// overhead records of it (lazy function loading, runtime-triggered module loading) mark the
+// call they lie in as module loading, or, in no recorded call, count by their own time.
 //
-// Then a warm-up: start-up moves on to the end of the latest later module load before which the
+// Then a warm-up: start-up moves on to the end of the latest later module load by name
+// (cuModuleLoadData..., not only lazy loading: a compiler's output is loaded by name) before which the
 // GPU was nearly idle (busy under kWarmUpBusyShare of the time since start-up's end) while after
 // it the GPU was busy at least kWarmUpContrast times that share (and at least
 // kWarmUpMinBusyAfter). That is the shape of just-in-time compilation: torch.compile, JAX/XLA,
@@ -107,10 +110,14 @@ class StartUpScan {
 
  private:
   // Module loading or context creation, with the GPU's busy time (union over devices) from the
-  // first window up to the piece's end.
+  // first window up to the piece's end; `named` when a call named for it (cuModuleLoadData...)
+  // lies in it, not only CUDA's lazy loading. Only such a piece ends a warm-up: a compiler's
+  // output is loaded by name, while lazy loading is a kernel of a loaded library first used (an
+  // allocation loop's 11 ms before the first launch of a compute loop are no warm-up).
   struct Piece {
     Interval span;
     uint64_t busy_before_end_ns = 0;
+    bool named = true;
   };
   void WarmUp(const std::vector<Piece>& pieces, StartUp* s) const;
   // The calls with a call stack, in time order, as runs of one-time work's and of the rest's;

@@ -134,8 +134,17 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
           const double end = start + uniform(1, 80);
           b.Launch("k" + std::to_string(rng() % 5), now, now + call, start, end, s, tid);
           if (rng() % 9 == 0) {  // lazy loading inside the launch
-            b.Api("cuModuleLoadData", now + 0.5, now + call - 0.5, tid, 0, ApiDomain::kDriver,
-                  true);
+            switch ((step + k) % 3) {  // (not drawn: the loop's other draws stay as they were)
+              case 0:  // as a nested call
+                b.Api("cuModuleLoadData", now + 0.5, now + call - 0.5, tid, 0,
+                      ApiDomain::kDriver, true);
+                break;
+              case 1:  // as CUDA 13 records it: only CUPTI's overhead record, inside the launch
+                b.AddOverhead(TraceBuilder::kLazyFunctionLoading, now + 0.5, now + 1, tid);
+                break;
+              default:  // the overhead record on a thread with no call then
+                b.AddOverhead(TraceBuilder::kRuntimeTriggeredModuleLoading, now, now + call, 999);
+            }
           }
           stream_free[s] = end;
           now += call + uniform(0.3, 1.5);

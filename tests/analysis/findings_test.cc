@@ -857,6 +857,70 @@ TEST_F(FindingsTest, StartUpIsReportedOnceAndGpuRulesCountFromItsEnd) {
   }
 }
 
+// CUDA 13's lazy loading as an H200 recorded it under PyTorch and Triton: no call of its own,
+// only CUPTI overhead records inside the first launch of a kernel (99 µs of an 8.07 ms
+// cudaLaunchKernel), or in no recorded call at all. A loop of 40 steps of 1 ms (a 900 µs
+// kernel each) after start-up; step 20's launch takes 8 ms and loads its kernel lazily, and
+// before step 30 the runtime loads a module for 3 ms on a thread with no recorded call there.
+TraceBuilder LazyLoadingScenario(bool with_overheads) {
+  TraceBuilder b(1920);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.Api("cuDevicePrimaryCtxRetain", 100, 5100, 1, 0, ApiDomain::kDriver);
+  double at = 6000;
+  for (int i = 0; i < 40; ++i) {
+    const double launch = i == 20 ? 8000 : 5;
+    if (i == 30) {
+      if (with_overheads) {
+        b.AddOverhead(TraceBuilder::kRuntimeTriggeredModuleLoading, at, at + 3000, 2);
+      }
+      at += 3000;
+    }
+    b.Launch("step", at, at + launch, at + launch + 2, at + launch + 902, 7);
+    if (i == 20 && with_overheads) {
+      b.AddOverhead(TraceBuilder::kLazyFunctionLoading, at + 1000, at + 1099);
+    }
+    at += launch + 1000;
+  }
+  b.SetEnd(at + 1000);
+  return b;
+}
+
+TEST_F(FindingsTest, LazyLoadingSeenOnlyByCuptiOverheadRecordsIsModuleLoading) {
+  const ProcessTrace t = Load(LazyLoadingScenario(true));
+  const StartUp s = FindStartUp(TraceIndex(t));
+  ASSERT_TRUE(s.known);
+  EXPECT_EQ(s.end_ns, Us(6007));  // the first kernel: neither load is near start-up
+  // Step 20 starts at 26.1 ms (20 steps of 1.005 ms after 6 ms); step 30 at 44.145 ms.
+  ASSERT_EQ(s.later_loading.size(), 2u);
+  EXPECT_EQ(s.later_loading[0].start_ns, Us(26100));
+  EXPECT_EQ(s.later_loading[0].end_ns, Us(34100));  // the whole launch, not the record's 99 µs
+  EXPECT_EQ(s.later_loading[1].start_ns, Us(44145));
+  EXPECT_EQ(s.later_loading[1].end_ns, Us(47145));
+  EXPECT_EQ(s.later_load.ns, 11'000'000u);
+  EXPECT_EQ(s.later_load.calls, 2u);
+  EXPECT_EQ(s.later_load.top_api, "cudaLaunchKernel loading code lazily");
+
+  // The GPU rules leave both loads' idle time out; without the records, the chunks around them
+  // were "no kernel ... while the host was launching the next work" (6.81 ms) and "outside CUDA
+  // calls" (2.83 ms).
+  const auto low_use_idle = [&](const ProcessTrace& trace) {
+    uint64_t idle = 0;
+    for (const Finding& f : Of(FindFindings(trace, {}), "gpu-low-utilization")) {
+      idle += f.blocked_ns;
+    }
+    return idle;
+  };
+  EXPECT_EQ(low_use_idle(t), 0u);
+  EXPECT_GT(low_use_idle(Load(LazyLoadingScenario(false))), 9'000'000u);
+  const auto start_up = Of(FindFindings(t, {}), "start-up");
+  ASSERT_EQ(start_up.size(), 1u);
+  EXPECT_NE(start_up[0].explanation.find("module loading after it, 11.0 ms (2 calls, most in "
+                                         "cudaLaunchKernel loading code lazily)"),
+            std::string::npos)
+      << start_up[0].explanation;
+}
+
 // Proves a host finding of start-up work inside start-up (the first allocation that waits for
 // the device) is marked, says it is paid once, and is listed after the steady state's waits even
 // when it lost more time; a copy before the first kernel is the program's work, not start-up.

@@ -115,6 +115,17 @@ Synchronization& TraceBuilder::AddSync(SyncType type, double start_us, double en
   return records_.synchronizations.back();
 }
 
+Overhead& TraceBuilder::AddOverhead(uint32_t kind, double start_us, double end_us, uint32_t tid) {
+  records_.overheads.push_back(Overhead{.overhead_kind = kind,
+                                        .name_id = Intern(kind == kLazyFunctionLoading
+                                                              ? "lazy function loading"
+                                                              : "overhead"),
+                                        .start_ns = Us(start_us),
+                                        .end_ns = Us(end_us),
+                                        .thread_id = tid});
+  return records_.overheads.back();
+}
+
 CudaEvent& TraceBuilder::AddEvent(uint32_t event_id, uint64_t sync_id, uint64_t corr,
                                   uint32_t stream) {
   records_.cuda_events.push_back(CudaEvent{.event_id = event_id,

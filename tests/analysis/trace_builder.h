@@ -47,6 +47,10 @@ class TraceBuilder {
   Synchronization& AddSync(SyncType type, double start_us, double end_us, uint64_t corr,
                            uint32_t stream = kNoStream, uint64_t event_sync_id = 0);
   CudaEvent& AddEvent(uint32_t event_id, uint64_t sync_id, uint64_t corr, uint32_t stream);
+  // A CUPTI overhead record (CUpti_ActivityOverheadKind value, e.g. kLazyFunctionLoading).
+  Overhead& AddOverhead(uint32_t kind, double start_us, double end_us, uint32_t tid = 1);
+  static constexpr uint32_t kRuntimeTriggeredModuleLoading = 4u << 16;
+  static constexpr uint32_t kLazyFunctionLoading = 5u << 16;
   NvtxEvent& AddRange(std::string_view message, double start_us, double end_us, uint32_t tid = 1,
                       NvtxKind kind = NvtxKind::kPushPop, uint32_t depth = 0,
                       std::string_view domain = "");
