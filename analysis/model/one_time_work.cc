@@ -43,6 +43,11 @@ constexpr std::array<Kind, kOneTimeWorkKinds> kKinds = {{
      "GEMM solutions the first time it sees each shape: paid once per shape and process; with "
      "the results file it wrote (PYTORCH_TUNABLEOP_FILENAME) and PYTORCH_TUNABLEOP_TUNING=0, "
      "later runs skip it"},
+    {OneTimeWork::kLibrarySetUp, "library-setup", "a CUDA library's set-up",
+     "; inside a CUDA library's set-up (a cuFFT plan, or a cuBLAS, cuDNN, cuSPARSE or cuSOLVER "
+     "handle), which uploads its tables or allocates its workspace: paid once per plan or "
+     "handle; if it recurs through the run, the program makes them again (create them once and "
+     "reuse them; PyTorch caches cuFFT plans per shape, torch.backends.cuda.cufft_plan_cache)"},
 }};
 
 const Kind& KindOf(OneTimeWork work) { return kKinds[static_cast<size_t>(work)]; }
@@ -104,6 +109,18 @@ bool IsTunableOpTuning(const FrameView& f) {
          Contains(f.function, "::FindFastest");
 }
 
+bool IsLibrarySetUp(const FrameView& f) {
+  if (f.python) return false;
+  for (std::string_view plan : {"cufftPlan", "cufftMakePlan", "cufftXtMakePlan"}) {
+    if (f.function.starts_with(plan)) return true;
+  }
+  for (std::string_view handle : {"cublasCreate_v2", "cublasLtCreate", "cudnnCreate",
+                                  "cusparseCreate", "cusolverDnCreate"}) {
+    if (f.function == handle) return true;
+  }
+  return false;
+}
+
 bool IsTorchCompile(const FrameView& f) {
   return f.python && (PathIs(f.file, "torch/_dynamo/convert_frame.py") ||
                       PathIs(f.file, "torch/_functorch/_aot_autograd/graph_compile.py") ||
@@ -117,12 +134,13 @@ bool IsTorchCompile(const FrameView& f) {
 OneTimeWork OneTimeWorkOf(const std::vector<FrameView>& frames) {
   // In order of precedence: a tuner inside another's frames (Inductor benchmarking through
   // Triton's do_bench, any tuner inside torch.compile) is named by the more specific one.
-  constexpr std::array<std::pair<OneTimeWork, bool (*)(const FrameView&)>, 6> kTests = {{
+  constexpr std::array<std::pair<OneTimeWork, bool (*)(const FrameView&)>, 7> kTests = {{
       {OneTimeWork::kInductorAutotuning, IsInductorAutotuning},
       {OneTimeWork::kTritonAutotuning, IsTritonAutotuning},
       {OneTimeWork::kXlaAutotuning, IsXlaAutotuning},
       {OneTimeWork::kCudnnSearch, IsCudnnSearch},
       {OneTimeWork::kTunableOp, IsTunableOpTuning},
+      {OneTimeWork::kLibrarySetUp, IsLibrarySetUp},
       {OneTimeWork::kTorchCompile, IsTorchCompile},
   }};
   for (const auto& [work, test] : kTests) {

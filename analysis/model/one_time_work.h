@@ -1,6 +1,7 @@
 // Work a library does once per compiled graph, shape or key, told from a call's stack: an
 // autotuner timing candidate kernels (XLA's, cuDNN's benchmark search, TorchInductor's
-// max-autotune, @triton.autotune, PyTorch's TunableOp) or torch.compile compiling a graph. Their waits are not the
+// max-autotune, @triton.autotune, PyTorch's TunableOp), torch.compile compiling a graph, or a
+// CUDA library setting up a plan or handle (cuFFT, cuBLAS, cuDNN...). Their waits are not the
 // steady state's: each candidate is synchronised on purpose, thousands of times in a JAX
 // program's first steps (a 200-step JAX MLP on an H200: all 1,699 of its host findings lay inside
 // xla::Autotuner::GetTunedConfig), and the program's own code is not where to fix them.
@@ -31,6 +32,10 @@
 //   (torch/_dynamo/convert_frame.py), AOTAutograd's graph compilation
 //   (torch/_functorch/_aot_autograd/graph_compile.py) or Inductor's lowering and code generation
 //   (torch/_inductor/graph.py, scheduler.py, fx_passes/).
+// - A CUDA library's set-up: a native frame of cuFFT's plan creation (cufftPlan*,
+//   cufftMakePlan*, cufftXtMakePlan*: torch.fft's first call on a shape built a plan whose
+//   18.45 ms pageable upload of its tables was a sync-memcpy finding) or of a handle's creation
+//   (cublasCreate_v2, cublasLtCreate, cudnnCreate, cusparseCreate, cusolverDnCreate).
 // The autotuners are looked for first (they run inside compilation), TorchInductor's before
 // Triton's (Inductor benchmarks through Triton); only the recorded frames are seen
 // (LIBPROF_BACKTRACE_DEPTH), so a wait deep below its tuner may go unrecognised.
@@ -54,8 +59,9 @@ enum class OneTimeWork : uint8_t {
   kTritonAutotuning,
   kTorchCompile,
   kTunableOp,
+  kLibrarySetUp,
 };
-inline constexpr size_t kOneTimeWorkKinds = 7;
+inline constexpr size_t kOneTimeWorkKinds = 8;
 
 // Which one-time work the stack (CallSites::Frames, innermost first) lies in; kNone if none.
 OneTimeWork OneTimeWorkOf(const std::vector<FrameView>& frames);
@@ -66,7 +72,7 @@ inline uint32_t OneTimeWorkBit(OneTimeWork work) {
 }
 
 // "xla-autotuning", "cudnn-search", "inductor-autotuning", "triton-autotuning", "torch-compile",
-// "tunableop" (JSON, CSV, partials); "" for kNone. FromId: the kind of an id, kNone for "" or unknown ones.
+// "tunableop", "library-setup" (JSON, CSV, partials); "" for kNone. FromId: the kind of an id, kNone for "" or unknown ones.
 std::string_view OneTimeWorkId(OneTimeWork work);
 OneTimeWork OneTimeWorkFromId(std::string_view id);
 // "XLA's autotuning", "cuDNN's algorithm search", ... for prose and table labels.

@@ -23,6 +23,7 @@ RuleFamily FamilyOf(const Finding& f) { return Rule(f.rule).family; }
 std::string RuleLabel(std::string_view rule, bool in_start_up, OneTimeWork one_time) {
   std::string label(rule);
   if (one_time == OneTimeWork::kTorchCompile) return label + " (compilation)";
+  if (one_time == OneTimeWork::kLibrarySetUp) return label + " (library set-up)";
   if (one_time != OneTimeWork::kNone) return label + " (autotuning)";
   return in_start_up ? label + " (start-up)" : label;
 }
@@ -383,7 +384,7 @@ std::string FindingsTable(const FindingsDigest& findings, const FindingsReportCo
       : paid_once_groups ? "what was waited for (not for start-up's waits)"
                          : "what was waited for";
   out += with_call_sites ? "\n(Grouped by rule, API, " + waited_for + " and call site" +
-                               (one_time_groups ? " (not for autotuning and compilation)" : "") +
+                               (one_time_groups ? " (not for one-time work)" : "") +
                                "; --all lists every finding.)\n"
                          : "\n(Grouped by rule, API and " + waited_for +
                                "; --all lists every finding.)\n";

@@ -57,7 +57,8 @@ std::string FindingsHeadline(const std::vector<Finding>& findings,
 TableCells FindingGroupCells(const std::vector<FindingGroup>& groups);
 std::string FindingWaitingFor(const Finding& finding);
 // A finding's rule as the tables name it: "sync-api", "sync-api (start-up)", and for one-time
-// work "sync-api (autotuning)" or "sync-api (compilation)" (its explanation says which).
+// work "sync-api (autotuning)", "sync-api (compilation)" or "sync-api (library set-up)" (its
+// explanation says which).
 std::string RuleLabel(std::string_view rule, bool in_start_up, OneTimeWork one_time);
 // A "Waiting for" cell cut to `width`: the name abbreviated (FitName), a trailing " +N" (the
 // other work waited for) kept whole (a TableColumn's CellFit).

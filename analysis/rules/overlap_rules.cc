@@ -68,12 +68,31 @@ void ForEachHeldPageableCopy(const TraceIndex& index, F&& f) {
   }
 }
 
+// Whether `op` is paid once: it starts in start-up after the first kernel (a warm-up, module
+// loading) or overlaps one-time work (sorted spans). Work before the first kernel is the
+// program's (its first uploads), as for the host rules.
+bool PaidOnce(const DeviceOp& op, const StartUp& bounds) {
+  if (bounds.known && op.start_ns >= bounds.first_op_ns && op.start_ns < bounds.end_ns) {
+    return true;
+  }
+  const auto after = std::upper_bound(
+      bounds.one_time.begin(), bounds.one_time.end(), op.start_ns,
+      [](uint64_t t, const StartUp::OneTimeSpan& s) { return t < s.span.start_ns; });
+  // The span starting last at or before the op, or the first after it if the op reaches it.
+  if (after != bounds.one_time.begin() && (after - 1)->span.end_ns > op.start_ns) return true;
+  return after != bounds.one_time.end() && after->span.start_ns < op.end_ns;
+}
+
 class OverlapRules {
  public:
-  OverlapRules(const TraceIndex& index, const StreamModel& model,
+  OverlapRules(const TraceIndex& index, const StreamModel& model, const StartUp& bounds,
                std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::Sums>* legacy,
                std::map<uint32_t, OverlapAccumulator::Sums>* pageable)
-      : index_(index), model_(model), legacy_sums_(*legacy), pageable_sums_(*pageable) {}
+      : index_(index),
+        model_(model),
+        bounds_(bounds),
+        legacy_sums_(*legacy),
+        pageable_sums_(*pageable) {}
 
   void Run() {
     const auto& ops = index_.device_ops();
@@ -83,7 +102,9 @@ class OverlapRules {
     for (const DeviceOp& op : ops) {
       if (op.kind == DeviceOpKind::kKernel)
         kernels[op.device_id].push_back({op.start_ns, op.end_ns});
-      if (model_.ClassOf(op.stream_id) != StreamClass::kLegacyNull) continue;
+      if (model_.ClassOf(op.stream_id) != StreamClass::kLegacyNull || PaidOnce(op, bounds_)) {
+        continue;
+      }
       if (op.kind == DeviceOpKind::kKernel) {
         legacy[{op.device_id, op.stream_id}].Add(op, false);
       } else if (op.kind == DeviceOpKind::kMemcpy && IsHostCopy(r.memcpys[op.record])) {
@@ -111,6 +132,7 @@ class OverlapRules {
         index_,
         [&](const DeviceOp& copy, const std::vector<uint32_t>& calls,
             std::vector<uint32_t>::const_iterator pos) {
+          if (PaidOnce(copy, bounds_)) return;
           const DeviceOp* kernel = NextKernel(pos, calls.end(), copy);
           if (kernel == nullptr) return;
           Serialised& s = by_device[copy.device_id];
@@ -154,6 +176,7 @@ class OverlapRules {
 
   const TraceIndex& index_;
   const StreamModel& model_;
+  const StartUp& bounds_;
   std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::Sums>& legacy_sums_;
   std::map<uint32_t, OverlapAccumulator::Sums>& pageable_sums_;
 };
@@ -211,7 +234,7 @@ void Report(const ProcessTrace& trace, const FindingsOptions& options, uint32_t 
 }  // namespace
 
 void OverlapAccumulator::Add(const TraceIndex& window, const StreamModel& model) {
-  OverlapRules(window, model, &legacy_, &pageable_).Run();
+  OverlapRules(window, model, bounds_, &legacy_, &pageable_).Run();
 }
 
 void OverlapAccumulator::Finish(const ProcessTrace& whole, const FindingsOptions& options,
@@ -253,7 +276,9 @@ std::vector<uint32_t> ThreadsWhosePageablePairLeavesWindow(const TraceIndex& win
 }
 
 void FindOverlapFindings(const RuleInput& input, std::vector<Finding>* out) {
-  OverlapAccumulator overlap;
+  StartUpScan scan;  // (as FindGpuFindings: one window, the whole trace)
+  scan.Add(input.index);
+  OverlapAccumulator overlap(scan.Bounds(input.trace.origin_ns));
   overlap.Add(input.index, input.model);
   overlap.Finish(input.trace, input.options, out);
 }

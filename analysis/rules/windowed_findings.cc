@@ -252,7 +252,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   IdleTimeline timeline(last_end);
   GpuRulesAccumulator gpu(options_, bounds_, active_);
   StartUpTally tally;
-  OverlapAccumulator overlap;
+  OverlapAccumulator overlap(bounds_);
   MemoryAnalysis memory;
   std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
   uint64_t next = places.host << kFindingsPassShift;

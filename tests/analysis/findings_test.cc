@@ -483,6 +483,33 @@ TEST_F(FindingsTest, LaunchBoundOnGraphLaunchesSaysTheGraphsAreTooSmall) {
   EXPECT_EQ(text.find("capture the launch sequence in a CUDA graph"), std::string::npos) << text;
 }
 
+// torch.fft's first call on a shape on an H200: cuFFT built a plan and uploaded 6.65 MiB of
+// tables on the legacy stream (18 ms, once), and no-overlap-default-stream offered to overlap it
+// with the loop's kernels. A copy inside one-time work is paid once: the rule leaves it out.
+TEST_F(FindingsTest, NoOverlapLeavesOutCopiesOfOneTimeWork) {
+  TraceBuilder b = OverlapScenario();
+  TraceRecords& r = b.records();
+  r.stack_frames.push_back(
+      {.id = 1, .address = 0x4001, .function_id = b.Intern("cufftXtMakePlanMany")});
+  r.call_stacks.push_back({.id = 1, .frame_ids = {1}});
+  const uint64_t upload = b.Api("cuMemcpyHtoD", 6000, 24000, 1, 0, ApiDomain::kDriver);
+  r.api_calls.back().stack_id = 1;
+  b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 6 << 20, 6010, 23990,
+              upload, 7, false);
+  b.SetEnd(25000);
+  const auto all = Of(FindFindings(Load(b), {}), "no-overlap-default-stream");
+  ASSERT_EQ(all.size(), 2u);
+  const auto& on_legacy = std::get<OverlapDetails>(all[0].details);
+  EXPECT_EQ(on_legacy.copies, 8u);  // the scenario's own, as without the upload
+  EXPECT_EQ(on_legacy.copy_ns, 8u * 100'000u);
+  EXPECT_EQ(all[0].blocked_ns, 200'000u);
+  // Without its stack the upload is the program's: min(800 + 17980, 200) µs, still the kernels'.
+  r.api_calls.back().stack_id = 0;
+  const auto counted = Of(FindFindings(Load(b), {}), "no-overlap-default-stream");
+  ASSERT_FALSE(counted.empty());
+  EXPECT_EQ(std::get<OverlapDetails>(counted[0].details).copies, 9u);
+}
+
 TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
   const ProcessTrace t = Load(OverlapScenario());
   const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");

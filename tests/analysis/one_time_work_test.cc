@@ -88,6 +88,15 @@ TEST(OneTimeWorkTest, EachTunerIsToldFromTheFramesItsLibraryRecorded) {
                                   "libtorch_cuda.so"),
                            Native("at::native::addmm_out_cuda_impl(...)", "libtorch_cuda.so")}),
             OneTimeWork::kTunableOp);
+  // torch.fft's first call on a shape: cuFFT builds a plan and uploads its tables (an H200).
+  EXPECT_EQ(OneTimeWorkOf({Native("cuMemcpyHtoD_v2", "libcuda.so.1"),
+                           Native("cufftXtMakePlanMany", "libcufft.so.12"),
+                           Native("at::native::CuFFTConfig::CuFFTConfig(...)", "libtorch_cuda.so"),
+                           Python("/home/me/fft_sparse.py", "<module>")}),
+            OneTimeWork::kLibrarySetUp);
+  EXPECT_EQ(OneTimeWorkOf({Native("cudaMalloc", "libcudart.so.13"),
+                           Native("cublasCreate_v2", "libcublas.so.13")}),
+            OneTimeWork::kLibrarySetUp);
   // torch.compile's lowering, with no tuner in sight.
   EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_inductor/fx_passes/fuse_attention.py"),
                                   "_get_sfdp_patterns"),
@@ -122,6 +131,11 @@ TEST(OneTimeWorkTest, TheSteadyStatesOwnFramesAreNotOneTimeWork) {
             OneTimeWork::kNone);
   EXPECT_EQ(OneTimeWorkOf({Native("cudnnConvolutionForward", "libcudnn.so.9"),
                            Native("xla::gpu::ConvolutionThunk::ExecuteOnStream()")}),
+            OneTimeWork::kNone);
+  // A plan executing, a handle's GEMM, and a matrix descriptor (cheap, made per call).
+  EXPECT_EQ(OneTimeWorkOf({Native("cufftXtExec", "libcufft.so.12"),
+                           Native("cublasSgemm_v2", "libcublas.so.13"),
+                           Native("cusparseCreateCsr", "libcusparse.so.12")}),
             OneTimeWork::kNone);
   // Python frames are looked at as Python frames only: a Python function named like XLA's.
   EXPECT_EQ(OneTimeWorkOf({Python("/home/me/x.py", "xla::Autotuner")}), OneTimeWork::kNone);
