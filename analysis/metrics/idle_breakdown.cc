@@ -29,7 +29,10 @@ bool BlocksHost(const TraceIndex& index, const ApiCall& call, bool has_sync_reco
       auto host_bound = [](MemoryKind k) {
         return k == MemoryKind::kPageable || k == MemoryKind::kManaged;
       };
-      if (!m.async || host_bound(m.src_kind) || host_bound(m.dst_kind)) return true;
+      // (A copy between GPUs staged through host memory holds the host as a pageable one does.)
+      if (!m.async || host_bound(m.src_kind) || host_bound(m.dst_kind) || IsStagedPeerPiece(m)) {
+        return true;
+      }
     } else if (op.kind == DeviceOpKind::kMemset && !r.memsets[op.record].async) {
       return true;
     }

@@ -495,6 +495,7 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
     if (r.stats.count() == 0) continue;
     const auto kind = static_cast<DeviceOpKind>(r.kind);
     std::string name;
+    bool staged = false;  // a piece of a peer copy staged through host memory
     switch (kind) {
       case DeviceOpKind::kKernel:
         name = KernelDisplayName(Str(strings, static_cast<uint32_t>(r.key >> 32)),
@@ -503,6 +504,8 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
       case DeviceOpKind::kMemcpy: {
         const auto key = static_cast<uint16_t>(r.key);
         name = TraceIndex::CopyName(SrcOf(key), DstOf(key), KindOf(key));
+        staged = IsStagedPeerPiece(
+            Memcpy{.copy_kind = KindOf(key), .src_kind = SrcOf(key), .dst_kind = DstOf(key)});
         break;
       }
       case DeviceOpKind::kMemset:
@@ -517,7 +520,9 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
     if (first < n.first) {
       n.first = first;
       n.row.kind = ToString(kind);
-      n.row.has_bytes = kind == DeviceOpKind::kMemcpy || kind == DeviceOpKind::kMemset;
+      // (A staged peer copy's pieces each carry the whole copy's bytes and their last part's
+      // time: no bytes or bandwidth to show.)
+      n.row.has_bytes = (kind == DeviceOpKind::kMemcpy && !staged) || kind == DeviceOpKind::kMemset;
     }
     n.row.name = name;
     n.row.stats.Merge(r.stats);

@@ -141,7 +141,12 @@ TableCells CopyRowCells(const std::vector<CopyRow>& copies) {
     table.push_back(
         {ToString(c.copy_kind), std::string(ToString(c.src_kind)) + " → " + ToString(c.dst_kind),
          std::to_string(c.count), FormatBytes(c.bytes),
-         FormatDuration(static_cast<double>(c.total_ns)), FormatBandwidth(c.bytes, c.total_ns)});
+         FormatDuration(static_cast<double>(c.total_ns)),
+         // (Each piece of a staged peer copy is timed by its last part only.)
+         IsStagedPeerPiece(Memcpy{.copy_kind = c.copy_kind, .src_kind = c.src_kind,
+                                  .dst_kind = c.dst_kind})
+             ? "staged via host"
+             : FormatBandwidth(c.bytes, c.total_ns)});
   }
   return {std::move(columns), std::move(table)};
 }

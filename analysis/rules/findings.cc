@@ -515,6 +515,8 @@ class Analyzer {
                            "; pinned memory (cudaMallocHost, cudaHostRegister) lets it run "
                            "asynchronously";
         });
+      } else if (IsStagedPeerPiece(*m)) {
+        if (own_cost >= options_.min_wait_ns) StagedPeerCopy(i, m->bytes, own_cost, own_finding);
       } else if (!async && own_cost >= options_.min_wait_ns &&
                  !(m->copy_kind == CopyKind::kHtoD &&
                    own_bytes <= options_.sync_memcpy_min_h2d_bytes)) {
@@ -533,6 +535,37 @@ class Analyzer {
                          after_wait() + "; cudaMemsetAsync would not";
       });
     }
+  }
+
+  // staged-peer-copy: call `i` copied `bytes` between two GPUs through host memory, holding
+  // the host `own_cost`. Its pieces name the GPUs: the DtoH's device is the source, the HtoD's
+  // the destination; their times are their last pieces' only, so the call's time is the copy's.
+  template <typename OwnFinding>
+  void StagedPeerCopy(uint32_t i, uint64_t bytes, uint64_t own_cost, OwnFinding&& own_finding) {
+    const ApiCall& call = records_.api_calls[i];
+    std::optional<uint32_t> from, to;
+    for (uint32_t o : index_.OpsOf(call.correlation_id)) {
+      const DeviceOp& op = index_.device_ops()[o];
+      if (op.kind != DeviceOpKind::kMemcpy) continue;
+      const Memcpy& piece = records_.memcpys[op.record];
+      if (!IsStagedPeerPiece(piece)) continue;
+      (piece.copy_kind == CopyKind::kDtoH ? from : to) = op.device_id;
+    }
+    Finding found = own_finding(RuleId::kStagedPeerCopy);
+    std::get<CopyDetails>(found.details).bytes = bytes;
+    Hand(std::move(found), i, [&](Finding* f) {
+      const auto gpu = [](std::optional<uint32_t> d) {
+        return d ? "GPU " + std::to_string(*d) : std::string("another GPU");
+      };
+      f->explanation =
+          index_.ApiName(call) + " (" + FormatBytes(bytes) + " " + gpu(from) + " → " + gpu(to) +
+          ") went through host memory, because peer access between the two GPUs is not "
+          "enabled (or not possible): the driver staged it in pieces and held the host for " +
+          Dur(own_cost) + " (" + FormatBandwidth(bytes, own_cost) +
+          "; the copy records time only the last pieces); cudaDeviceEnablePeerAccess from each "
+          "GPU to the other, where cudaDeviceCanAccessPeer allows it, makes it a direct copy "
+          "over NVLink or PCIe that does not hold the host";
+    });
   }
 
   const ProcessTrace& trace_;

@@ -75,6 +75,10 @@ constexpr RuleInfo kRules[] = {
     {RuleId::kSyncMemset, "sync-memset", RuleFamily::kHostCost,
      "a synchronous memset costing >= --min-wait", DetailsIndex<CopyDetails>(), kMemsetFields,
      FindHostCallFindings},
+    {RuleId::kStagedPeerCopy, "staged-peer-copy", RuleFamily::kHostCost,
+     "a copy between two GPUs staged through host memory (peer access not enabled) costing >= "
+     "--min-wait",
+     DetailsIndex<CopyDetails>(), kCopyFields, FindHostCallFindings},
     {RuleId::kGpuIdleGaps, "gpu-idle-gaps", RuleFamily::kGpuIdle,
      "GPU idle >= --gap-threshold between two operations", DetailsIndex<IdleGapDetails>(),
      kGapFields, FindGpuFindings},

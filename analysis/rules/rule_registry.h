@@ -38,6 +38,7 @@ enum class RuleId : uint8_t {
   kPageableAsyncMemcpy,
   kSyncMemcpy,
   kSyncMemset,
+  kStagedPeerCopy,
   kGpuIdleGaps,
   kGpuLowUtilization,
   kGpuIdleBreakdown,

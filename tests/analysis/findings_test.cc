@@ -13,6 +13,7 @@
 #include "tests/analysis/findings_loop.h"
 #include "tests/analysis/scenarios.h"
 #include "analysis/metrics/start_up.h"
+#include "analysis/metrics/summary.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/rules/findings_digest.h"
 #include "analysis/model/kernel_names.h"
@@ -508,6 +509,34 @@ TEST_F(FindingsTest, NoOverlapLeavesOutCopiesOfOneTimeWork) {
   const auto counted = Of(FindFindings(Load(b), {}), "no-overlap-default-stream");
   ASSERT_FALSE(counted.empty());
   EXPECT_EQ(std::get<OverlapDetails>(counted[0].details).copies, 9u);
+}
+
+// The staged copy is one finding naming both GPUs, at the call's host time and the copy's bytes
+// (not the pieces' sum); the direct copy is none.
+TEST_F(FindingsTest, StagedPeerCopyHeldTheHostAndNamesBothGpus) {
+  constexpr uint64_t kBytes = 256u << 20;
+  const ProcessTrace t = Load(StagedPeerCopyScenario());
+  const auto found = Of(FindFindings(t, {}), "staged-peer-copy");
+  ASSERT_EQ(found.size(), 1u);  // not the direct copy
+  EXPECT_EQ(found[0].blocked_ns, 7'850'000u);
+  EXPECT_EQ(std::get<CopyDetails>(found[0].details).bytes, kBytes);  // once, not per piece
+  EXPECT_NE(found[0].explanation.find("cudaMemcpyPeerAsync (256.00 MiB GPU 0 → GPU 1) went "
+                                      "through host memory"),
+            std::string::npos)
+      << found[0].explanation;
+  EXPECT_NE(found[0].explanation.find("held the host for 7.85 ms (34.20 GB/s"), std::string::npos)
+      << found[0].explanation;
+  // Its pieces are no host copies, and the summary shows no bandwidth the pieces cannot have.
+  const Summary s = Summarize(t, {});
+  bool named = false;
+  for (const SummaryRow& r : s.device) {
+    if (r.name != "[copy device to peer device memory, staged through host]") continue;
+    named = true;
+    EXPECT_FALSE(r.has_bytes);
+    EXPECT_EQ(r.stats.count(), 2u);
+  }
+  EXPECT_TRUE(named);
+  EXPECT_TRUE(Of(FindFindings(t, {}), "no-overlap-default-stream").empty());
 }
 
 TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {

@@ -264,6 +264,35 @@ TraceBuilder OverlapScenario() {
   return b;
 }
 
+// Two H200s without peer access (.carry/s14/multi_dev.cu, 2026-11-29): cudaMemcpyPeerAsync of
+// 256 MiB held the host 7.85 ms while CUPTI recorded a 22 µs DtoH on GPU 0 and a 22 µs HtoD on
+// GPU 1, each device→device with the whole copy's bytes; after cudaDeviceEnablePeerAccess the
+// same copy was one PtoP record of 680 µs and the call returned at once.
+TraceBuilder StagedPeerCopyScenario() {
+  TraceBuilder b(3131);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(14, StreamType::kDefault);
+  b.AddStream(18, StreamType::kDefault, 2);
+  b.Launch("fill", 10, 15, 20, 100, 14);
+  constexpr uint64_t kBytes = 256u << 20;
+  const uint64_t staged = b.Api("cudaMemcpyPeerAsync", 200, 8050);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kDevice, kBytes, 8000, 8022,
+              staged, 14, true);
+  Memcpy& up = b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kDevice, MemoryKind::kDevice, kBytes,
+                           8025, 8047, staged, 18, true);
+  up.device_id = 1;
+  up.context_id = 2;
+  const uint64_t direct = b.Api("cudaMemcpyPeerAsync", 8100, 8110);
+  Memcpy& peer = b.AddMemcpy(CopyKind::kPtoP, MemoryKind::kDevice, MemoryKind::kDevice, kBytes,
+                             8120, 8800, direct, 14, true);
+  peer.src_device_id = 0;
+  peer.dst_device_id = 1;
+  b.Launch("fill", 8900, 8905, 8910, 9000, 14);
+  b.SetEnd(9100);
+  return b;
+}
+
 TraceBuilder HostOnlyScenario() {
   TraceBuilder b(8181);
   b.Api("cudaGetDeviceCount", 1, 3, 1);

@@ -53,6 +53,8 @@ TraceBuilder OverlapScenario();
 std::vector<TraceBuilder> LateRankScenario();
 
 // Only API calls, no device activity.
+// A copy between two GPUs staged through host memory, then the same copy direct (staged-peer-copy).
+TraceBuilder StagedPeerCopyScenario();
 TraceBuilder HostOnlyScenario();
 
 // The normalize loop of samples/normalize_nrm2 with call stacks (LIBPROF_BACKTRACE=blocking):
