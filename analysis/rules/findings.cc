@@ -561,10 +561,11 @@ class Analyzer {
           index_.ApiName(call) + " (" + FormatBytes(bytes) + " " + gpu(from) + " → " + gpu(to) +
           ") went through host memory, because peer access between the two GPUs is not "
           "enabled (or not possible): the driver staged it in pieces and held the host for " +
-          Dur(own_cost) + " (" + FormatBandwidth(bytes, own_cost) +
-          "; the copy records time only the last pieces); cudaDeviceEnablePeerAccess from each "
-          "GPU to the other, where cudaDeviceCanAccessPeer allows it, makes it a direct copy "
-          "over NVLink or PCIe that does not hold the host";
+          Dur(own_cost) +
+          " (its copy records time only the last pieces, and the stream's next synchronisation "
+          "waits for what is still in flight); cudaDeviceEnablePeerAccess from each GPU to the "
+          "other, where cudaDeviceCanAccessPeer allows it, makes it a direct copy over NVLink "
+          "or PCIe that does not hold the host";
     });
   }
 
