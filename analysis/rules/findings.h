@@ -5,12 +5,12 @@
 // own), so their time is an estimate of what a change would save, not added to the rest.
 //
 // Layer: analysis/rules/, rules. Pure computation over a ProcessTrace. This file
-// holds the engine (FindFindings runs the registered passes) and the pass of the six host rules.
+// holds the engine (FindFindings runs the registered passes) and the pass of the seven host rules.
 //
 // Accounting: per API call, the wait on earlier work (blocked-on-prior-work, sync-api or
 // implicit-sync: at most one of them) and the call's own cost (pageable-async-memcpy,
-// sync-memcpy or sync-memset: host time minus that wait) never add up to more than its host
-// time. GPU rules report idle device time instead of host time.
+// sync-memcpy, sync-memset or staged-peer-copy: host time minus that wait) never add up to more
+// than its host time. GPU rules report idle device time instead of host time.
 #pragma once
 
 #include <cstdint>

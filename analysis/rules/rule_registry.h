@@ -78,7 +78,7 @@ struct RuleInput {
   const StreamModel& model;
   const FindingsOptions& options;
 };
-// Appends the findings of its rules to *out. Rules that share their work (the six host rules
+// Appends the findings of its rules to *out. Rules that share their work (the seven host rules
 // account a call's wait and own cost together; the GPU rules share the idle breakdown) share
 // a pass, which runs once.
 using RulePass = void (*)(const RuleInput& input, std::vector<Finding>* out);
