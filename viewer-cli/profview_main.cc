@@ -145,7 +145,8 @@ constexpr const char* kFindingsHelpOutro =
     "time (in the steady state, after start-up) and pattern savings each get their own headline "
     "and table. Findings with the same rule, API and blamed work are grouped and sorted by time "
     "lost; --all lists each one. Host findings paid once (start-up's work, and waits inside an "
-    "autotuner or torch.compile's compilation, told from their call stacks) are marked and "
+    "autotuner, torch.compile's compilation or a CUDA library's set-up, told from their call "
+    "stacks) are marked and "
     "listed last; the GPU rules leave out the idle gaps during that one-time work.";
 
 // After the rules' list in the footer.

@@ -522,7 +522,8 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
       n.row.kind = ToString(kind);
       // (A staged peer copy's pieces each carry the whole copy's bytes and their last part's
       // time: no bytes or bandwidth to show.)
-      n.row.has_bytes = (kind == DeviceOpKind::kMemcpy && !staged) || kind == DeviceOpKind::kMemset;
+      n.row.has_bytes =
+          (kind == DeviceOpKind::kMemcpy && !staged) || kind == DeviceOpKind::kMemset;
     }
     n.row.name = name;
     n.row.stats.Merge(r.stats);

@@ -15,9 +15,9 @@
 // call they lie in as module loading, or, in no recorded call, count by their own time.
 //
 // Then a warm-up: start-up moves on to the end of the latest later module load by name
-// (cuModuleLoadData..., not only lazy loading: a compiler's output is loaded by name) before which the
-// GPU was nearly idle (busy under kWarmUpBusyShare of the time since start-up's end) while after
-// it the GPU was busy at least kWarmUpContrast times that share (and at least
+// (cuModuleLoadData..., not only lazy loading: a compiler's output is loaded by name) before
+// which the GPU was nearly idle (busy under kWarmUpBusyShare of the time since start-up's end)
+// while after it the GPU was busy at least kWarmUpContrast times that share (and at least
 // kWarmUpMinBusyAfter). That is the shape of just-in-time compilation: torch.compile, JAX/XLA,
 // CuPy and NVRTC compile on the host for seconds, load what they built, and only then run the
 // loop (the committed torch.compile, CUDA-graph, ResNet and CuPy traces: under 2.3% busy before

@@ -72,7 +72,8 @@ inline uint32_t OneTimeWorkBit(OneTimeWork work) {
 }
 
 // "xla-autotuning", "cudnn-search", "inductor-autotuning", "triton-autotuning", "torch-compile",
-// "tunableop", "library-setup" (JSON, CSV, partials); "" for kNone. FromId: the kind of an id, kNone for "" or unknown ones.
+// "tunableop", "library-setup" (JSON, CSV, partials); "" for kNone. FromId: the kind of an id,
+// kNone for "" or unknown ones.
 std::string_view OneTimeWorkId(OneTimeWork work);
 OneTimeWork OneTimeWorkFromId(std::string_view id);
 // "XLA's autotuning", "cuDNN's algorithm search", ... for prose and table labels.

@@ -101,9 +101,9 @@ struct Finding {
   // call ended within start-up (analysis/metrics/start_up.h): paid once, so ranked after the
   // steady state's.
   bool in_start_up = false;
-  // A host-time finding inside an autotuner or torch.compile's compilation, told from its stack
-  // (analysis/model/one_time_work.h): paid once per compiled graph or shape, so ranked after
-  // the steady state's like start-up's, and saying which.
+  // A host-time finding inside an autotuner, torch.compile's compilation or a CUDA library's
+  // set-up, told from its stack (analysis/model/one_time_work.h): paid once per compiled graph,
+  // shape, plan or handle, so ranked after the steady state's like start-up's, and saying which.
   OneTimeWork one_time = OneTimeWork::kNone;
 };
 
