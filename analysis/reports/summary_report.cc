@@ -84,8 +84,15 @@ std::string RepairedEndsSentence(uint64_t repaired_ends) {
 std::string CopiesHeadline(const std::vector<CopyRow>& copies) {
   uint64_t bytes = 0, ns = 0, count = 0;
   for (const CopyRow& c : copies) {
-    bytes += c.bytes;
     ns += c.total_ns;
+    // A peer copy staged through host memory is two pieces with its bytes each: counted once,
+    // by the source GPU's (DtoH) piece.
+    if (c.copy_kind == CopyKind::kHtoD &&
+        IsStagedPeerPiece(Memcpy{.copy_kind = c.copy_kind, .src_kind = c.src_kind,
+                                 .dst_kind = c.dst_kind})) {
+      continue;
+    }
+    bytes += c.bytes;
     count += c.count;
   }
   return "Memory copies: " + std::to_string(count) + " copies, " + FormatBytes(bytes) + " in " +

@@ -15,6 +15,7 @@
 #include "analysis/metrics/start_up.h"
 #include "analysis/metrics/summary.h"
 #include "analysis/reports/findings_report.h"
+#include "analysis/reports/summary_report.h"
 #include "analysis/rules/findings_digest.h"
 #include "analysis/model/kernel_names.h"
 #include "analysis/model/stream_deps.h"
@@ -537,6 +538,9 @@ TEST_F(FindingsTest, StagedPeerCopyHeldTheHostAndNamesBothGpus) {
     EXPECT_EQ(r.stats.count(), 2u);
   }
   EXPECT_TRUE(named);
+  // Two copies of 256 MiB: the staged one once, and the direct one.
+  EXPECT_EQ(CopiesHeadline(s.copies).rfind("Memory copies: 2 copies, 512.00 MiB in ", 0), 0u)
+      << CopiesHeadline(s.copies);
   EXPECT_TRUE(Of(FindFindings(t, {}), "no-overlap-default-stream").empty());
 }
 
