@@ -97,28 +97,49 @@ class OverlapRules {
   void Run() {
     const auto& ops = index_.device_ops();
     const TraceRecords& r = index_.records();
-    std::map<std::pair<uint32_t, uint32_t>, Serialised> legacy;  // (device, stream)
-    std::map<uint32_t, std::vector<Interval>> kernels;           // device -> all kernels
+    std::map<uint32_t, std::vector<Interval>> kernels;  // device -> all kernels, merged
     for (const DeviceOp& op : ops) {
-      if (op.kind == DeviceOpKind::kKernel)
+      if (op.kind == DeviceOpKind::kKernel) {
         kernels[op.device_id].push_back({op.start_ns, op.end_ns});
+      }
+    }
+    for (auto& [device, spans] : kernels) spans = MergeIntervals(std::move(spans));
+    // The legacy stream's kernels (unions per window) and copies, in start order: a copy counts
+    // once a kernel of its stream follows it, and only after the stream's first kernel, since
+    // one before the first or after the last kernel can overlap none of them (a model's
+    // weights uploaded before its first step). Windows come in order, so the copies since the
+    // latest kernel wait in the sums for the next window's.
+    std::map<std::pair<uint32_t, uint32_t>, Serialised> legacy_kernels;  // (device, stream)
+    for (const DeviceOp& op : ops) {
       if (model_.ClassOf(op.stream_id) != StreamClass::kLegacyNull || PaidOnce(op, bounds_)) {
         continue;
       }
+      const std::pair<uint32_t, uint32_t> key{op.device_id, op.stream_id};
       if (op.kind == DeviceOpKind::kKernel) {
-        legacy[{op.device_id, op.stream_id}].Add(op, false);
+        legacy_kernels[key].Add(op, false);
+        OverlapAccumulator::Sums& sums = legacy_sums_[key];
+        sums.kernel_seen = true;
+        for (const OverlapAccumulator::PendingCopy& copy : sums.pending) {
+          ++sums.copies;
+          sums.copy_ns += copy.span.length();
+          sums.already_ns += copy.already_ns;
+          sums.first_ns = std::min(sums.first_ns, copy.span.start_ns);
+          sums.last_ns = std::max(sums.last_ns, copy.span.end_ns);
+        }
+        sums.pending.clear();
       } else if (op.kind == DeviceOpKind::kMemcpy && IsHostCopy(r.memcpys[op.record])) {
-        legacy[{op.device_id, op.stream_id}].Add(op, true);
+        OverlapAccumulator::Sums& sums = legacy_sums_[key];
+        if (!sums.kernel_seen) continue;
+        const auto device = kernels.find(op.device_id);
+        const uint64_t already =
+            device == kernels.end() ? 0 : CoveredLength(device->second, op.start_ns, op.end_ns);
+        sums.pending.push_back({{op.start_ns, op.end_ns}, already});
       }
     }
-    for (auto& [key, s] : legacy) {
+    for (auto& [key, s] : legacy_kernels) {
       OverlapAccumulator::Sums& sums = legacy_sums_[key];
       sums.stream_id = key.second;
       s.AddTo(&sums);
-      const std::vector<Interval> c = MergeIntervals(s.copy_spans);
-      for (const Interval& i : Intersect(c, MergeIntervals(kernels[key.first]))) {
-        sums.already_ns += i.length();
-      }
     }
     Pageable();
   }

@@ -11,11 +11,13 @@
 //                          with pinned memory the kernel could have started during the copy.
 // Copies and kernels paid once do not count (start_up.h): none that starts in start-up after
 // the first kernel (a compiler's warm-up, module loading) or during one-time work (a cuFFT
-// plan's 6.65 MiB of tables uploaded inside torch.fft's first call, 18 ms, once). Those before
-// the first kernel do: the program's own first uploads.
+// plan's 6.65 MiB of tables uploaded inside torch.fft's first call, 18 ms, once).
 // Time that could have overlapped (blocked_ns), an upper bound:
 //   legacy: min(|C|, |K|) - |C ∩ K_all|, C and K the unions of the stream's copies and kernels,
 //           K_all every kernel of the device (what the copies already overlapped elsewhere);
+//           C only the copies between the stream's first and last kernel: one before the first
+//           or after the last can overlap none of its kernels (a model's weights uploaded
+//           before the loop, a result read back after it);
 //   pageable: the sum over (copy, kernel) pairs of the shorter of the two durations.
 //
 // Layer: analysis/rules/, rules; run from the rule registry. Built on TraceIndex
@@ -38,9 +40,10 @@ namespace libprof::analysis {
 // cause, when its time is >= options.min_wait_ns.
 void FindOverlapFindings(const RuleInput& input, std::vector<Finding>* out);
 
-// The rule over a one-process trace read in windows (trace_windows.h): unions of copies and
-// kernels add up over windows (no operation crosses a cut), the pairs are made inside a
-// window. FindOverlapFindings is one Add.
+// The rule over a one-process trace read in windows (trace_windows.h), which Add takes in
+// window order: unions of copies and kernels add up over windows (no operation crosses a cut),
+// a legacy copy waits for its stream's next kernel, the pairs are made inside a window.
+// FindOverlapFindings is one Add.
 class OverlapAccumulator {
  public:
   // `bounds`: start-up's and the one-time work's, as StartUpScan gives them.
@@ -49,13 +52,21 @@ class OverlapAccumulator {
   void Finish(const ProcessTrace& whole, const FindingsOptions& options,
               std::vector<Finding>* out) const;
 
+  // legacy: a copy after the stream's latest kernel so far, counted if another kernel follows;
+  // `already_ns` its overlap with the device's kernels on other streams.
+  struct PendingCopy {
+    Interval span;
+    uint64_t already_ns = 0;
+  };
   struct Sums {
     uint32_t stream_id = 0;
     uint64_t copies = 0, kernels = 0;
-    uint64_t copy_ns = 0, kernel_ns = 0;  // unions
+    uint64_t copy_ns = 0, kernel_ns = 0;  // unions (a legacy stream's copies never overlap)
     uint64_t already_ns = 0;              // legacy: copies overlapping any kernel of the device
     uint64_t pairs_ns = 0;                // pageable: the sum of min(copy, kernel) over the pairs
     uint64_t first_ns = UINT64_MAX, last_ns = 0;
+    bool kernel_seen = false;             // legacy: the stream ran a kernel (windows in order)
+    std::vector<PendingCopy> pending;     // legacy
   };
 
  private:

@@ -495,21 +495,25 @@ TEST_F(FindingsTest, NoOverlapLeavesOutCopiesOfOneTimeWork) {
       {.id = 1, .address = 0x4001, .function_id = b.Intern("cufftXtMakePlanMany")});
   r.call_stacks.push_back({.id = 1, .frame_ids = {1}});
   const uint64_t upload = b.Api("cuMemcpyHtoD", 6000, 24000, 1, 0, ApiDomain::kDriver);
-  r.api_calls.back().stack_id = 1;
+  const size_t upload_call = r.api_calls.size() - 1;
+  r.api_calls[upload_call].stack_id = 1;
   b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 6 << 20, 6010, 23990,
               upload, 7, false);
+  b.Launch("_Z9transformPj", 24000, 24005, 24010, 24060, 7);  // the loop goes on after it
   b.SetEnd(25000);
   const auto all = Of(FindFindings(Load(b), {}), "no-overlap-default-stream");
   ASSERT_EQ(all.size(), 2u);
   const auto& on_legacy = std::get<OverlapDetails>(all[0].details);
-  EXPECT_EQ(on_legacy.copies, 8u);  // the scenario's own, as without the upload
-  EXPECT_EQ(on_legacy.copy_ns, 8u * 100'000u);
-  EXPECT_EQ(all[0].blocked_ns, 200'000u);
-  // Without its stack the upload is the program's: min(800 + 17980, 200) µs, still the kernels'.
-  r.api_calls.back().stack_id = 0;
+  // The scenario's own (its 8 less the first upload, before any kernel of the stream), without
+  // the plan's upload.
+  EXPECT_EQ(on_legacy.copies, 7u);
+  EXPECT_EQ(on_legacy.copy_ns, 7u * 100'000u);
+  EXPECT_EQ(all[0].blocked_ns, 250'000u);  // min(700, 250) µs
+  // Without its stack the upload is the program's.
+  r.api_calls[upload_call].stack_id = 0;
   const auto counted = Of(FindFindings(Load(b), {}), "no-overlap-default-stream");
   ASSERT_FALSE(counted.empty());
-  EXPECT_EQ(std::get<OverlapDetails>(counted[0].details).copies, 9u);
+  EXPECT_EQ(std::get<OverlapDetails>(counted[0].details).copies, 8u);
 }
 
 // The staged copy is one finding naming both GPUs, at the call's host time and the copy's bytes
@@ -552,14 +556,16 @@ TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
   const auto& on_legacy = std::get<OverlapDetails>(legacy.details);
   EXPECT_EQ(on_legacy.serialised_by, "legacy-default-stream");
   EXPECT_EQ(legacy.stream_id, 7u);
-  EXPECT_EQ(on_legacy.copies, 8u);
-  EXPECT_EQ(on_legacy.copy_ns, 8u * 100'000u);
+  // The first chunk's upload comes before any kernel and the last chunk's read-back after the
+  // last: neither can overlap a kernel of the stream, so 6 of the 8 copies count.
+  EXPECT_EQ(on_legacy.copies, 6u);
+  EXPECT_EQ(on_legacy.copy_ns, 6u * 100'000u);
   EXPECT_EQ(on_legacy.kernels, 4u);
   EXPECT_EQ(on_legacy.kernel_ns, 4u * 50'000u);
-  // min(800, 200) µs, nothing overlapped already.
+  // min(600, 200) µs, nothing overlapped already.
   EXPECT_EQ(legacy.blocked_ns, 200'000u);
-  EXPECT_EQ(legacy.host_start_ns, 10'000u);
-  EXPECT_EQ(legacy.host_duration_ns, 1'150'000u);
+  EXPECT_EQ(legacy.host_start_ns, 110'000u);  // the first kernel
+  EXPECT_EQ(legacy.host_duration_ns, 950'000u);  // to the last kernel's end, 1.06 ms
   const Finding& pageable = all[1];
   const auto& by_pageable = std::get<OverlapDetails>(pageable.details);
   EXPECT_EQ(by_pageable.serialised_by, "pageable-memory");
