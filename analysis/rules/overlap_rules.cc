@@ -97,13 +97,18 @@ class OverlapRules {
   void Run() {
     const auto& ops = index_.device_ops();
     const TraceRecords& r = index_.records();
-    std::map<uint32_t, std::vector<Interval>> kernels;  // device -> all kernels, merged
+    std::map<uint32_t, std::vector<Interval>> kernels;  // device -> all kernels
     for (const DeviceOp& op : ops) {
       if (op.kind == DeviceOpKind::kKernel) {
         kernels[op.device_id].push_back({op.start_ns, op.end_ns});
       }
     }
-    for (auto& [device, spans] : kernels) spans = MergeIntervals(std::move(spans));
+    std::map<uint32_t, std::vector<Interval>> merged;  // only for devices with a legacy copy
+    auto kernels_of = [&](uint32_t device) -> const std::vector<Interval>& {
+      auto [it, added] = merged.try_emplace(device);
+      if (added) it->second = MergeIntervals(std::move(kernels[device]));
+      return it->second;
+    };
     // The legacy stream's kernels (unions per window) and copies, in start order: a copy counts
     // once a kernel of its stream follows it, and only after the stream's first kernel, since
     // one before the first or after the last kernel can overlap none of them (a model's
@@ -130,10 +135,9 @@ class OverlapRules {
       } else if (op.kind == DeviceOpKind::kMemcpy && IsHostCopy(r.memcpys[op.record])) {
         OverlapAccumulator::Sums& sums = legacy_sums_[key];
         if (!sums.kernel_seen) continue;
-        const auto device = kernels.find(op.device_id);
-        const uint64_t already =
-            device == kernels.end() ? 0 : CoveredLength(device->second, op.start_ns, op.end_ns);
-        sums.pending.push_back({{op.start_ns, op.end_ns}, already});
+        sums.pending.push_back(
+            {{op.start_ns, op.end_ns}, CoveredLength(kernels_of(op.device_id), op.start_ns,
+                                                     op.end_ns)});
       }
     }
     for (auto& [key, s] : legacy_kernels) {
