@@ -504,8 +504,7 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
       case DeviceOpKind::kMemcpy: {
         const auto key = static_cast<uint16_t>(r.key);
         name = TraceIndex::CopyName(SrcOf(key), DstOf(key), KindOf(key));
-        staged = IsStagedPeerPiece(
-            Memcpy{.copy_kind = KindOf(key), .src_kind = SrcOf(key), .dst_kind = DstOf(key)});
+        staged = IsStagedPeerPiece(KindOf(key), SrcOf(key), DstOf(key));
         break;
       }
       case DeviceOpKind::kMemset:

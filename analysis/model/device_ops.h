@@ -30,9 +30,13 @@ inline constexpr uint64_t kSmallCopyBytes = 64 * 1024;
 // destination, both with device memory at each end, each with the whole copy's bytes and the
 // time of its last piece only (22 µs of a 256 MiB copy that took 7.7 ms on an H200 pair, whose
 // direct copy took 0.68 ms).
+// (By kinds, for the summary's rows, which keep a copy's kinds without its record.)
+inline bool IsStagedPeerPiece(CopyKind kind, MemoryKind src, MemoryKind dst) {
+  return (kind == CopyKind::kHtoD || kind == CopyKind::kDtoH) && src == MemoryKind::kDevice &&
+         dst == MemoryKind::kDevice;
+}
 inline bool IsStagedPeerPiece(const Memcpy& m) {
-  return (m.copy_kind == CopyKind::kHtoD || m.copy_kind == CopyKind::kDtoH) &&
-         m.src_kind == MemoryKind::kDevice && m.dst_kind == MemoryKind::kDevice;
+  return IsStagedPeerPiece(m.copy_kind, m.src_kind, m.dst_kind);
 }
 inline bool IsHostCopy(const Memcpy& m) {
   return (m.copy_kind == CopyKind::kHtoD || m.copy_kind == CopyKind::kDtoH) &&

@@ -108,7 +108,7 @@ void MergeStretches(const std::vector<size_t>& ends, std::vector<DeviceOp>* ops)
 
 std::string TraceIndex::CopyName(MemoryKind src, MemoryKind dst, CopyKind kind) {
   if (kind == CopyKind::kPtoP) return "[copy device to peer device memory]";
-  if (IsStagedPeerPiece(Memcpy{.copy_kind = kind, .src_kind = src, .dst_kind = dst})) {
+  if (IsStagedPeerPiece(kind, src, dst)) {
     return "[copy device to peer device memory, staged through host]";
   }
   return std::string("[copy ") + ToString(src) + " to " + ToString(dst) + " memory]";

@@ -88,8 +88,7 @@ std::string CopiesHeadline(const std::vector<CopyRow>& copies) {
     // A peer copy staged through host memory is two pieces with its bytes each: counted once,
     // by the source GPU's (DtoH) piece.
     if (c.copy_kind == CopyKind::kHtoD &&
-        IsStagedPeerPiece(Memcpy{.copy_kind = c.copy_kind, .src_kind = c.src_kind,
-                                 .dst_kind = c.dst_kind})) {
+        IsStagedPeerPiece(c.copy_kind, c.src_kind, c.dst_kind)) {
       continue;
     }
     bytes += c.bytes;
@@ -150,8 +149,7 @@ TableCells CopyRowCells(const std::vector<CopyRow>& copies) {
          std::to_string(c.count), FormatBytes(c.bytes),
          FormatDuration(static_cast<double>(c.total_ns)),
          // (Each piece of a staged peer copy is timed by its last part only.)
-         IsStagedPeerPiece(Memcpy{.copy_kind = c.copy_kind, .src_kind = c.src_kind,
-                                  .dst_kind = c.dst_kind})
+         IsStagedPeerPiece(c.copy_kind, c.src_kind, c.dst_kind)
              ? "staged via host"
              : FormatBandwidth(c.bytes, c.total_ns)});
   }
