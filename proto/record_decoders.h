@@ -125,6 +125,7 @@ inline void Decode(const trace::ApiCall& c, ListContext& ctx, ApiCall* call) {
   call->return_value = c.return_value();
   call->nested = c.nested();
   call->stack_id = c.stack_id();
+  call->stream_id = c.stream_id_plus_one() == 0 ? kNoStream : c.stream_id_plus_one() - 1;
 }
 
 inline bool Decode(const trace::Kernel& k, ListContext& ctx, Kernel* kernel) {

@@ -24,7 +24,7 @@ namespace wire {
 namespace api_call {
 inline constexpr uint32_t kDomain = 1, kCallbackId = 2, kStartDeltaNs = 3, kDurationNs = 4,
                           kCorrelationDelta = 5, kThreadIndex = 6, kReturnValue = 7, kNested = 8,
-                          kStackId = 11;
+                          kStackId = 11, kStreamIdPlusOne = 12;
 }  // namespace api_call
 
 namespace kernel {
@@ -191,6 +191,7 @@ inline void Encode(const ApiCall& r, Context& c, std::string* out) {
   w.Sint32(f::kReturnValue, r.return_value);
   w.Bool(f::kNested, r.nested);
   w.Uint(f::kStackId, r.stack_id);
+  w.Uint(f::kStreamIdPlusOne, r.stream_id == kNoStream ? 0 : uint64_t{r.stream_id} + 1);
 }
 
 template <typename Context>

@@ -8,6 +8,11 @@
 //   sync    the issuing thread was blocked in a synchronising call (explicit synchronisation,
 //           cudaMalloc/cudaFree and the other implicit ones, a synchronous or pageable copy, a
 //           synchronous memset), or the next operation was issued by such a call;
+//   host function  the next operation had been issued before the device went idle, behind a
+//           host function enqueued on its stream after the operation before it there
+//           (cudaLaunchHostFunc, cudaStreamAddCallback: libprof records their stream): it waited
+//           for the function to run on CUDA's callback thread; from the device going idle, or
+//           from its issuing call's return if that came later (before, the causes above);
 //   other   anything else: the thread was outside CUDA calls (host computation, I/O, Python) or
 //           in calls that issue no work, or the issuing call is not in the trace.
 // The thread considered is the one that issued the operation ending the gap.
@@ -28,12 +33,11 @@
 
 namespace libprof::analysis {
 
-enum class IdleCause : uint8_t { kLaunch, kSync, kOther };
-const char* ToString(IdleCause cause);  // "launch", "sync", "other"
+enum class IdleCause : uint8_t { kLaunch, kSync, kOther, kHostFunction };
 
 // A stretch of idle time with one cause. `api_name` is the string id (ProcessTrace::Str) of
-// the API call the thread was in (for kLaunch and kSync, the one that gives the cause); -1
-// outside calls.
+// the API call the thread was in (for kLaunch and kSync, the one that gives the cause; for
+// kHostFunction, the call that enqueued the function); -1 outside calls.
 struct IdlePiece {
   Interval span;
   IdleCause cause = IdleCause::kOther;
@@ -44,7 +48,8 @@ struct IdleTotals {
   uint64_t launch_ns = 0;
   uint64_t sync_ns = 0;
   uint64_t other_ns = 0;
-  uint64_t total() const { return launch_ns + sync_ns + other_ns; }
+  uint64_t host_function_ns = 0;
+  uint64_t total() const { return launch_ns + sync_ns + other_ns + host_function_ns; }
 };
 
 struct DeviceIdle {

@@ -51,7 +51,7 @@ constexpr SqliteColumn kApiCallColumns[] = {
     {"domain", kText},         {"callback_id", kInt}, {"name_id", kInt},
     {"start_ns", kInt},        {"end_ns", kInt},      {"correlation_id", kInt},
     {"thread_id", kInt},       {"return_value", kInt}, {"nested", kInt},
-    {"stack_id", kInt}};
+    {"stack_id", kInt},        {"stream_id", kInt}};  // (stream_id: host functions only)
 constexpr SqliteColumn kKernelColumns[] = {
     {"start_ns", kInt},
     {"end_ns", kInt},
@@ -266,6 +266,11 @@ void SqliteTable<ApiCall>::Bind(const ApiCall& r, const SqliteRowContext&, Sqlit
   row->Int(r.return_value);
   row->Bool(r.nested);
   IdOrNull(r.stack_id, row);
+  if (r.stream_id == kNoStream) {
+    row->Null();
+  } else {
+    row->Uint(r.stream_id);
+  }
 }
 
 void SqliteTable<Kernel>::Bind(const Kernel& r, const SqliteRowContext&, SqliteStatement* row) {

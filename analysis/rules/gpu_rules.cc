@@ -64,9 +64,17 @@ TopApi TopOf(const ProcessTrace& trace, const IdleByApi& idle) {
   return top;
 }
 
+// The idle time of each cause by API, as CauseText names them.
+struct IdleApis {
+  const IdleByApi& sync;
+  const IdleByApi& other;
+  const IdleByApi& host_functions;
+};
+
 // "X (p%) while the host was launching the next work, Y (q%) ..." for the non-zero causes.
-std::string CauseText(const ProcessTrace& trace, const IdleTotals& t, const IdleByApi& sync,
-                      const IdleByApi& other) {
+std::string CauseText(const ProcessTrace& trace, const IdleTotals& t, const IdleApis& apis) {
+  const IdleByApi& sync = apis.sync;
+  const IdleByApi& other = apis.other;
   std::vector<std::string> parts;
   const uint64_t idle = t.total();
   if (t.launch_ns > 0) {
@@ -89,6 +97,12 @@ std::string CauseText(const ProcessTrace& trace, const IdleTotals& t, const Idle
       text += " (outside CUDA calls)";
     }
     parts.push_back(text);
+  }
+  if (t.host_function_ns > 0) {
+    const TopApi top = TopOf(trace, apis.host_functions);
+    parts.push_back(Dur(t.host_function_ns) + " (" + Pct(t.host_function_ns, idle) +
+                    ") while work waited in its stream for a host function (most enqueued by " +
+                    top.name + ", " + Dur(top.ns) + ")");
   }
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -271,16 +285,17 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     IdleGapDetails details;
     details.host_activity = HostActivity(window, earlier_calls, g);
     details.idle = causes;
-    IdleByApi sync, other;
+    IdleByApi sync, other, host_functions;
     AddByApi(in_gap, IdleCause::kSync, g.start_ns, g.end_ns, &sync);
     AddByApi(in_gap, IdleCause::kOther, g.start_ns, g.end_ns, &other);
+    AddByApi(in_gap, IdleCause::kHostFunction, g.start_ns, g.end_ns, &host_functions);
     f.explanation = "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) +
                     " from " + Dur(f.host_start_ns) + " (after " +
                     prev.value_or("earlier work") + "; before " +
                     AbbreviateName(window.OpName(next), kProseNameChars) + ", corr " +
                     std::to_string(next.correlation_id) +
                     "): " + details.host_activity + "; of the gap, " +
-                    CauseText(trace, causes, sync, other);
+                    CauseText(trace, causes, {sync, other, host_functions});
     f.details = std::move(details);
     dev.gaps.push_back(std::move(f));
   }
@@ -317,6 +332,10 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
             c.idle.other_ns += length;
             if (p.api_name >= 0) c.other.Add(p, length);
             break;
+          case IdleCause::kHostFunction:
+            c.idle.host_function_ns += length;
+            if (p.api_name >= 0) c.host_functions.Add(p, length);
+            break;
         }
       });
     }
@@ -344,6 +363,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   dev.whole.idle.launch_ns += t.launch_ns;
   dev.whole.idle.sync_ns += t.sync_ns;
   dev.whole.idle.other_ns += t.other_ns;
+  dev.whole.idle.host_function_ns += t.host_function_ns;
   dev.whole.covered += CoveredLength(d.busy, s0, s1);
   for (const OneTimePiece& p : one_time_pieces) {
     const uint64_t length = OverlapLength(p.span.start_ns, p.span.end_ns, s0, s1);
@@ -355,6 +375,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   }
   AddByApi(d.pieces, IdleCause::kSync, s0, s1, &dev.whole.sync);
   AddByApi(d.pieces, IdleCause::kOther, s0, s1, &dev.whole.other);
+  AddByApi(d.pieces, IdleCause::kHostFunction, s0, s1, &dev.whole.host_functions);
   // Each launching call counted once: a bit per call of the window (a hash set of the calls
   // was most of this function's time).
   std::vector<bool> launchers(window.records().api_calls.size());
@@ -430,8 +451,10 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
       run.idle.launch_ns += c.idle.launch_ns;
       run.idle.sync_ns += c.idle.sync_ns;
       run.idle.other_ns += c.idle.other_ns;
+      run.idle.host_function_ns += c.idle.host_function_ns;
       run.sync.Merge(c.sync);
       run.other.Merge(c.other);
+      run.host_functions.Merge(c.host_functions);
     }
     const uint64_t from = low[i].from, to = low[j - 1].to;
     const size_t count = j - i;
@@ -453,7 +476,8 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
         count == 1 ? "chunk " + std::to_string(index + 1)
                    : "chunks " + std::to_string(index + 1) + "-" + std::to_string(index + count);
     const std::string gpu = "GPU " + std::to_string(id);
-    const std::string causes = CauseText(whole, run.idle, run.sync, run.other);
+    const std::string causes =
+        CauseText(whole, run.idle, {run.sync, run.other, run.host_functions});
     if (first.kernels == 0 && count > 1) {
       f.explanation = gpu + " ran no kernel for " + Dur(length) + " from " +
                       Dur(f.host_start_ns) + " (" + which + " of " + std::to_string(chunks) +
@@ -598,7 +622,9 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                        ? ", leaving out " + Dur(d.whole.one_time_idle_ns) + " idle during " +
                              OneTimeWorkNames(d.whole.one_time_kinds) + ", paid once"
                        : "") +
-                  "): " + CauseText(whole, causes, d.whole.sync, d.whole.other) + ". ";
+                  "): " +
+                  CauseText(whole, causes, {d.whole.sync, d.whole.other, d.whole.host_functions}) +
+                  ". ";
   if (2 * causes.launch_ns >= idle && kernels > 0 && d.launches > 0 &&
       2 * d.graph_launches >= d.launches) {
     // The usual cure for launch-bound work, CUDA graphs, is in place already.
@@ -636,6 +662,14 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                      "issued; drop the ones not needed (cudaMallocAsync/cudaFreeAsync or a "
                      "caching allocator instead of cudaMalloc/cudaFree, pinned memory for "
                      "async copies, events instead of device-wide synchronisation)";
+  } else if (2 * causes.host_function_ns >= idle) {
+    const TopApi top = TopOf(whole, d.whole.host_functions);
+    f.explanation +=
+        "Most idle time had work waiting in its stream for host functions (most enqueued by " +
+        top.name +
+        "): work queued after a host function waits until it has run on CUDA's callback "
+        "thread, and the GPU idles meanwhile; keep host functions short, or record an event "
+        "and do the work on a host thread that waits for it, off the stream";
   } else if (2 * causes.other_ns >= idle) {
     const TopApi top = TopOf(whole, d.whole.other);
     f.explanation +=

@@ -94,6 +94,7 @@ bool BindCuptiApi(void* handle, CuptiApi* api, std::string* error) {
   LIBPROF_OPTIONAL(cuptiActivityEnableCudaEventDeviceTimestamps);
   LIBPROF_OPTIONAL(cuptiGetDeviceId);
   LIBPROF_OPTIONAL(cuptiGetContextId);
+  LIBPROF_OPTIONAL(cuptiGetStreamIdEx);
   LIBPROF_OPTIONAL(cuptiActivityConfigureUnifiedMemoryCounter);
   api->has_per_api_filter = LIBPROF_OPTIONAL(cuptiActivityEnableRuntimeApi) &&
                             LIBPROF_OPTIONAL(cuptiActivityEnableDriverApi);

@@ -53,6 +53,7 @@ struct CuptiApi {
       cuptiActivityEnableCudaEventDeviceTimestamps = nullptr;
   decltype(&::cuptiGetDeviceId) cuptiGetDeviceId = nullptr;
   decltype(&::cuptiGetContextId) cuptiGetContextId = nullptr;
+  decltype(&::cuptiGetStreamIdEx) cuptiGetStreamIdEx = nullptr;
   decltype(&::cuptiActivityConfigureUnifiedMemoryCounter)
       cuptiActivityConfigureUnifiedMemoryCounter = nullptr;
 

@@ -149,6 +149,16 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
           stream_free[s] = end;
           now += call + uniform(0.3, 1.5);
         }
+        if (kernels > 0 && (step + it + t) % 5 == 2) {
+          // A host function, 300 µs on CUDA's callback thread, and a kernel queued behind it.
+          // (Not drawn: the loop's other draws stay as they were.)
+          b.Api("cudaLaunchHostFunc", now, now + 2, tid);
+          b.records().api_calls.back().stream_id = stream;
+          const double start = std::max(now + 8, stream_free[stream] + 300);
+          b.Launch("after_host_function", now + 3, now + 6, start, start + 20, stream, tid);
+          stream_free[stream] = start + 20;
+          now += 7;
+        }
         switch (rng() % 4) {
           case 0: {  // pinned, async
             const uint64_t corr = b.Api("cudaMemcpyAsync", now, now + 3, tid);

@@ -548,6 +548,64 @@ TEST_F(FindingsTest, StagedPeerCopyHeldTheHostAndNamesBothGpus) {
   EXPECT_TRUE(Of(FindFindings(t, {}), "no-overlap-default-stream").empty());
 }
 
+// The GPU idles while host functions run: work queued behind one on its stream waits, though
+// the host issued it long before. Without the calls' streams (traces from before libprof
+// recorded them) that time reads as the host launching late.
+TEST_F(FindingsTest, WorkQueuedBehindHostFunctionsIsTheirIdleTime) {
+  const auto breakdown_of = [&](const ProcessTrace& t) {
+    const auto found = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+    EXPECT_EQ(found.size(), 1u);
+    return found.empty() ? Finding{} : found[0];
+  };
+  const Finding with = breakdown_of(Load(HostFunctionScenario(true)));
+  const IdleTotals& idle = std::get<IdleBreakdownDetails>(with.details).idle;
+  // 19 gaps of 2 ms behind a host function and 19 of 10 µs between steps (the next step's
+  // first kernel was queued with nothing between: device-side launch latency), after the first
+  // kernel (start-up ends there; the first step's host function gap is counted too).
+  EXPECT_EQ(idle.host_function_ns, 20u * 2'000'000u);
+  EXPECT_EQ(idle.launch_ns, 19u * 10'000u);
+  EXPECT_EQ(idle.other_ns + idle.sync_ns, 0u);
+  EXPECT_NE(with.explanation.find("while work waited in its stream for a host function (most "
+                                  "enqueued by cudaLaunchHostFunc, 40.0 ms)"),
+            std::string::npos)
+      << with.explanation;
+  EXPECT_NE(with.explanation.find("Most idle time had work waiting in its stream for host "
+                                  "functions (most enqueued by cudaLaunchHostFunc)"),
+            std::string::npos)
+      << with.explanation;
+
+  const Finding without = breakdown_of(Load(HostFunctionScenario(false)));
+  const IdleTotals& before = std::get<IdleBreakdownDetails>(without.details).idle;
+  EXPECT_EQ(before.host_function_ns, 0u);
+  EXPECT_EQ(before.launch_ns, idle.total());
+}
+
+// A host function on another stream, or one the stream's next operation was issued before, is
+// not what that operation waited for.
+TEST_F(FindingsTest, OnlyAHostFunctionBetweenAStreamsOperationsHoldsTheSecond) {
+  TraceBuilder b(5152);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(14, StreamType::kDefault);
+  b.AddStream(15, StreamType::kDefault);
+  b.Launch("first", 10, 15, 100, 200, 14);
+  b.Launch("second", 16, 20, 1200, 1300, 14);  // issued before the host function
+  b.Api("cudaLaunchHostFunc", 21, 23);
+  b.records().api_calls.back().stream_id = 14;
+  b.Api("cudaLaunchHostFunc", 24, 26);
+  b.records().api_calls.back().stream_id = 15;  // another stream's
+  b.Launch("third", 27, 30, 2300, 2400, 15);  // behind stream 15's host function
+  b.Api("cudaStreamSynchronize", 31, 2500);
+  b.SetEnd(2600);
+  const ProcessTrace t = Load(std::move(b));
+  const TraceIndex index(t);
+  const std::vector<DeviceIdle> devices = ClassifyIdle(index);
+  ASSERT_EQ(devices.size(), 1u);
+  const IdleTotals totals = SumIdle(devices[0].pieces, 0, UINT64_MAX);
+  EXPECT_EQ(totals.launch_ns, 1'000'000u);          // before "second": no host function between
+  EXPECT_EQ(totals.host_function_ns, 1'000'000u);   // before "third", on its own stream
+}
+
 TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
   const ProcessTrace t = Load(OverlapScenario());
   const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");

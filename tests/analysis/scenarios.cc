@@ -293,6 +293,25 @@ TraceBuilder StagedPeerCopyScenario() {
   return b;
 }
 
+TraceBuilder HostFunctionScenario(bool with_streams) {
+  TraceBuilder b(5151);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(14, StreamType::kDefault);
+  double host = 10, gpu = 100;
+  for (int step = 0; step < 20; ++step) {
+    b.Launch("work", host, host + 5, gpu, gpu + 100, 14);
+    b.Api("cudaLaunchHostFunc", host + 6, host + 8);
+    if (with_streams) b.records().api_calls.back().stream_id = 14;
+    b.Launch("work", host + 9, host + 14, gpu + 2100, gpu + 2200, 14);
+    host += 15;
+    gpu += 2210;
+  }
+  b.Api("cudaStreamSynchronize", host, gpu + 10);
+  b.SetEnd(gpu + 20);
+  return b;
+}
+
 TraceBuilder HostOnlyScenario() {
   TraceBuilder b(8181);
   b.Api("cudaGetDeviceCount", 1, 3, 1);

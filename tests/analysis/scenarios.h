@@ -55,6 +55,12 @@ std::vector<TraceBuilder> LateRankScenario();
 // Only API calls, no device activity.
 // A copy between two GPUs staged through host memory, then the same copy direct (staged-peer-copy).
 TraceBuilder StagedPeerCopyScenario();
+// A stream that waits on host functions: the host issues 20 steps at once on stream 14, each a
+// 100 µs kernel, a cudaLaunchHostFunc and another 100 µs kernel; each host function runs 2 ms on
+// CUDA's callback thread, so the second kernel starts 2 ms after the first ends; then a
+// cudaStreamSynchronize. `with_streams`: the host-function calls carry their stream, as libprof
+// records it (older traces do not).
+TraceBuilder HostFunctionScenario(bool with_streams = true);
 TraceBuilder HostOnlyScenario();
 
 // The normalize loop of samples/normalize_nrm2 with call stacks (LIBPROF_BACKTRACE=blocking):

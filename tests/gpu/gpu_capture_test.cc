@@ -1172,6 +1172,46 @@ TEST_F(PeerCopyTest, StagedCopiesAreFoundAndDirectOnesAreNot) {
   EXPECT_EQ(direct, peer ? static_cast<size_t>(kCopies) : 0u);
 }
 
+using HostFunctionTest = GpuTest;
+
+// Proves the stream of each host-function call is recorded, and the GPU's idle time behind the
+// host functions is theirs, not launch overhead (the program issues all its work at once).
+TEST_F(HostFunctionTest, IdleBehindHostFunctionsIsTheirs) {
+  constexpr int kSteps = 40;
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_host_function, std::to_string(kSteps), "2000"},
+                        Mode::kPreload, 1, &c));
+  EXPECT_NE(c.run.out.find("host_functions=" + std::to_string(kSteps)), std::string::npos)
+      << c.run.out;
+  const auto trace = LoadOne(c.traces[0].path);
+  ASSERT_TRUE(trace);
+  std::set<uint32_t> kernel_streams;
+  for (const Kernel& k : trace->records.kernels) kernel_streams.insert(k.stream_id);
+  ASSERT_EQ(kernel_streams.size(), 1u);
+  size_t functions = 0;
+  for (const ApiCall& call : trace->records.api_calls) {
+    const std::string name(trace->Str(call.name_id));
+    if (name != "cudaLaunchHostFunc" && name != "cudaStreamAddCallback") continue;
+    ++functions;
+    EXPECT_EQ(call.stream_id, *kernel_streams.begin()) << name;
+  }
+  EXPECT_EQ(functions, static_cast<size_t>(kSteps));
+  const auto findings = analysis::FindFindings(*trace, analysis::FindingsOptions{});
+  bool found = false;
+  for (const analysis::Finding& f : findings) {
+    if (f.rule != analysis::RuleId::kGpuIdleBreakdown) continue;
+    found = true;
+    const auto& idle = std::get<analysis::IdleBreakdownDetails>(f.details).idle;
+    std::printf("%s\n", f.explanation.c_str());
+    EXPECT_GE(idle.host_function_ns, idle.total() * 8 / 10) << f.explanation;
+    EXPECT_NE(f.explanation.find("Most idle time had work waiting in its stream for host "
+                                 "functions"),
+              std::string::npos)
+        << f.explanation;
+  }
+  EXPECT_TRUE(found) << "no gpu-idle-breakdown: the GPU should idle most of the time";
+}
+
 class TorchTest : public GpuTest {
  protected:
   void SetUp() override {

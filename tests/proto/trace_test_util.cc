@@ -111,6 +111,15 @@ TraceRecords SampleRecords(StringInterner& strings, uint32_t salt) {
                          .return_value = -3,
                          .nested = true,
                          .stack_id = 1 + salt});
+  // A host function enqueued on a stream: its stream id round-trips (0 too: the wire adds one).
+  r.api_calls.push_back({.domain = ApiDomain::kRuntime,
+                         .callback_id = 284,
+                         .name_id = strings.Intern("cudaLaunchHostFunc"),
+                         .stream_id = salt,
+                         .start_ns = t + 2100,
+                         .end_ns = t + 2150,
+                         .correlation_id = 150 + salt,
+                         .thread_id = main_tid});
   r.api_calls.push_back({.domain = ApiDomain::kInternalLaunch,
                          .callback_id = 307,
                          .name_id = strings.Intern("cuLaunchKernel"),

@@ -97,7 +97,8 @@ TEST(TraceWireTest, FieldNumbersMatchSchema) {
                                               {"thread_index", api_call::kThreadIndex},
                                               {"return_value", api_call::kReturnValue},
                                               {"nested", api_call::kNested},
-                                              {"stack_id", api_call::kStackId}});
+                                              {"stack_id", api_call::kStackId},
+                                              {"stream_id_plus_one", api_call::kStreamIdPlusOne}});
   ExpectFields(trace::StackModule::descriptor(), {{"id", stack_module::kId},
                                                   {"path_id", stack_module::kPathId},
                                                   {"build_id", stack_module::kBuildId},
