@@ -33,6 +33,14 @@ std::string PyTorchWait(const Finding& f, bool read_back) {
                          "float(x), int(x), or `if x:`)") +
              kReadLess;
     }
+    if (fn.find("nonzero_cuda") != std::string::npos) {
+      // Boolean-mask indexing reaches it through index_Tensor's make_info (seen on the H200).
+      return "; in PyTorch, this call reads back how many elements a boolean mask selects "
+             "(x[mask], torch.nonzero(x), torch.where(mask), x.masked_select(mask)): an output "
+             "whose size depends on the data waits for the GPU work before it; keep shapes "
+             "fixed (torch.where(mask, x, 0), x * mask) or give the size "
+             "(torch.nonzero_static(x, size=n))";
+    }
     if (fn.find("device_synchronize") != std::string::npos ||
         fn.find("cudaSynchronize") != std::string::npos) {
       return "; in PyTorch, this call is torch.cuda.synchronize(), which waits for all the GPU's "
@@ -62,6 +70,17 @@ std::string FrameworkHint(const Finding& f) {
   // Conv2d.forward, model.cuda()'s Module._apply) is not something that line can change, and
   // gets no hint.
   const bool own_line = !InTorch(*python);
+  // torch.cuda.empty_cache() frees the allocator's cached blocks, one cudaFree each: named from
+  // its native frame wherever the Python line lies (the innermost is torch/cuda/memory.py's).
+  if (f.rule == RuleId::kImplicitSync &&
+      std::any_of(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
+        return frame.python_file.empty() && frame.function.find("emptyCache") != std::string::npos;
+      })) {
+    return "; in PyTorch, this is torch.cuda.empty_cache(), which gives the caching allocator's "
+           "free memory back to CUDA (each cudaFree waits for the device), so that later "
+           "tensors need cudaMalloc again: call it only when another program needs the memory, "
+           "not in a loop";
+  }
   const auto* copy = std::get_if<CopyDetails>(&f.details);
   const bool copy_rule = f.rule == RuleId::kPageableAsyncMemcpy || f.rule == RuleId::kSyncMemcpy;
   if (copy_rule && copy != nullptr && copy->copy_kind == "HtoD" && copy->src_kind == "pageable") {

@@ -82,6 +82,26 @@ TEST(FrameworkHintsTest, NamesWhatPyTorchWasDoing) {
                      Python("/venv/lib/python3.12/site-packages/torch/_tensor_str.py"));
   EXPECT_NE(FrameworkHint(print).find("formats a CUDA tensor as text (print(x)"),
             std::string::npos);
+  // Boolean-mask indexing, as the H200 recorded `h[h > 0]`: nonzero under index_Tensor.
+  Finding mask = item;
+  mask.stack[2] = Native("libtorch_cuda.so", "void at::native::nonzero_cuda_out_impl<bool>");
+  mask.stack.push_back(Native("libtorch_cpu.so", "at::meta::structured_index_Tensor::meta"));
+  EXPECT_NE(FrameworkHint(mask).find("reads back how many elements a boolean mask selects "
+                                     "(x[mask], torch.nonzero(x)"),
+            std::string::npos)
+      << FrameworkHint(mask);
+  // torch.cuda.empty_cache() as the H200 recorded it: its Python frame is PyTorch's own.
+  Finding empty;
+  empty.rule = RuleId::kImplicitSync;
+  empty.stack = {Python("/venv/lib/python3.12/site-packages/torch/cuda/memory.py"),
+                 Python("/home/me/train.py"), Native("libcudart.so.13", "cudaFree"),
+                 Native("libc10_cuda.so",
+                        "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::"
+                        "emptyCache")};
+  EXPECT_NE(FrameworkHint(empty).find("this is torch.cuda.empty_cache()"), std::string::npos)
+      << FrameworkHint(empty);
+  empty.stack.pop_back();  // another cudaFree inside PyTorch's Python code: no words
+  EXPECT_EQ(FrameworkHint(empty), "");
   // An upload through the same copy kernel is an upload.
   const Finding upload = Copy(RuleId::kPageableAsyncMemcpy, "HtoD", "pageable", cpu.stack);
   EXPECT_NE(FrameworkHint(upload).find("pin_memory()"), std::string::npos);
