@@ -85,6 +85,14 @@ std::string FrameworkHint(const Finding& f) {
   const bool copy_rule = f.rule == RuleId::kPageableAsyncMemcpy || f.rule == RuleId::kSyncMemcpy;
   if (copy_rule && copy != nullptr && copy->copy_kind == "HtoD" && copy->src_kind == "pageable") {
     if (!own_line) return "";
+    if (std::any_of(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
+          return frame.function.find("internal_new_from_data") != std::string::npos;
+        })) {
+      return "; in PyTorch, this is torch.tensor(data, device=...) (or torch.as_tensor), which "
+             "builds the tensor from the Python data in pageable memory and copies it at each "
+             "call: make it once, before the loop, or on the GPU directly (torch.arange, "
+             "torch.full, torch.linspace)";
+    }
     return "; in PyTorch, pin the source (tensor.pin_memory(), or DataLoader(pin_memory=True)) "
            "and copy it with .to(device, non_blocking=True)";
   }

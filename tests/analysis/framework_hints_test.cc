@@ -105,6 +105,12 @@ TEST(FrameworkHintsTest, NamesWhatPyTorchWasDoing) {
   // An upload through the same copy kernel is an upload.
   const Finding upload = Copy(RuleId::kPageableAsyncMemcpy, "HtoD", "pageable", cpu.stack);
   EXPECT_NE(FrameworkHint(upload).find("pin_memory()"), std::string::npos);
+  // torch.tensor(python_list, device="cuda"), as the H200 recorded it.
+  Finding from_data = upload;
+  from_data.stack.push_back(Native("libtorch_python.so", "torch::utils::internal_new_from_data"));
+  EXPECT_NE(FrameworkHint(from_data).find("this is torch.tensor(data, device=...)"),
+            std::string::npos)
+      << FrameworkHint(from_data);
 }
 
 TEST(FrameworkHintsTest, NoWordsInsidePyTorchOrWithoutIt) {
