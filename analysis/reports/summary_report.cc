@@ -304,8 +304,14 @@ void SummaryFields(JsonWriter& j, const Summary& s) {
         .Field("count", c.count)
         .Field("bytes", c.bytes)
         .Field("total_ns", c.total_ns)
-        .Field("gb_per_s", GigabytesPerSecond(c.bytes, c.total_ns))
-        .EndObject();
+        .Key("gb_per_s");
+    // (null, as the table's "staged via host": a staged piece is timed by its last part only.)
+    if (IsStagedPeerPiece(c.copy_kind, c.src_kind, c.dst_kind)) {
+      j.Null();
+    } else {
+      j.Double(GigabytesPerSecond(c.bytes, c.total_ns));
+    }
+    j.EndObject();
   }
   j.EndArray();
   j.Key("nvtx").BeginArray();

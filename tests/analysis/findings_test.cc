@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "tests/analysis/findings_loop.h"
@@ -545,6 +546,18 @@ TEST_F(FindingsTest, StagedPeerCopyHeldTheHostAndNamesBothGpus) {
   // Two copies of 256 MiB: the staged one once, and the direct one.
   EXPECT_EQ(CopiesHeadline(s.copies).rfind("Memory copies: 2 copies, 512.00 MiB in ", 0), 0u)
       << CopiesHeadline(s.copies);
+  // The JSON says the same: no bandwidth for the staged pieces' rows, one for the direct copy.
+  const nlohmann::json json = nlohmann::json::parse(SummaryJson({s}, s));
+  size_t staged_rows = 0, direct_rows = 0;
+  for (const auto& row : json["copies"]) {
+    const bool staged = row["src_kind"] == "device" && row["dst_kind"] == "device" &&
+                        row["copy_kind"] != "PtoP";
+    staged_rows += staged;
+    direct_rows += !staged;
+    EXPECT_EQ(row["gb_per_s"].is_null(), staged) << row.dump();
+  }
+  EXPECT_EQ(staged_rows, 2u);  // the DtoH and the HtoD piece
+  EXPECT_EQ(direct_rows, 1u);
   EXPECT_TRUE(Of(FindFindings(t, {}), "no-overlap-default-stream").empty());
 }
 
