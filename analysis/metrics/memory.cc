@@ -26,6 +26,7 @@ CallInfo CallOf(const TraceIndex& index, const StreamModel& model, uint64_t corr
   info.start_ns = call.start_ns;
   info.end_ns = call.end_ns;
   info.thread_id = call.thread_id;
+  info.stack_id = call.stack_id;
   if (IsImplicitSyncApi(info.api)) info.sync_wait_ns = DeviceWideWaitNs(model, call);
   return info;
 }
@@ -153,6 +154,7 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
       g.first_ns = ac.start_ns;
       g.thread_id = ac.thread_id;
     }
+    if (g.free_stack_id == 0) g.free_stack_id = c.stack_id;
     ++g.pairs;
     g.host_ns += ac.host_ns + c.host_ns;
     g.last_ns = std::max(g.last_ns, c.end_ns);

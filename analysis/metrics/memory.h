@@ -62,6 +62,9 @@ struct ChurnGroup {
   uint64_t sync_wait_ns = 0;           // ... and their summed wait (part of host_ns)
   uint64_t first_ns = 0, last_ns = 0;  // first allocation start, last release end (absolute)
   uint32_t thread_id = 0;              // the first allocation's thread
+  // The call stack of the first release with one (CallStack::id; 0: none): what gave the
+  // memory back, for the advice (PyTorch's torch.cuda.empty_cache()).
+  uint32_t free_stack_id = 0;
 };
 
 struct MemoryReport {
@@ -103,6 +106,7 @@ class MemoryAnalysis {
     uint64_t start_ns = 0, end_ns = 0;
     uint32_t thread_id = 0;
     uint64_t sync_wait_ns = 0;  // for implicitly synchronising APIs: the wait for earlier work
+    uint32_t stack_id = 0;
   };
 
  private:

@@ -17,6 +17,24 @@ std::optional<uint64_t> SteadyPairNs(const ChurnGroup& g) {
   return (g.host_ns - g.first_pair_host_ns) / (g.pairs - 1);
 }
 
+// Whether call stack `stack_id` has a native frame whose function's name holds `part`.
+bool StackCalls(const ProcessTrace& trace, uint32_t stack_id, std::string_view part) {
+  if (stack_id == 0) return false;
+  const TraceRecords& r = trace.records;
+  for (const CallStack& s : r.call_stacks) {
+    if (s.id != stack_id) continue;
+    for (uint32_t frame_id : s.frame_ids) {
+      for (const StackFrame& frame : r.stack_frames) {
+        if (frame.id == frame_id && trace.Str(frame.function_id).find(part) != std::string::npos) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+  return false;
+}
+
 }  // namespace
 
 void FindMemoryFindings(const RuleInput& input, std::vector<Finding>* out) {
@@ -63,10 +81,21 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
                     " times over " + Dur(f.host_duration_ns) + ": their calls held the host " +
                     Dur(g.host_ns) + " (" + Dur(g.host_ns / g.pairs) + " a pair), and " +
                     std::to_string(g.implicit_syncs) + " of them synchronised the device, " +
-                    "waiting " + Dur(g.sync_wait_ns) +
-                    " for earlier work. A caching allocator (allocate once and reuse, as "
-                    "PyTorch's does) would save up to " +
-                    Dur(later) + " (every pair after the first)";
+                    "waiting " + Dur(g.sync_wait_ns) + " for earlier work. ";
+    // PyTorch's caching allocator already reuses memory, unless the program empties its cache.
+    if (StackCalls(trace, g.free_stack_id, "CachingAllocator") &&
+        StackCalls(trace, g.free_stack_id, "emptyCache")) {
+      f.explanation += "PyTorch's caching allocator would keep this memory and reuse it, but "
+                       "torch.cuda.empty_cache() gave it back to CUDA each time: without that "
+                       "call in the loop, up to " +
+                       Dur(later) + " would be saved (every pair after the first)";
+      f.details = std::move(details);
+      out->push_back(std::move(f));
+      continue;
+    }
+    f.explanation += "A caching allocator (allocate once and reuse, as PyTorch's does) would "
+                     "save up to " +
+                     Dur(later) + " (every pair after the first)";
     if (async_pair_ns) {
       const uint64_t async_cost = (g.pairs - 1) * *async_pair_ns;
       const uint64_t saving = later > async_cost ? later - async_cost : 0;

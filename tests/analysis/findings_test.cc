@@ -729,6 +729,31 @@ TEST_F(FindingsTest, AllocChurnWithImplicitSyncsAndSavings) {
   FindingsOptions strict;
   strict.churn_min_pairs = 7;
   EXPECT_TRUE(Of(FindFindings(t, strict), "alloc-churn").empty());
+  EXPECT_NE(f.explanation.find("A caching allocator (allocate once and reuse"), std::string::npos);
+
+  // The same pairs freed by PyTorch's torch.cuda.empty_cache() (the H200's stack of it): the
+  // allocator is there already, and the advice says what defeats it.
+  TraceRecords& r = b.records();
+  const uint32_t names[] = {
+      b.Intern("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::release_block"),
+      b.Intern("c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache")};
+  CallStack stack{.id = 1};
+  for (uint32_t name : names) {
+    const uint32_t id = static_cast<uint32_t>(r.stack_frames.size() + 1);
+    r.stack_frames.push_back({.id = id, .address = 0x5000 + id, .function_id = name});
+    stack.frame_ids.push_back(id);
+  }
+  r.call_stacks.push_back(stack);
+  for (ApiCall& c : r.api_calls) {
+    if (c.name_id == b.Intern("cudaFree")) c.stack_id = 1;
+  }
+  const auto emptied = Of(FindFindings(Load(b), {}), "alloc-churn");
+  ASSERT_EQ(emptied.size(), 1u);
+  EXPECT_NE(emptied[0].explanation.find("PyTorch's caching allocator would keep this memory and "
+                                        "reuse it, but torch.cuda.empty_cache() gave it back"),
+            std::string::npos)
+      << emptied[0].explanation;
+  EXPECT_EQ(emptied[0].blocked_ns, f.blocked_ns);
 }
 
 TEST_F(FindingsTest, EmptyAndHostOnlyTracesHaveNoFindings) {
