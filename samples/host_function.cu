@@ -1,19 +1,24 @@
-// A stream that waits on host functions. Each step issues a kernel, a host function that works
-// on the host for a while (cudaLaunchHostFunc on even steps, the older cudaStreamAddCallback on
-// odd ones), and another kernel, all on one stream; the host issues every step at once and then
+// Streams that wait on host functions. Each step issues a kernel, a host function that works on
+// the host for a while, and another kernel; the host issues every step at once and then
 // synchronises. The second kernel of a step cannot start before the host function has returned
 // on CUDA's callback thread, so the GPU idles for as long as the function runs, though the
-// program's host thread issued everything long before.
+// program's host thread issued everything long before. Three ways to be held (the mode):
+//   stream  the function and both kernels on one stream (cudaLaunchHostFunc on even steps, the
+//           older cudaStreamAddCallback on odd ones);
+//   event   the function on a second stream, recorded there by an event that the first stream
+//           waits for (cudaStreamWaitEvent) before its second kernel;
+//   graph   a CUDA graph of kernel, host node (cudaGraphAddHostNode), kernel, launched per step.
 //
 // A profiler should show: the GPU idle most of the steady state, that time spent behind the host
-// functions (not "launching the next work": the launches all came in the first milliseconds),
-// and the advice to keep host functions short or move their work off the stream.
+// functions (stream, event) or inside the graphs (graph), not "launching the next work": the
+// launches all came in the first milliseconds.
 //
-// Usage: host_function [steps=60] [host_us=2000]
-// Prints: the steps, the host functions that ran and a checksum of the data (stdout).
+// Usage: host_function [steps=60] [host_us=2000] [mode=stream|event|graph]
+// Prints: the steps, the mode, the host functions that ran and a checksum of the data (stdout).
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <vector>
 
 #include "sample_util.cuh"
@@ -47,16 +52,45 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? static_cast<int>(ParsePositive(argv[1], "steps")) : 60;
   HostWork work;
   work.host_us = argc > 2 ? ParsePositive(argv[2], "host_us") : 2000;
+  const char* mode = argc > 3 ? argv[3] : "stream";
+  if (std::strcmp(mode, "stream") != 0 && std::strcmp(mode, "event") != 0 &&
+      std::strcmp(mode, "graph") != 0) {
+    std::fprintf(stderr, "bad mode: '%s' (want stream, event or graph)\n", mode);
+    return 2;
+  }
   const size_t n = size_t{1} << 24;
   float* data = nullptr;
-  cudaStream_t stream;
+  cudaStream_t stream, side;
+  cudaEvent_t done;
   CHECK_CUDA(cudaMalloc(&data, n * sizeof(float)));
   CHECK_CUDA(cudaMemset(data, 0, n * sizeof(float)));
   CHECK_CUDA(cudaStreamCreate(&stream));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  cudaGraphExec_t graph = nullptr;
+  if (std::strcmp(mode, "graph") == 0) {
+    // Captured from the stream: kernel, host node, kernel.
+    cudaGraph_t g;
+    CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    Scale<<<1024, 256, 0, stream>>>(data, n, 0.5f);
+    CHECK_CUDA(cudaLaunchHostFunc(stream, OnHost, &work));
+    Scale<<<1024, 256, 0, stream>>>(data, n, 0.5f);
+    CHECK_CUDA(cudaStreamEndCapture(stream, &g));
+    CHECK_CUDA(cudaGraphInstantiate(&graph, g, 0));
+    CHECK_CUDA(cudaGraphDestroy(g));
+  }
   for (int step = 0; step < steps; ++step) {
+    if (graph != nullptr) {
+      CHECK_CUDA(cudaGraphLaunch(graph, stream));
+      continue;
+    }
     Scale<<<1024, 256, 0, stream>>>(data, n, 0.5f);
     CHECK_LAUNCH();
-    if (step % 2 == 0) {
+    if (std::strcmp(mode, "event") == 0) {
+      CHECK_CUDA(cudaLaunchHostFunc(side, OnHost, &work));
+      CHECK_CUDA(cudaEventRecord(done, side));
+      CHECK_CUDA(cudaStreamWaitEvent(stream, done, 0));
+    } else if (step % 2 == 0) {
       CHECK_CUDA(cudaLaunchHostFunc(stream, OnHost, &work));
     } else {
       CHECK_CUDA(cudaStreamAddCallback(stream, OnStream, &work, 0));
@@ -65,12 +99,16 @@ int main(int argc, char** argv) {
     CHECK_LAUNCH();
   }
   CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaStreamSynchronize(side));
   std::vector<float> back(1024);
   CHECK_CUDA(cudaMemcpy(back.data(), data, back.size() * sizeof(float), cudaMemcpyDeviceToHost));
   double sum = 0;
   for (float v : back) sum += v;
-  std::printf("host_function: steps=%d host_functions=%d checksum=%.3f\n", steps,
+  std::printf("host_function: steps=%d mode=%s host_functions=%d checksum=%.3f\n", steps, mode,
               work.ran.load(), sum);
+  if (graph != nullptr) CHECK_CUDA(cudaGraphExecDestroy(graph));
+  CHECK_CUDA(cudaEventDestroy(done));
+  CHECK_CUDA(cudaStreamDestroy(side));
   CHECK_CUDA(cudaStreamDestroy(stream));
   CHECK_CUDA(cudaFree(data));
   return 0;

@@ -6,6 +6,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "analysis/metrics/stream_blockers.h"
 #include "analysis/model/api_names.h"
 
 namespace libprof::analysis {
@@ -74,51 +75,6 @@ void SortByStart(Calls* t, StartOf start_of) {
   }
 }
 
-// The host functions of a window by stream (ApiCall::stream_id), and the operations of those
-// streams, both by correlation id (CUDA numbers calls as they start, so in issue order): which
-// host function, if any, an operation was queued behind.
-class HostFunctionsByStream {
- public:
-  void AddFunction(const ApiCall& call) {
-    streams_[call.stream_id].functions.push_back({call.correlation_id, call.name_id});
-  }
-  // Once every function is in: the streams' operations.
-  void Finish(const std::vector<DeviceOp>& ops) {
-    if (streams_.empty()) return;
-    for (const DeviceOp& op : ops) {
-      if (auto it = streams_.find(op.stream_id); it != streams_.end()) {
-        it->second.ops.push_back(op.correlation_id);
-      }
-    }
-    for (auto& [id, s] : streams_) {
-      std::sort(s.functions.begin(), s.functions.end());
-      std::sort(s.ops.begin(), s.ops.end());
-    }
-  }
-  // The name id of the call that enqueued the host function `op` was queued behind (the last
-  // one on its stream before it, issued after the operation before it there), or -1.
-  int64_t Behind(const DeviceOp& op) const {
-    if (streams_.empty()) return -1;
-    auto it = streams_.find(op.stream_id);
-    if (it == streams_.end()) return -1;
-    const Stream& s = it->second;
-    auto f = std::lower_bound(s.functions.begin(), s.functions.end(),
-                              std::pair<uint64_t, uint32_t>{op.correlation_id, 0});
-    if (f == s.functions.begin()) return -1;
-    --f;
-    auto before = std::lower_bound(s.ops.begin(), s.ops.end(), op.correlation_id);
-    if (before != s.ops.begin() && *std::prev(before) > f->first) return -1;
-    return f->second;
-  }
-
- private:
-  struct Stream {
-    std::vector<std::pair<uint64_t, uint32_t>> functions;  // (correlation id, name id)
-    std::vector<uint64_t> ops;                             // correlation ids
-  };
-  std::unordered_map<uint32_t, Stream> streams_;
-};
-
 IdleCause CauseOf(CallClass c) {
   return c == CallClass::kSync     ? IdleCause::kSync
          : c == CallClass::kLaunch ? IdleCause::kLaunch
@@ -149,8 +105,8 @@ void Walk(const Calls* t, uint64_t from, uint64_t to, std::vector<IdlePiece>* ou
   if (cursor < to) out->push_back({{cursor, to}, IdleCause::kOther, -1});
 }
 
-// The class of each top-level call of the window (others: kOther), and its host functions.
-std::vector<CallClass> ClassifyCalls(const TraceIndex& index, HostFunctionsByStream* functions) {
+// The class of each top-level call of the window (others: kOther).
+std::vector<CallClass> ClassifyCalls(const TraceIndex& index) {
   const TraceRecords& r = index.records();
   std::unordered_map<uint64_t, bool> synced;  // correlation ids with a SYNCHRONIZATION record
   for (const Synchronization& s : r.synchronizations) {
@@ -160,7 +116,6 @@ std::vector<CallClass> ClassifyCalls(const TraceIndex& index, HostFunctionsByStr
   for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
     if (index.Outermost(i) != i) continue;
     const ApiCall& c = r.api_calls[i];
-    if (c.stream_id != kNoStream) functions->AddFunction(c);
     const std::span<const uint32_t> issued = index.OpsOf(c.correlation_id);
     if (BlocksHost(index, c, synced.contains(c.correlation_id), issued)) {
       classes[i] = CallClass::kSync;
@@ -185,13 +140,19 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
   next_kept_.clear();
   const auto& ops = index.device_ops();
   const TraceRecords& r = index.records();
-  HostFunctionsByStream host_functions;
-  const std::vector<CallClass> classes = ClassifyCalls(index, &host_functions);
-  host_functions.Finish(ops);
+  const std::vector<CallClass> classes = ClassifyCalls(index);
+  const StreamBlockers blockers(index, windowed_ ? &blockers_ : nullptr);
   auto in_window = [&](uint32_t tid) -> std::optional<WindowThreadCalls> {
     const TraceIndex::ThreadCalls* t = index.TopLevelCalls(tid);
     if (t == nullptr) return std::nullopt;
     return WindowThreadCalls{&r, &classes, t};
+  };
+  // Whether an operation issued by the same call as `op` started before `t`.
+  auto started_before = [&](const DeviceOp& op, uint64_t t) {
+    for (uint32_t o : index.OpsOf(op.correlation_id)) {
+      if (ops[o].start_ns < t) return true;
+    }
+    return false;
   };
   auto host_call = [&](uint32_t i) {
     const ApiCall& c = r.api_calls[i];
@@ -223,10 +184,14 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
       return;
     }
     const HostCall l = host_call(index.Outermost(static_cast<size_t>(found)));
-    // Behind a host function: from the issuing call's return on, the operation waited for it.
+    // Behind a host function, or inside a CUDA graph launch already running (an earlier node
+    // of it started before the gap): from the issuing call's return on, the operation waited
+    // for that, not for the host.
     Interval gap = whole;
-    const int64_t function = host_functions.Behind(next);
-    if (function >= 0) gap.end_ns = std::clamp(l.end_ns, whole.start_ns, whole.end_ns);
+    // (A graph launch already running has passed whatever its stream held before it.)
+    const bool in_graph = next.graph_id != 0 && started_before(next, whole.start_ns);
+    const int64_t function = in_graph ? -1 : blockers.Behind(next);
+    if (function >= 0 || in_graph) gap.end_ns = std::clamp(l.end_ns, whole.start_ns, whole.end_ns);
     const uint64_t cut = std::clamp(l.start_ns, gap.start_ns, gap.end_ns);
     if (crosses) {
       const KeptThreadCalls t = spanning(l.thread_id, cut);
@@ -240,7 +205,9 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
       out->push_back({{cut, gap.end_ns}, cause, l.name_id});
     }
     if (gap.end_ns < whole.end_ns) {
-      out->push_back({{gap.end_ns, whole.end_ns}, IdleCause::kHostFunction, function});
+      out->push_back({{gap.end_ns, whole.end_ns},
+                      in_graph ? IdleCause::kInGraph : IdleCause::kHostFunction,
+                      in_graph ? static_cast<int64_t>(l.name_id) : function});
     }
   };
 
@@ -346,6 +313,9 @@ IdleTotals SumIdle(std::span<const IdlePiece> pieces, uint64_t from_ns, uint64_t
         break;
       case IdleCause::kHostFunction:
         totals.host_function_ns += length;
+        break;
+      case IdleCause::kInGraph:
+        totals.in_graph_ns += length;
         break;
     }
   }

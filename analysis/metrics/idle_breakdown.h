@@ -8,11 +8,13 @@
 //   sync    the issuing thread was blocked in a synchronising call (explicit synchronisation,
 //           cudaMalloc/cudaFree and the other implicit ones, a synchronous or pageable copy, a
 //           synchronous memset), or the next operation was issued by such a call;
-//   host function  the next operation had been issued before the device went idle, behind a
-//           host function enqueued on its stream after the operation before it there
-//           (cudaLaunchHostFunc, cudaStreamAddCallback: libprof records their stream): it waited
-//           for the function to run on CUDA's callback thread; from the device going idle, or
-//           from its issuing call's return if that came later (before, the causes above);
+//   host function  the next operation waited behind a host function on its stream, or behind
+//           an event wait on a recording that did (stream_blockers.h): from the device going
+//           idle, or from its issuing call's return if that came later (before, the causes
+//           above);
+//   in graph  the next operation is a node of a CUDA graph launch whose earlier nodes ran
+//           before the gap: the graph held it (a host node, an event wait node, the latency
+//           between dependent nodes), from the launch call's return on;
 //   other   anything else: the thread was outside CUDA calls (host computation, I/O, Python) or
 //           in calls that issue no work, or the issuing call is not in the trace.
 // The thread considered is the one that issued the operation ending the gap.
@@ -28,16 +30,18 @@
 #include <string>
 #include <vector>
 
+#include "analysis/metrics/stream_blockers.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/trace_index.h"
 
 namespace libprof::analysis {
 
-enum class IdleCause : uint8_t { kLaunch, kSync, kOther, kHostFunction };
+enum class IdleCause : uint8_t { kLaunch, kSync, kOther, kHostFunction, kInGraph };
 
 // A stretch of idle time with one cause. `api_name` is the string id (ProcessTrace::Str) of
 // the API call the thread was in (for kLaunch and kSync, the one that gives the cause; for
-// kHostFunction, the call that enqueued the function); -1 outside calls.
+// kHostFunction, the call that enqueued the function; for kInGraph, the graph's launch call);
+// -1 outside calls.
 struct IdlePiece {
   Interval span;
   IdleCause cause = IdleCause::kOther;
@@ -49,7 +53,10 @@ struct IdleTotals {
   uint64_t sync_ns = 0;
   uint64_t other_ns = 0;
   uint64_t host_function_ns = 0;
-  uint64_t total() const { return launch_ns + sync_ns + other_ns + host_function_ns; }
+  uint64_t in_graph_ns = 0;
+  uint64_t total() const {
+    return launch_ns + sync_ns + other_ns + host_function_ns + in_graph_ns;
+  }
 };
 
 struct DeviceIdle {
@@ -112,6 +119,7 @@ class IdleTimeline {
   std::map<uint32_t, Device> devices_;
   std::vector<HostCall> kept_;       // earlier windows' top-level calls a gap may still need
   std::vector<HostCall> next_kept_;  // the same after the last window
+  StreamBlockers::Carried blockers_;  // what a later window's operations may wait behind
 };
 
 // `d` (of `ops`, TraceIndex::device_ops()) from `from_ns` on (the steady state after start-up, start_up.h): its active span starts

@@ -187,12 +187,23 @@ bool IsMemsetApi(std::string_view name) {
 
 bool IsAsyncApi(std::string_view name) { return Contains(Base(name), "Async"); }
 
+CaptureBound CaptureBoundOf(std::string_view name) {
+  if (name.starts_with("cudaStreamBeginCapture") || name.starts_with("cuStreamBeginCapture")) {
+    return CaptureBound::kBegin;
+  }
+  if (name.starts_with("cudaStreamEndCapture") || name.starts_with("cuStreamEndCapture")) {
+    return CaptureBound::kEnd;
+  }
+  return CaptureBound::kNone;
+}
+
 ApiTraits TraitsOf(std::string_view name) {
   return {.explicit_sync = ExplicitSyncScope(name),
           .implicit_sync = IsImplicitSyncApi(name),
           .start_up = StartUpWorkOf(name),
           .async = IsAsyncApi(name),
-          .per_thread = IsPerThreadApi(name)};
+          .per_thread = IsPerThreadApi(name),
+          .capture = CaptureBoundOf(name)};
 }
 
 }  // namespace libprof::analysis

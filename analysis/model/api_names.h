@@ -60,6 +60,12 @@ bool IsAsyncApi(std::string_view name);   // the name (without _ptsz/_ptds) ends
 bool IsPerThreadApi(std::string_view name);
 std::string_view WithoutPerThreadSuffix(std::string_view name);
 
+// Stream capture's bounds: cudaStreamBeginCapture* / cuStreamBeginCapture* (kBegin) and
+// cudaStreamEndCapture / cuStreamEndCapture (kEnd). Work issued between them on the capturing
+// thread goes into a graph, not onto the stream.
+enum class CaptureBound : uint8_t { kNone, kBegin, kEnd };
+CaptureBound CaptureBoundOf(std::string_view name);
+
 // The answers above that the analyses ask of every call, for one name: TraceIndex keeps them per
 // name id (a trace has a few hundred API names and millions of calls).
 struct ApiTraits {
@@ -68,6 +74,7 @@ struct ApiTraits {
   StartUpWork start_up = StartUpWork::kNone;
   bool async = false;
   bool per_thread = false;
+  CaptureBound capture = CaptureBound::kNone;
 };
 ApiTraits TraitsOf(std::string_view name);
 

@@ -37,7 +37,8 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 // 3: a finding's one_time (one_time_work.h) and the sums' host_in_one_time and one_time_kinds.
 // 4: gpu-idle-breakdown's one_time_idle_ns and start-up's one_time_gpu_idle_ns (idle time left
 //    out as one-time work's), and the sums' gpu_idle_in_one_time.
-// 5: the GPU rules' idle time behind host functions (IdleTotals' host_function_ns).
+// 5: the GPU rules' idle time behind host functions and inside CUDA graphs (IdleTotals'
+//    host_function_ns, in_graph_ns).
 inline constexpr uint32_t kFindingsPartialVersion = 5;
 
 struct FindingsPartial {

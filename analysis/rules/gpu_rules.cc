@@ -104,6 +104,10 @@ std::string CauseText(const ProcessTrace& trace, const IdleTotals& t, const Idle
                     ") while work waited in its stream for a host function (most enqueued by " +
                     top.name + ", " + Dur(top.ns) + ")");
   }
+  if (t.in_graph_ns > 0) {
+    parts.push_back(Dur(t.in_graph_ns) + " (" + Pct(t.in_graph_ns, idle) +
+                    ") inside CUDA graphs, between their nodes");
+  }
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) {
     text += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
@@ -336,6 +340,9 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
             c.idle.host_function_ns += length;
             if (p.api_name >= 0) c.host_functions.Add(p, length);
             break;
+          case IdleCause::kInGraph:
+            c.idle.in_graph_ns += length;
+            break;
         }
       });
     }
@@ -364,6 +371,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   dev.whole.idle.sync_ns += t.sync_ns;
   dev.whole.idle.other_ns += t.other_ns;
   dev.whole.idle.host_function_ns += t.host_function_ns;
+  dev.whole.idle.in_graph_ns += t.in_graph_ns;
   dev.whole.covered += CoveredLength(d.busy, s0, s1);
   for (const OneTimePiece& p : one_time_pieces) {
     const uint64_t length = OverlapLength(p.span.start_ns, p.span.end_ns, s0, s1);
@@ -452,6 +460,7 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
       run.idle.sync_ns += c.idle.sync_ns;
       run.idle.other_ns += c.idle.other_ns;
       run.idle.host_function_ns += c.idle.host_function_ns;
+      run.idle.in_graph_ns += c.idle.in_graph_ns;
       run.sync.Merge(c.sync);
       run.other.Merge(c.other);
       run.host_functions.Merge(c.host_functions);
@@ -662,6 +671,12 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                      "issued; drop the ones not needed (cudaMallocAsync/cudaFreeAsync or a "
                      "caching allocator instead of cudaMalloc/cudaFree, pinned memory for "
                      "async copies, events instead of device-wide synchronisation)";
+  } else if (2 * causes.in_graph_ns >= idle) {
+    f.explanation +=
+        "Most idle time was inside CUDA graphs, between their nodes, after the graphs were "
+        "launched: a graph's host nodes (cudaGraphAddHostNode) run on CUDA's callback thread "
+        "while the rest of the graph waits, and event-wait nodes wait for work outside it; "
+        "keep host nodes short or move their work out of the graph";
   } else if (2 * causes.host_function_ns >= idle) {
     const TopApi top = TopOf(whole, d.whole.host_functions);
     f.explanation +=

@@ -593,6 +593,45 @@ TEST_F(FindingsTest, WorkQueuedBehindHostFunctionsIsTheirIdleTime) {
   EXPECT_EQ(before.launch_ns, idle.total());
 }
 
+// A graph whose host node holds it 1.5 ms between two 11 µs kernels, replayed 30 times (as the
+// H200 recorded it): the idle time is inside the graphs, not the graph launches' cost. The
+// graph was captured from the stream (cudaLaunchHostFunc between Begin/EndCapture, after a
+// kernel of the stream): that call enqueued nothing on the stream, so the first replay's wait
+// is no host function's.
+TEST_F(FindingsTest, IdleTimeBetweenAGraphsNodesIsTheGraphs) {
+  TraceBuilder b(5153);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(13, StreamType::kDefault);
+  b.Launch("before", 0.5, 0.8, 100, 110, 13);
+  b.Api("cudaStreamBeginCapture", 1, 2);
+  b.Api("cudaLaunchHostFunc", 2.5, 3);
+  b.records().api_calls.back().stream_id = 13;
+  b.Api("cudaStreamEndCapture", 3.5, 4);
+  double host = 10, gpu = 200;
+  for (int replay = 0; replay < 30; ++replay) {
+    const uint64_t corr = b.Launch("node_a", host, host + 120, gpu, gpu + 11, 13, 1,
+                                   "cudaGraphLaunch");
+    b.records().kernels.back().graph_id = 2;
+    Kernel& second = b.AddKernel("node_b", gpu + 1511, gpu + 1522, corr, 13);
+    second.graph_id = 2;
+    host += 125;
+    gpu += 1530;
+  }
+  b.Api("cudaStreamSynchronize", host, gpu + 10);
+  b.SetEnd(gpu + 20);
+  const auto found = Of(FindFindings(Load(std::move(b)), {}), "gpu-idle-breakdown");
+  ASSERT_EQ(found.size(), 1u);
+  const IdleTotals& idle = std::get<IdleBreakdownDetails>(found[0].details).idle;
+  EXPECT_EQ(idle.in_graph_ns, 30u * 1'500'000u);
+  EXPECT_EQ(idle.host_function_ns, 0u);
+  EXPECT_NE(found[0].explanation.find("Most idle time was inside CUDA graphs, between their "
+                                      "nodes"),
+            std::string::npos)
+      << found[0].explanation;
+  EXPECT_EQ(found[0].explanation.find("Launch-bound"), std::string::npos) << found[0].explanation;
+}
+
 // A host function on another stream, or one the stream's next operation was issued before, is
 // not what that operation waited for.
 TEST_F(FindingsTest, OnlyAHostFunctionBetweenAStreamsOperationsHoldsTheSecond) {

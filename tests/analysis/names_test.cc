@@ -66,6 +66,13 @@ TEST(ApiNamesTest, SynchronisationClasses) {
   EXPECT_TRUE(IsPerThreadApi("cudaMemcpy_ptds"));
   EXPECT_FALSE(IsPerThreadApi("cudaMemcpyAsync"));
   EXPECT_EQ(WithoutPerThreadSuffix("cudaLaunchKernel_ptsz"), "cudaLaunchKernel");
+  EXPECT_EQ(CaptureBoundOf("cudaStreamBeginCapture"), CaptureBound::kBegin);
+  EXPECT_EQ(CaptureBoundOf("cudaStreamBeginCaptureToGraph"), CaptureBound::kBegin);
+  EXPECT_EQ(CaptureBoundOf("cuStreamBeginCapture_v2"), CaptureBound::kBegin);
+  EXPECT_EQ(CaptureBoundOf("cudaStreamEndCapture"), CaptureBound::kEnd);
+  EXPECT_EQ(CaptureBoundOf("cuStreamEndCapture"), CaptureBound::kEnd);
+  EXPECT_EQ(CaptureBoundOf("cudaStreamIsCapturing"), CaptureBound::kNone);
+  EXPECT_EQ(TraitsOf("cudaStreamEndCapture").capture, CaptureBound::kEnd);
 }
 
 TEST(KernelNamesTest, DemanglesAndDropsReturnType) {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <tuple>
 
+#include "analysis/metrics/idle_breakdown.h"
 #include "analysis/metrics/memory_in_windows.h"
 #include "analysis/model/window_filter.h"
 #include "analysis/reports/findings_report.h"
@@ -264,6 +265,47 @@ TEST(WindowedFindingsTest, AStreamSynchronisedWithoutWorkInItsWindowFollowsItsLe
   ASSERT_FALSE(whole.empty());
   EXPECT_NE(whole.front().find("via the legacy default stream"), std::string::npos) << whole.front();
   EXPECT_TRUE(SameLines(w.lines, whole));
+}
+
+// A cut may fall while a host function runs (nothing recorded runs then): the operations of later
+// windows queued behind it, on its stream or through an event recorded after it, still wait
+// behind it, as in the whole trace.
+TEST(WindowedFindingsTest, WorkQueuedBehindAHostFunctionOfAnEarlierWindowWaitsForIt) {
+  TraceBuilder b;
+  b.AddContext(1, 0);
+  b.AddStream(14, StreamType::kNonBlocking);
+  b.AddStream(15, StreamType::kNonBlocking);
+  b.Launch("first", 10, 13, 15, 115, 14, 1);
+  b.Api("cudaLaunchHostFunc", 20, 22, 1);  // runs from 115 to about 2115
+  b.records().api_calls.back().stream_id = 14;
+  b.AddEvent(1, 1, b.Api("cudaEventRecord", 23, 24, 1), 14);
+  // Nothing recorded runs from 115 to 1000: a cut falls there.
+  b.Launch("second", 1000, 1003, 2121, 2221, 14, 1);
+  const uint64_t wait = b.Api("cudaStreamWaitEvent", 1005, 1006, 1);
+  b.AddSync(SyncType::kStreamWaitEvent, 1005, 1006, wait, 15, 1);
+  b.Launch("third", 1007, 1010, 2118, 2200, 15, 1);
+  b.Api("cudaDeviceSynchronize", 1011, 2222, 1);
+  b.SetEnd(2300);
+  TempDir dir;
+  b.Write(dir.Path("t.pb"));
+  FindingsOptions options;
+  options.idle_share = 0.1;
+  const Windowed w =
+      WindowedFindingsOf(dir.Path("t.pb"), options, {.horizon_ns = 100, .cut_every_records = 1});
+  ASSERT_TRUE(w.exact) << w.why;
+  EXPECT_GT(w.windows, 1u);
+  const std::vector<std::string> whole = WholeFindings(dir.Path("t.pb"), options);
+  EXPECT_TRUE(SameLines(w.lines, whole));
+  // The gap before "third" (115 to 2118 µs): the host outside calls until "third"'s launch at
+  // 1007 (but for "second"'s launch, 1000-1003), that launch call, then the host function,
+  // through the event.
+  const ProcessTrace t = b.Build();
+  const TraceIndex index(t);
+  const std::vector<DeviceIdle> devices = ClassifyIdle(index);
+  ASSERT_EQ(devices.size(), 1u);
+  const IdleTotals totals = SumIdle(devices[0].pieces, 0, UINT64_MAX);
+  EXPECT_EQ(totals.host_function_ns, 1'108'000u);
+  EXPECT_EQ(totals.launch_ns, 6'000u);
 }
 
 // `profview memory`'s figures in windows (memory_in_windows.h) are the whole trace's: the same

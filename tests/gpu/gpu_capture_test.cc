@@ -1175,41 +1175,49 @@ TEST_F(PeerCopyTest, StagedCopiesAreFoundAndDirectOnesAreNot) {
 using HostFunctionTest = GpuTest;
 
 // Proves the stream of each host-function call is recorded, and the GPU's idle time behind the
-// host functions is theirs, not launch overhead (the program issues all its work at once).
+// host functions (on the kernels' stream, or on another one through an event) or inside graphs
+// with a host node is theirs, not launch overhead: the program issues all its work at once.
 TEST_F(HostFunctionTest, IdleBehindHostFunctionsIsTheirs) {
   constexpr int kSteps = 40;
-  Capture c;
-  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_host_function, std::to_string(kSteps), "2000"},
-                        Mode::kPreload, 1, &c));
-  EXPECT_NE(c.run.out.find("host_functions=" + std::to_string(kSteps)), std::string::npos)
-      << c.run.out;
-  const auto trace = LoadOne(c.traces[0].path);
-  ASSERT_TRUE(trace);
-  std::set<uint32_t> kernel_streams;
-  for (const Kernel& k : trace->records.kernels) kernel_streams.insert(k.stream_id);
-  ASSERT_EQ(kernel_streams.size(), 1u);
-  size_t functions = 0;
-  for (const ApiCall& call : trace->records.api_calls) {
-    const std::string name(trace->Str(call.name_id));
-    if (name != "cudaLaunchHostFunc" && name != "cudaStreamAddCallback") continue;
-    ++functions;
-    EXPECT_EQ(call.stream_id, *kernel_streams.begin()) << name;
+  for (const std::string mode : {"stream", "event", "graph"}) {
+    SCOPED_TRACE(mode);
+    Capture c;
+    ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_host_function, std::to_string(kSteps), "2000", mode},
+                          Mode::kPreload, 1, &c));
+    EXPECT_NE(c.run.out.find("host_functions=" + std::to_string(kSteps)), std::string::npos)
+        << c.run.out;
+    const auto trace = LoadOne(c.traces[0].path);
+    ASSERT_TRUE(trace);
+    std::set<uint32_t> kernel_streams;
+    for (const Kernel& k : trace->records.kernels) kernel_streams.insert(k.stream_id);
+    ASSERT_EQ(kernel_streams.size(), 1u);
+    size_t functions = 0;
+    for (const ApiCall& call : trace->records.api_calls) {
+      const std::string name(trace->Str(call.name_id));
+      if (name != "cudaLaunchHostFunc" && name != "cudaStreamAddCallback") continue;
+      ++functions;
+      ASSERT_NE(call.stream_id, kNoStream) << name;
+      // On the kernels' stream but in event mode (and graph mode's capture: the same stream).
+      EXPECT_EQ(call.stream_id == *kernel_streams.begin(), mode != "event") << name;
+    }
+    EXPECT_EQ(functions, mode == "graph" ? 1u : static_cast<size_t>(kSteps));
+    const auto findings = analysis::FindFindings(*trace, analysis::FindingsOptions{});
+    bool found = false;
+    for (const analysis::Finding& f : findings) {
+      if (f.rule != analysis::RuleId::kGpuIdleBreakdown) continue;
+      found = true;
+      const auto& idle = std::get<analysis::IdleBreakdownDetails>(f.details).idle;
+      std::printf("%s: %s\n", mode.c_str(), f.explanation.c_str());
+      const uint64_t held = mode == "graph" ? idle.in_graph_ns : idle.host_function_ns;
+      EXPECT_GE(held, idle.total() * 8 / 10) << f.explanation;
+      EXPECT_NE(f.explanation.find(mode == "graph" ? "Most idle time was inside CUDA graphs"
+                                                   : "Most idle time had work waiting in its "
+                                                     "stream for host functions"),
+                std::string::npos)
+          << f.explanation;
+    }
+    EXPECT_TRUE(found) << "no gpu-idle-breakdown: the GPU should idle most of the time";
   }
-  EXPECT_EQ(functions, static_cast<size_t>(kSteps));
-  const auto findings = analysis::FindFindings(*trace, analysis::FindingsOptions{});
-  bool found = false;
-  for (const analysis::Finding& f : findings) {
-    if (f.rule != analysis::RuleId::kGpuIdleBreakdown) continue;
-    found = true;
-    const auto& idle = std::get<analysis::IdleBreakdownDetails>(f.details).idle;
-    std::printf("%s\n", f.explanation.c_str());
-    EXPECT_GE(idle.host_function_ns, idle.total() * 8 / 10) << f.explanation;
-    EXPECT_NE(f.explanation.find("Most idle time had work waiting in its stream for host "
-                                 "functions"),
-              std::string::npos)
-        << f.explanation;
-  }
-  EXPECT_TRUE(found) << "no gpu-idle-breakdown: the GPU should idle most of the time";
 }
 
 class TorchTest : public GpuTest {

@@ -1,0 +1,98 @@
+#include "analysis/metrics/stream_blockers.h"
+
+#include <algorithm>
+
+namespace libprof::analysis {
+
+StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
+  const TraceRecords& r = index.records();
+  // Host functions (the outermost call names the stream; its nested driver call may too), and
+  // the calls that begin or end a stream capture, by thread.
+  std::vector<uint32_t> functions, bounds;
+  for (uint32_t i = 0; i < r.api_calls.size(); ++i) {
+    const ApiCall& c = r.api_calls[i];
+    if (index.Outermost(i) != i) continue;
+    if (c.stream_id != kNoStream) functions.push_back(i);
+    if (index.Traits(c).capture != CaptureBound::kNone) bounds.push_back(i);
+  }
+  std::map<uint32_t, bool> capturing_here;
+  std::map<uint32_t, bool>& capturing = carried != nullptr ? carried->capturing : capturing_here;
+  if (!bounds.empty() || !functions.empty()) {
+    // One sweep over both, in start order: a function is captured when its thread's last bound
+    // before it began a capture.
+    std::vector<uint32_t> calls = functions;
+    calls.insert(calls.end(), bounds.begin(), bounds.end());
+    std::stable_sort(calls.begin(), calls.end(), [&](uint32_t a, uint32_t b) {
+      return r.api_calls[a].start_ns < r.api_calls[b].start_ns;
+    });
+    for (uint32_t i : calls) {
+      const ApiCall& c = r.api_calls[i];
+      const CaptureBound bound = index.Traits(c).capture;
+      if (bound != CaptureBound::kNone) {
+        capturing[c.thread_id] = bound == CaptureBound::kBegin;
+      } else if (!capturing[c.thread_id]) {
+        streams_[c.stream_id].blockers.push_back({c.correlation_id, c.name_id});
+      }
+    }
+  }
+  if (carried != nullptr) {
+    for (const auto& [stream, b] : carried->pending) streams_[stream].blockers.push_back(b);
+  }
+  const bool any_events = carried != nullptr && !carried->held_events.empty();
+  if (streams_.empty() && !any_events) return;
+  auto settle = [&] {
+    for (auto& [id, s] : streams_) std::sort(s.blockers.begin(), s.blockers.end());
+  };
+  for (const DeviceOp& op : index.device_ops()) streams_[op.stream_id].ops.push_back(op.correlation_id);
+  for (auto& [id, s] : streams_) std::sort(s.ops.begin(), s.ops.end());
+  settle();
+  // Recordings queued behind a host function hold the streams that wait on them.
+  std::unordered_map<uint64_t, uint32_t> held_here;
+  std::unordered_map<uint64_t, uint32_t>& held = carried != nullptr ? carried->held_events : held_here;
+  for (const CudaEvent& e : r.cuda_events) {
+    auto s = streams_.find(e.stream_id);
+    if (s == streams_.end()) continue;
+    if (const Blocker* b = BehindIn(s->second, e.correlation_id)) held[e.sync_id] = b->name_id;
+  }
+  bool waits = false;
+  for (const Synchronization& w : r.synchronizations) {
+    if (w.type != SyncType::kStreamWaitEvent || w.stream_id == kNoStream) continue;
+    auto h = held.find(w.event_sync_id);
+    if (h == held.end()) continue;
+    streams_[w.stream_id].blockers.push_back({w.correlation_id, h->second});
+    waits = true;
+  }
+  if (waits) settle();
+  if (carried == nullptr) return;
+  // What the next window's operations may still wait behind: a stream's last blocker with no
+  // operation issued after it.
+  for (const auto& [id, s] : streams_) {
+    if (s.blockers.empty()) continue;
+    const Blocker& last = s.blockers.back();
+    if (s.ops.empty() || s.ops.back() < last.correlation_id) {
+      carried->pending[id] = last;
+    } else {
+      carried->pending.erase(id);
+    }
+  }
+}
+
+const StreamBlockers::Blocker* StreamBlockers::BehindIn(const Stream& s,
+                                                        uint64_t correlation_id) const {
+  auto b = std::lower_bound(s.blockers.begin(), s.blockers.end(), Blocker{correlation_id, 0});
+  if (b == s.blockers.begin()) return nullptr;
+  --b;
+  auto before = std::lower_bound(s.ops.begin(), s.ops.end(), correlation_id);
+  if (before != s.ops.begin() && *std::prev(before) > b->correlation_id) return nullptr;
+  return &*b;
+}
+
+int64_t StreamBlockers::Behind(const DeviceOp& op) const {
+  if (streams_.empty()) return -1;
+  auto it = streams_.find(op.stream_id);
+  if (it == streams_.end()) return -1;
+  const Blocker* b = BehindIn(it->second, op.correlation_id);
+  return b == nullptr ? int64_t{-1} : int64_t{b->name_id};
+}
+
+}  // namespace libprof::analysis

@@ -1,0 +1,63 @@
+// What work queued on a stream may wait for outside the device: a host function enqueued on the
+// stream before it (cudaLaunchHostFunc, cudaStreamAddCallback: libprof records their stream,
+// ApiCall::stream_id), or an event wait (cudaStreamWaitEvent) on a recording that was itself
+// queued behind a host function on its own stream. Either holds the stream until the function
+// has run on CUDA's callback thread; nothing CUPTI records shows that run, so idle_breakdown.h
+// would otherwise count the time as launch latency.
+//
+// Order is by correlation id (CUDA numbers calls as they start, so in issue order): an operation
+// waits behind the last blocker of its stream issued after the operation before it there. A
+// trace read in windows (trace_windows.h) may cut while a host function runs, so what a later
+// window's operations may still wait behind is carried (Carried): per stream the last blocker
+// with no operation after it yet, and the recordings found behind a host function.
+//
+// A host function enqueued while its thread captures a stream (between cudaStreamBeginCapture
+// and cudaStreamEndCapture) goes into the graph, not onto the stream: not a blocker (the graph's
+// host node holds the graph instead: idle_breakdown.h's "in graph"). Threads that were
+// capturing when a window ended are carried too.
+//
+// Layer: analysis/metrics/. Built on TraceIndex.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analysis/model/device_ops.h"
+#include "analysis/model/trace_index.h"
+
+namespace libprof::analysis {
+
+class StreamBlockers {
+ public:
+  struct Blocker {
+    uint64_t correlation_id = 0;
+    uint32_t name_id = 0;  // the call that enqueued the host function (string id)
+    bool operator<(const Blocker& o) const { return correlation_id < o.correlation_id; }
+  };
+  struct Carried {
+    std::map<uint32_t, Blocker> pending;                  // by stream
+    std::unordered_map<uint64_t, uint32_t> held_events;   // recording's sync id -> name id
+    std::map<uint32_t, bool> capturing;                   // by thread, at the window's end
+  };
+
+  // The window's blockers, with those `carried` from earlier windows (updated for the next;
+  // nullptr: one window, the whole trace). Costs nothing where no call named a stream and
+  // nothing is carried.
+  StreamBlockers(const TraceIndex& index, Carried* carried);
+
+  // The name id of the host function's call that `op` waited behind, or -1.
+  int64_t Behind(const DeviceOp& op) const;
+
+ private:
+  struct Stream {
+    std::vector<Blocker> blockers;  // by correlation id
+    std::vector<uint64_t> ops;      // correlation ids, sorted
+  };
+  const Blocker* BehindIn(const Stream& s, uint64_t correlation_id) const;
+  std::unordered_map<uint32_t, Stream> streams_;
+};
+
+}  // namespace libprof::analysis
