@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "libprof/by_correlation.h"
 #include "libprof/log.h"
 
 namespace libprof {
@@ -182,14 +183,7 @@ void Recorder::TakeCallSites() {
     pending_call_sites_[correlation_id] = stack_id;
   }
   call_site_batch_.clear();
-  if (pending_call_sites_.size() <= kMaxPendingCallSites) return;
-  // Correlation ids grow with time: keep the newer half (calls that may still be running).
-  std::vector<uint64_t> ids;
-  ids.reserve(pending_call_sites_.size());
-  for (const auto& entry : pending_call_sites_) ids.push_back(entry.first);
-  auto middle = ids.begin() + ids.size() / 2;
-  std::nth_element(ids.begin(), middle, ids.end());
-  for (auto it = ids.begin(); it != middle; ++it) pending_call_sites_.erase(*it);
+  ForgetOlderHalf(&pending_call_sites_, kMaxPendingCallSites);
 }
 
 void Recorder::AttachStack(ApiCall* call) {

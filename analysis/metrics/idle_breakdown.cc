@@ -300,26 +300,37 @@ IdleTotals SumIdle(std::span<const IdlePiece> pieces, uint64_t from_ns, uint64_t
   auto it = std::upper_bound(pieces.begin(), pieces.end(), from_ns,
                              [](uint64_t t, const IdlePiece& p) { return t < p.span.end_ns; });
   for (; it != pieces.end() && it->span.start_ns < to_ns; ++it) {
-    const uint64_t length = OverlapLength(it->span.start_ns, it->span.end_ns, from_ns, to_ns);
-    switch (it->cause) {
-      case IdleCause::kLaunch:
-        totals.launch_ns += length;
-        break;
-      case IdleCause::kSync:
-        totals.sync_ns += length;
-        break;
-      case IdleCause::kOther:
-        totals.other_ns += length;
-        break;
-      case IdleCause::kHostFunction:
-        totals.host_function_ns += length;
-        break;
-      case IdleCause::kInGraph:
-        totals.in_graph_ns += length;
-        break;
-    }
+    totals.Add(it->cause, OverlapLength(it->span.start_ns, it->span.end_ns, from_ns, to_ns));
   }
   return totals;
+}
+
+void IdleTotals::Add(IdleCause cause, uint64_t ns) {
+  switch (cause) {
+    case IdleCause::kLaunch:
+      launch_ns += ns;
+      break;
+    case IdleCause::kSync:
+      sync_ns += ns;
+      break;
+    case IdleCause::kOther:
+      other_ns += ns;
+      break;
+    case IdleCause::kHostFunction:
+      host_function_ns += ns;
+      break;
+    case IdleCause::kInGraph:
+      in_graph_ns += ns;
+      break;
+  }
+}
+
+void IdleTotals::Add(const IdleTotals& other) {
+  launch_ns += other.launch_ns;
+  sync_ns += other.sync_ns;
+  other_ns += other.other_ns;
+  host_function_ns += other.host_function_ns;
+  in_graph_ns += other.in_graph_ns;
 }
 
 DeviceIdle From(DeviceIdle d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {

@@ -57,6 +57,8 @@ struct IdleTotals {
   uint64_t total() const {
     return launch_ns + sync_ns + other_ns + host_function_ns + in_graph_ns;
   }
+  void Add(IdleCause cause, uint64_t ns);
+  void Add(const IdleTotals& other);
 };
 
 struct DeviceIdle {

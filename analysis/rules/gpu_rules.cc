@@ -324,26 +324,11 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     cursor = 0;
     for (const IdlePiece& p : d.pieces) {
       each_chunk(p.span.start_ns, p.span.end_ns, [&](Sums& c, uint64_t length) {
-        switch (p.cause) {
-          case IdleCause::kLaunch:
-            c.idle.launch_ns += length;
-            break;
-          case IdleCause::kSync:
-            c.idle.sync_ns += length;
-            if (p.api_name >= 0) c.sync.Add(p, length);
-            break;
-          case IdleCause::kOther:
-            c.idle.other_ns += length;
-            if (p.api_name >= 0) c.other.Add(p, length);
-            break;
-          case IdleCause::kHostFunction:
-            c.idle.host_function_ns += length;
-            if (p.api_name >= 0) c.host_functions.Add(p, length);
-            break;
-          case IdleCause::kInGraph:
-            c.idle.in_graph_ns += length;
-            break;
-        }
+        c.idle.Add(p.cause, length);
+        if (p.api_name < 0) return;
+        if (p.cause == IdleCause::kSync) c.sync.Add(p, length);
+        if (p.cause == IdleCause::kOther) c.other.Add(p, length);
+        if (p.cause == IdleCause::kHostFunction) c.host_functions.Add(p, length);
       });
     }
     cursor = 0;
@@ -366,12 +351,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
 
   // The whole steady state (gpu-idle-breakdown): idle and busy time, kernels, and the calls
   // that launched them (each a call of this window only).
-  const IdleTotals t = SumIdle(d.pieces, s0, s1);
-  dev.whole.idle.launch_ns += t.launch_ns;
-  dev.whole.idle.sync_ns += t.sync_ns;
-  dev.whole.idle.other_ns += t.other_ns;
-  dev.whole.idle.host_function_ns += t.host_function_ns;
-  dev.whole.idle.in_graph_ns += t.in_graph_ns;
+  dev.whole.idle.Add(SumIdle(d.pieces, s0, s1));
   dev.whole.covered += CoveredLength(d.busy, s0, s1);
   for (const OneTimePiece& p : one_time_pieces) {
     const uint64_t length = OverlapLength(p.span.start_ns, p.span.end_ns, s0, s1);
@@ -456,11 +436,7 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
       run.covered += c.covered;
       run.one_time_idle_ns += c.one_time_idle_ns;
       run.one_time_kinds |= c.one_time_kinds;
-      run.idle.launch_ns += c.idle.launch_ns;
-      run.idle.sync_ns += c.idle.sync_ns;
-      run.idle.other_ns += c.idle.other_ns;
-      run.idle.host_function_ns += c.idle.host_function_ns;
-      run.idle.in_graph_ns += c.idle.in_graph_ns;
+      run.idle.Add(c.idle);
       run.sync.Merge(c.sync);
       run.other.Merge(c.other);
       run.host_functions.Merge(c.host_functions);

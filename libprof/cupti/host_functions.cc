@@ -1,9 +1,9 @@
 #include "libprof/cupti/host_functions.h"
 
 // (The parameter structs come with cupti.h: generated_cuda_meta.h and its runtime twin.)
-#include <algorithm>
 #include <array>
-#include <vector>
+
+#include "libprof/by_correlation.h"
 
 namespace libprof {
 namespace {
@@ -79,14 +79,7 @@ std::optional<StreamArgument> HostFunctionStream(bool runtime, CUpti_CallbackId 
 void HostFunctionStreams::Note(uint64_t correlation_id, uint32_t stream_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   pending_[correlation_id] = stream_id;
-  if (pending_.size() <= kMaxPending) return;
-  // Correlation ids grow with time: keep the newer half.
-  std::vector<uint64_t> ids;
-  ids.reserve(pending_.size());
-  for (const auto& entry : pending_) ids.push_back(entry.first);
-  auto middle = ids.begin() + ids.size() / 2;
-  std::nth_element(ids.begin(), middle, ids.end());
-  for (auto it = ids.begin(); it != middle; ++it) pending_.erase(*it);
+  ForgetOlderHalf(&pending_, kMaxPending);
 }
 
 void HostFunctionStreams::Attach(std::span<ApiCall> calls) {
