@@ -316,7 +316,8 @@ void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {
   for (const Interval& loading : work.unclaimed) {
     if (loading.end_ns > s.end_ns) {
       ++later_calls_;
-      later_by_api_[kUnclaimedLoading] += loading.end_ns - std::max(loading.start_ns, s.end_ns);
+      later_by_api_[kUnclaimedLoading].push_back(
+          {std::max(loading.start_ns, s.end_ns), loading.end_ns});
     }
     const Interval inside{std::max(loading.start_ns, s.start_ns),
                           std::min(loading.end_ns, s.end_ns)};
@@ -324,7 +325,7 @@ void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {
     Tally& t = tallies_[StartUpWork::kModuleLoad];
     t.pieces.push_back(inside);
     ++t.calls;
-    t.by_api[kUnclaimedLoading] += inside.length();
+    t.by_api[kUnclaimedLoading].push_back(inside);
   }
   for (size_t i = 0; i < calls.size(); ++i) {
     const ApiCall& c = calls[i];
@@ -335,7 +336,8 @@ void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {
     const size_t outer = window.Outermost(i);
     if (outer != i && kinds[outer] != StartUpWork::kNone) continue;
     ++later_calls_;
-    later_by_api_[WorkApiName(window, work, i)] += c.end_ns - std::max(c.start_ns, s.end_ns);
+    later_by_api_[WorkApiName(window, work, i)].push_back(
+        {std::max(c.start_ns, s.end_ns), c.end_ns});
   }
   // What start-up spent its time on. A call that created a context (ContextsCreatedIn) spent
   // its time up to the creation on context creation, whatever the call.
@@ -350,7 +352,7 @@ void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {
         Tally& t = tallies_[StartUpWork::kContext];
         t.pieces.push_back(creating);
         ++t.calls;
-        t.by_api[window.ApiName(c) + " creating the context"] += creating.length();
+        t.by_api[window.ApiName(c) + " creating the context"].push_back(creating);
       }
     }
     if (kinds[i] == StartUpWork::kNone) continue;
@@ -361,14 +363,15 @@ void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {
     const size_t outer = window.Outermost(i);
     if (outer != i && kinds[outer] == kinds[i]) continue;  // counted with the enclosing call
     ++t.calls;
-    t.by_api[WorkApiName(window, work, i)] += inside.length();
+    t.by_api[WorkApiName(window, work, i)].push_back(inside);
   }
 }
 
 void StartUpTally::Finish(StartUp* s) const {
   if (!s->known) return;
   s->later_load.calls = later_calls_;
-  for (const auto& [api, ns] : later_by_api_) {
+  for (const auto& [api, pieces] : later_by_api_) {
+    const uint64_t ns = UnionLength(pieces);
     if (ns > s->later_load.top_api_ns) {
       s->later_load.top_api = api;
       s->later_load.top_api_ns = ns;
@@ -380,7 +383,8 @@ void StartUpTally::Finish(StartUp* s) const {
                                                         : s->allocation;
     w.ns = UnionLength(t.pieces);
     w.calls = t.calls;
-    for (const auto& [api, ns] : t.by_api) {
+    for (const auto& [api, pieces] : t.by_api) {
+      const uint64_t ns = UnionLength(pieces);
       if (ns > w.top_api_ns) {
         w.top_api = api;
         w.top_api_ns = ns;

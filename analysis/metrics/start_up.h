@@ -145,11 +145,14 @@ class StartUpTally {
  private:
   struct Tally {
     std::vector<Interval> pieces;
-    std::map<std::string, uint64_t> by_api;
+    // Each API's pieces: its time is their union, as the kind's, so that calls of several
+    // threads at once count once (4 threads' concurrent cudaMalloc calls summed 382.05 ms in
+    // 128.85 ms of allocation).
+    std::map<std::string, std::vector<Interval>> by_api;
     uint64_t calls = 0;
   };
   std::map<StartUpWork, Tally> tallies_;
-  std::map<std::string, uint64_t> later_by_api_;
+  std::map<std::string, std::vector<Interval>> later_by_api_;
   uint64_t later_calls_ = 0;
 };
 
