@@ -1,13 +1,25 @@
 #include "analysis/rules/framework_hints.h"
 
 #include <algorithm>
+#include <string_view>
 #include <variant>
 
 namespace libprof::analysis {
 namespace {
 
+// A Python file of PyTorch's package: the folder after the last site-packages/ (or
+// dist-packages/) is torch/. Not any "/torch/" in the path: the H200's venv is /opt/torch/.venv,
+// which made every installed package (Lightning's batch transfer, say) PyTorch's own code.
+bool TorchFile(std::string_view file) {
+  for (std::string_view root : {"site-packages/", "dist-packages/"}) {
+    const size_t at = file.rfind(root);
+    if (at != std::string_view::npos) return file.substr(at + root.size()).starts_with("torch/");
+  }
+  return file.find("/torch/") != std::string_view::npos;  // a source checkout
+}
+
 bool InTorch(const FindingFrame& frame) {
-  if (!frame.python_file.empty()) return frame.python_file.find("/torch/") != std::string::npos;
+  if (!frame.python_file.empty()) return TorchFile(frame.python_file);
   return frame.module.starts_with("libtorch") || frame.module.starts_with("libc10");
 }
 

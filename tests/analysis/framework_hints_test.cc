@@ -113,6 +113,22 @@ TEST(FrameworkHintsTest, NamesWhatPyTorchWasDoing) {
       << FrameworkHint(from_data);
 }
 
+// A virtual environment under a folder named torch (the H200's /opt/torch/.venv) does not make
+// every installed package PyTorch's: Lightning moving a batch from pageable memory is a line of
+// the program's stack outside PyTorch, which gets the words; PyTorch's own files still do not.
+TEST(FrameworkHintsTest, OnlyTorchsPackageIsPyTorchsCode) {
+  const std::string venv = "/opt/torch/.venv/lib/python3.12/site-packages/";
+  const Finding lightning =
+      Copy(RuleId::kPageableAsyncMemcpy, "HtoD", "pageable",
+           {Python(venv + "lightning_fabric/utilities/apply_func.py"),
+            Python("/home/me/fit.py"), Native("libtorch_cuda.so")});
+  EXPECT_NE(FrameworkHint(lightning).find("pin_memory"), std::string::npos)
+      << FrameworkHint(lightning);
+  Finding apply = lightning;
+  apply.stack[0] = Python(venv + "torch/nn/modules/module.py");  // model.cuda()'s Module._apply
+  EXPECT_EQ(FrameworkHint(apply), "");
+}
+
 TEST(FrameworkHintsTest, NoWordsInsidePyTorchOrWithoutIt) {
   // cuDNN's algorithm search under Conv2d.forward: the innermost Python frame is PyTorch's.
   Finding search;
