@@ -185,10 +185,9 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
     }
     const HostCall l = host_call(index.Outermost(static_cast<size_t>(found)));
     // Behind a host function, or inside a CUDA graph launch already running (an earlier node
-    // of it started before the gap): from the issuing call's return on, the operation waited
-    // for that, not for the host.
+    // of it started before the gap; it has passed whatever its stream held before it): from
+    // the issuing call's return on, the operation waited for that, not for the host.
     Interval gap = whole;
-    // (A graph launch already running has passed whatever its stream held before it.)
     const bool in_graph = next.graph_id != 0 && started_before(next, whole.start_ns);
     const int64_t function = in_graph ? -1 : blockers.Behind(next);
     if (function >= 0 || in_graph) gap.end_ns = std::clamp(l.end_ns, whole.start_ns, whole.end_ns);

@@ -43,12 +43,14 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
   auto settle = [&] {
     for (auto& [id, s] : streams_) std::sort(s.blockers.begin(), s.blockers.end());
   };
-  for (const DeviceOp& op : index.device_ops()) streams_[op.stream_id].ops.push_back(op.correlation_id);
+  for (const DeviceOp& op : index.device_ops())
+    streams_[op.stream_id].ops.push_back(op.correlation_id);
   for (auto& [id, s] : streams_) std::sort(s.ops.begin(), s.ops.end());
   settle();
   // Recordings queued behind a host function hold the streams that wait on them.
   std::unordered_map<uint64_t, uint32_t> held_here;
-  std::unordered_map<uint64_t, uint32_t>& held = carried != nullptr ? carried->held_events : held_here;
+  std::unordered_map<uint64_t, uint32_t>& held =
+      carried != nullptr ? carried->held_events : held_here;
   for (const CudaEvent& e : r.cuda_events) {
     auto s = streams_.find(e.stream_id);
     if (s == streams_.end()) continue;

@@ -38,9 +38,9 @@ class StreamBlockers {
     bool operator<(const Blocker& o) const { return correlation_id < o.correlation_id; }
   };
   struct Carried {
-    std::map<uint32_t, Blocker> pending;                  // by stream
-    std::unordered_map<uint64_t, uint32_t> held_events;   // recording's sync id -> name id
-    std::map<uint32_t, bool> capturing;                   // by thread, at the window's end
+    std::map<uint32_t, Blocker> pending;                 // by stream
+    std::unordered_map<uint64_t, uint32_t> held_events;  // recording's sync id -> name id
+    std::map<uint32_t, bool> capturing;                  // by thread, at the window's end
   };
 
   // The window's blockers, with those `carried` from earlier windows (updated for the next;
