@@ -43,8 +43,10 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
   auto settle = [&] {
     for (auto& [id, s] : streams_) std::sort(s.blockers.begin(), s.blockers.end());
   };
-  for (const DeviceOp& op : index.device_ops())
+  for (const DeviceOp& op : index.device_ops()) {
     streams_[op.stream_id].ops.push_back(op.correlation_id);
+    context_of_.try_emplace(op.stream_id, op.context_id);
+  }
   for (auto& [id, s] : streams_) std::sort(s.ops.begin(), s.ops.end());
   settle();
   // Recordings queued behind a host function hold the streams that wait on them.
@@ -65,6 +67,10 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
     waits = true;
   }
   if (waits) settle();
+  // The legacy-stream links (LinkedStreams).
+  classifier_.emplace(r);
+  for (const ContextInfo& ctx : r.contexts) legacy_of_context_[ctx.context_id] = ctx.null_stream_id;
+  for (const StreamInfo& info : r.streams) context_of_.try_emplace(info.stream_id, info.context_id);
   if (carried == nullptr) return;
   // What the next window's operations may still wait behind: a stream's last blocker with no
   // operation issued after it.
@@ -89,12 +95,45 @@ const StreamBlockers::Blocker* StreamBlockers::BehindIn(const Stream& s,
   return &*b;
 }
 
+std::vector<uint32_t> StreamBlockers::LinkedStreams(uint32_t stream, uint32_t context) const {
+  std::vector<uint32_t> linked;
+  auto legacy = legacy_of_context_.find(context);
+  if (!classifier_ || legacy == legacy_of_context_.end()) return linked;
+  auto links = [&](uint32_t id) {
+    const StreamClass klass = classifier_->Classify(id, false);
+    return klass == StreamClass::kBlocking || klass == StreamClass::kPerThread;
+  };
+  if (stream != legacy->second) {
+    if (links(stream)) linked.push_back(legacy->second);
+    return linked;
+  }
+  for (const auto& [id, s] : streams_) {
+    auto ctx = context_of_.find(id);
+    if (id != stream && !s.blockers.empty() && ctx != context_of_.end() && ctx->second == context &&
+        links(id)) {
+      linked.push_back(id);
+    }
+  }
+  return linked;
+}
+
 int64_t StreamBlockers::Behind(const DeviceOp& op) const {
   if (streams_.empty()) return -1;
-  auto it = streams_.find(op.stream_id);
-  if (it == streams_.end()) return -1;
-  const Blocker* b = BehindIn(it->second, op.correlation_id);
-  return b == nullptr ? int64_t{-1} : int64_t{b->name_id};
+  auto own = streams_.find(op.stream_id);
+  if (own == streams_.end()) return -1;
+  const Blocker* best = BehindIn(own->second, op.correlation_id);
+  // The operation before `op` on its own stream, by correlation id (0: none).
+  const std::vector<uint64_t>& own_ops = own->second.ops;
+  auto before = std::lower_bound(own_ops.begin(), own_ops.end(), op.correlation_id);
+  const uint64_t own_before = before == own_ops.begin() ? 0 : *std::prev(before);
+  for (uint32_t linked : LinkedStreams(op.stream_id, op.context_id)) {
+    auto other = streams_.find(linked);
+    if (other == streams_.end()) continue;
+    const Blocker* b = BehindIn(other->second, op.correlation_id);
+    if (b == nullptr || b->correlation_id < own_before) continue;
+    if (best == nullptr || b->correlation_id > best->correlation_id) best = b;
+  }
+  return best == nullptr ? int64_t{-1} : int64_t{best->name_id};
 }
 
 }  // namespace libprof::analysis

@@ -6,7 +6,10 @@
 // would otherwise count the time as launch latency.
 //
 // Order is by correlation id (CUDA numbers calls as they start, so in issue order): an operation
-// waits behind the last blocker of its stream issued after the operation before it there. A
+// waits behind the last blocker of its stream issued after the operation before it there. The
+// legacy default stream and the blocking streams of its context wait for each other's earlier
+// work (stream_deps.h), so an operation on one of them also waits behind such a blocker of the
+// other kind, issued after the operations before it on both streams. A
 // trace read in windows (trace_windows.h) may cut while a host function runs, so what a later
 // window's operations may still wait behind is carried (Carried): per stream the last blocker
 // with no operation after it yet, and the recordings found behind a host function.
@@ -21,11 +24,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "analysis/model/device_ops.h"
+#include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
 
 namespace libprof::analysis {
@@ -57,7 +62,13 @@ class StreamBlockers {
     std::vector<uint64_t> ops;      // correlation ids, sorted
   };
   const Blocker* BehindIn(const Stream& s, uint64_t correlation_id) const;
+  // The legacy-stream links of `stream`: for a blocking stream its context's legacy stream, for
+  // a legacy stream the blocking streams of its context that have blockers.
+  std::vector<uint32_t> LinkedStreams(uint32_t stream, uint32_t context) const;
   std::unordered_map<uint32_t, Stream> streams_;
+  std::unordered_map<uint32_t, uint32_t> legacy_of_context_;
+  std::unordered_map<uint32_t, uint32_t> context_of_;
+  std::optional<StreamClassifier> classifier_;  // set where some stream has a blocker
 };
 
 }  // namespace libprof::analysis

@@ -658,6 +658,35 @@ TEST_F(FindingsTest, OnlyAHostFunctionBetweenAStreamsOperationsHoldsTheSecond) {
   EXPECT_EQ(totals.host_function_ns, 1'000'000u);   // before "third", on its own stream
 }
 
+// The legacy default stream and the blocking streams wait for each other's earlier work, host
+// functions included; a non-blocking stream does not.
+TEST_F(FindingsTest, AHostFunctionOnTheLegacyStreamHoldsTheBlockingStreams) {
+  const auto idle_of = [&](uint32_t function_stream, uint32_t blocked_stream) {
+    TraceBuilder b(5154);
+    b.AddContext(1, 7);
+    b.AddStream(7, StreamType::kNull);
+    b.AddStream(14, StreamType::kDefault);
+    b.AddStream(15, StreamType::kNonBlocking);
+    b.Launch("before", 10, 13, 15, 115, function_stream);
+    b.Api("cudaLaunchHostFunc", 20, 22);  // runs from 115 to about 2115
+    b.records().api_calls.back().stream_id = function_stream;
+    b.Launch("held", 23, 26, 2118, 2218, blocked_stream);
+    b.SetEnd(2300);
+    const ProcessTrace t = Load(std::move(b));
+    const TraceIndex index(t);
+    const std::vector<DeviceIdle> devices = ClassifyIdle(index);
+    EXPECT_EQ(devices.size(), 1u);
+    return devices.empty() ? IdleTotals{} : SumIdle(devices[0].pieces, 0, UINT64_MAX);
+  };
+  EXPECT_EQ(idle_of(7, 14).host_function_ns, 2'003'000u);  // legacy function, blocking stream
+  EXPECT_EQ(idle_of(14, 7).host_function_ns, 2'003'000u);  // blocking function, legacy stream
+  EXPECT_EQ(idle_of(14, 14).host_function_ns, 2'003'000u);  // its own stream
+  // A non-blocking stream follows only itself: the gap is launch latency, as before.
+  const IdleTotals free = idle_of(7, 15);
+  EXPECT_EQ(free.host_function_ns, 0u);
+  EXPECT_EQ(free.launch_ns, 2'003'000u);
+}
+
 TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
   const ProcessTrace t = Load(OverlapScenario());
   const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");
