@@ -7,13 +7,15 @@
 //           older cudaStreamAddCallback on odd ones);
 //   event   the function on a second stream, recorded there by an event that the first stream
 //           waits for (cudaStreamWaitEvent) before its second kernel;
+//   legacy  the function on the legacy default stream (stream 0), which the kernels' blocking
+//           stream waits for;
 //   graph   a CUDA graph of kernel, host node (cudaGraphAddHostNode), kernel, launched per step.
 //
 // A profiler should show: the GPU idle most of the steady state, that time spent behind the host
 // functions (stream, event) or inside the graphs (graph), not "launching the next work": the
 // launches all came in the first milliseconds.
 //
-// Usage: host_function [steps=60] [host_us=2000] [mode=stream|event|graph]
+// Usage: host_function [steps=60] [host_us=2000] [mode=stream|event|legacy|graph]
 // Prints: the steps, the mode, the host functions that ran and a checksum of the data (stdout).
 #include <unistd.h>
 
@@ -54,8 +56,8 @@ int main(int argc, char** argv) {
   work.host_us = argc > 2 ? ParsePositive(argv[2], "host_us") : 2000;
   const char* mode = argc > 3 ? argv[3] : "stream";
   if (std::strcmp(mode, "stream") != 0 && std::strcmp(mode, "event") != 0 &&
-      std::strcmp(mode, "graph") != 0) {
-    std::fprintf(stderr, "bad mode: '%s' (want stream, event or graph)\n", mode);
+      std::strcmp(mode, "legacy") != 0 && std::strcmp(mode, "graph") != 0) {
+    std::fprintf(stderr, "bad mode: '%s' (want stream, event, legacy or graph)\n", mode);
     return 2;
   }
   const size_t n = size_t{1} << 24;
@@ -90,6 +92,8 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaLaunchHostFunc(side, OnHost, &work));
       CHECK_CUDA(cudaEventRecord(done, side));
       CHECK_CUDA(cudaStreamWaitEvent(stream, done, 0));
+    } else if (std::strcmp(mode, "legacy") == 0) {
+      CHECK_CUDA(cudaLaunchHostFunc(nullptr, OnHost, &work));
     } else if (step % 2 == 0) {
       CHECK_CUDA(cudaLaunchHostFunc(stream, OnHost, &work));
     } else {

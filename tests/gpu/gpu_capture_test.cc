@@ -1175,11 +1175,12 @@ TEST_F(PeerCopyTest, StagedCopiesAreFoundAndDirectOnesAreNot) {
 using HostFunctionTest = GpuTest;
 
 // Proves the stream of each host-function call is recorded, and the GPU's idle time behind the
-// host functions (on the kernels' stream, or on another one through an event) or inside graphs
-// with a host node is theirs, not launch overhead: the program issues all its work at once.
+// host functions (on the kernels' stream, on another through an event, on the legacy stream) or
+// inside graphs with a host node is theirs, not launch overhead: the program issues all its work
+// at once.
 TEST_F(HostFunctionTest, IdleBehindHostFunctionsIsTheirs) {
   constexpr int kSteps = 40;
-  for (const std::string mode : {"stream", "event", "graph"}) {
+  for (const std::string mode : {"stream", "event", "legacy", "graph"}) {
     SCOPED_TRACE(mode);
     Capture c;
     ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_host_function, std::to_string(kSteps), "2000", mode},
@@ -1197,8 +1198,10 @@ TEST_F(HostFunctionTest, IdleBehindHostFunctionsIsTheirs) {
       if (name != "cudaLaunchHostFunc" && name != "cudaStreamAddCallback") continue;
       ++functions;
       ASSERT_NE(call.stream_id, kNoStream) << name;
-      // On the kernels' stream but in event mode (and graph mode's capture: the same stream).
-      EXPECT_EQ(call.stream_id == *kernel_streams.begin(), mode != "event") << name;
+      // On the kernels' stream but in event and legacy modes (and graph mode's capture: the
+      // same stream).
+      EXPECT_EQ(call.stream_id == *kernel_streams.begin(), mode != "event" && mode != "legacy")
+          << name;
     }
     EXPECT_EQ(functions, mode == "graph" ? 1u : static_cast<size_t>(kSteps));
     const auto findings = analysis::FindFindings(*trace, analysis::FindingsOptions{});
