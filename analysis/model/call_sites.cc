@@ -246,6 +246,16 @@ CallSites::CallSites(const ProcessTrace& trace, const CallSiteRule& rule) {
   }
 }
 
+std::vector<FrameView> FramesOfStack(const ProcessTrace& trace, uint32_t stack_id) {
+  if (stack_id == 0) return {};
+  for (const CallStack& s : trace.records.call_stacks) {
+    if (s.id != stack_id) continue;
+    const CallSiteRule rule;
+    return StackFrames(trace, rule).Of(s);
+  }
+  return {};
+}
+
 std::unordered_map<uint32_t, OneTimeWork> OneTimeWorkOfStacks(
     const ProcessTrace& trace, const std::unordered_set<uint32_t>& stack_ids) {
   std::unordered_map<uint32_t, OneTimeWork> out;

@@ -104,6 +104,10 @@ class CallSites {
   std::unordered_map<uint32_t, CallSite> sites_;
 };
 
+// The frames of one stack, as CallSites::Frames gives them, without resolving the other stacks;
+// empty for 0 or an undefined id.
+std::vector<FrameView> FramesOfStack(const ProcessTrace& trace, uint32_t stack_id);
+
 // The one-time work of each of `stack_ids` that the trace defines (CallSite::one_time, without
 // resolving the other stacks): for a reader that needs only that, window after window.
 std::unordered_map<uint32_t, OneTimeWork> OneTimeWorkOfStacks(

@@ -86,7 +86,7 @@ std::string FrameworkHint(const Finding& f) {
   // its native frame wherever the Python line lies (the innermost is torch/cuda/memory.py's).
   if (f.rule == RuleId::kImplicitSync &&
       std::any_of(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
-        return frame.python_file.empty() && frame.function.find("emptyCache") != std::string::npos;
+        return frame.python_file.empty() && IsEmptyCacheFunction(frame.function);
       })) {
     return "; in PyTorch, this is torch.cuda.empty_cache(), which gives the caching allocator's "
            "free memory back to CUDA (each cudaFree waits for the device), so that later "
@@ -131,6 +131,11 @@ bool RecordedInPyTorch(const ProcessTrace& trace) {
            return path.substr(slash == std::string_view::npos ? 0 : slash + 1)
                .starts_with("libtorch");
          });
+}
+
+bool IsEmptyCacheFunction(std::string_view function) {
+  return function.find("CachingAllocator") != std::string_view::npos &&
+         function.find("emptyCache") != std::string_view::npos;
 }
 
 std::string PyTorchSideStreamHint() {

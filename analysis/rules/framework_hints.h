@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "analysis/rules/findings.h"
 
@@ -20,6 +21,11 @@ std::string FrameworkHint(const Finding& f);
 // stacks' modules and a Python frame in one of its stacks (a C++ program on LibTorch has no
 // torch.cuda to call). The pattern rules, whose findings have no stack, ask it of the process.
 bool RecordedInPyTorch(const ProcessTrace& trace);
+
+// Whether a native frame's function is PyTorch's torch.cuda.empty_cache()
+// (NativeCachingAllocator::emptyCache): it frees the caching allocator's blocks, one cudaFree
+// each, which the host and pattern rules then name.
+bool IsEmptyCacheFunction(std::string_view function);
 
 // no-overlap-default-stream's advice in PyTorch's terms, to append to its explanation.
 std::string PyTorchSideStreamHint();

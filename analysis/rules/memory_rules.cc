@@ -1,8 +1,11 @@
 #include "analysis/rules/memory_rules.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "analysis/model/api_names.h"
+#include "analysis/model/call_sites.h"
+#include "analysis/rules/framework_hints.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/model/units.h"
 
@@ -17,22 +20,13 @@ std::optional<uint64_t> SteadyPairNs(const ChurnGroup& g) {
   return (g.host_ns - g.first_pair_host_ns) / (g.pairs - 1);
 }
 
-// Whether call stack `stack_id` has a native frame whose function's name holds `part`.
-bool StackCalls(const ProcessTrace& trace, uint32_t stack_id, std::string_view part) {
-  if (stack_id == 0) return false;
-  const TraceRecords& r = trace.records;
-  for (const CallStack& s : r.call_stacks) {
-    if (s.id != stack_id) continue;
-    for (uint32_t frame_id : s.frame_ids) {
-      for (const StackFrame& frame : r.stack_frames) {
-        if (frame.id == frame_id && trace.Str(frame.function_id).find(part) != std::string::npos) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-  return false;
+// Whether the memory went back through PyTorch's torch.cuda.empty_cache(): a native frame of
+// the release's stack is its emptyCache.
+bool FreedByEmptyCache(const ProcessTrace& trace, uint32_t free_stack_id) {
+  const std::vector<FrameView> frames = FramesOfStack(trace, free_stack_id);
+  return std::any_of(frames.begin(), frames.end(), [](const FrameView& frame) {
+    return !frame.python && IsEmptyCacheFunction(frame.function);
+  });
 }
 
 }  // namespace
@@ -83,8 +77,7 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
                     std::to_string(g.implicit_syncs) + " of them synchronised the device, " +
                     "waiting " + Dur(g.sync_wait_ns) + " for earlier work. ";
     // PyTorch's caching allocator already reuses memory, unless the program empties its cache.
-    if (StackCalls(trace, g.free_stack_id, "CachingAllocator") &&
-        StackCalls(trace, g.free_stack_id, "emptyCache")) {
+    if (FreedByEmptyCache(trace, g.free_stack_id)) {
       f.explanation += "PyTorch's caching allocator would keep this memory and reuse it, but "
                        "torch.cuda.empty_cache() gave it back to CUDA each time: without that "
                        "call in the loop, up to " +
