@@ -178,6 +178,13 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
   // earlier window.
   auto classify = [&](const Interval& whole, const DeviceOp& next, bool crosses,
                       std::vector<IdlePiece>* out) {
+    // A graph node with no correlation id was launched by the device inside a graph already
+    // running: a conditional node's body (each IF/WHILE iteration starts it anew) or a graph
+    // launched from the device. Its predecessor in the graph ran before the gap.
+    if (next.correlation_id == 0 && next.graph_id != 0) {
+      out->push_back({whole, IdleCause::kInGraph, -1});
+      return;
+    }
     const int64_t found = index.LaunchingCall(next.correlation_id);
     if (found < 0) {
       out->push_back({whole, IdleCause::kOther, -1});

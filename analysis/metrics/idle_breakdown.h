@@ -14,7 +14,9 @@
 //           above);
 //   in graph  the next operation is a node of a CUDA graph launch whose earlier nodes ran
 //           before the gap: the graph held it (a host node, an event wait node, the latency
-//           between dependent nodes), from the launch call's return on;
+//           between dependent nodes), from the launch call's return on; or a node the device
+//           launched (no correlation id): each iteration of a conditional node's body, the
+//           whole gap;
 //   other   anything else: the thread was outside CUDA calls (host computation, I/O, Python) or
 //           in calls that issue no work, or the issuing call is not in the trace.
 // The thread considered is the one that issued the operation ending the gap.
@@ -40,7 +42,8 @@ enum class IdleCause : uint8_t { kLaunch, kSync, kOther, kHostFunction, kInGraph
 
 // A stretch of idle time with one cause. `api_name` is the string id (ProcessTrace::Str) of
 // the API call the thread was in (for kLaunch and kSync, the one that gives the cause; for
-// kHostFunction, the call that enqueued the function; for kInGraph, the graph's launch call);
+// kHostFunction, the call that enqueued the function; for kInGraph, the graph's launch call, none
+// before a node the device launched: a conditional node's body);
 // -1 outside calls.
 struct IdlePiece {
   Interval span;

@@ -373,6 +373,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     dev.whole.kernel_ns += ops[o].duration();
     const bool in_graph = ops[o].graph_id != 0;
     if (in_graph) ++dev.graph_kernels;
+    if (in_graph && ops[o].correlation_id == 0) ++dev.device_launched_graph_kernels;
     const int64_t call = window.LaunchingCall(ops[o].correlation_id);
     if (call < 0) continue;
     const uint32_t outer = window.Outermost(static_cast<size_t>(call));
@@ -647,6 +648,16 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                      "issued; drop the ones not needed (cudaMallocAsync/cudaFreeAsync or a "
                      "caching allocator instead of cudaMalloc/cudaFree, pinned memory for "
                      "async copies, events instead of device-wide synchronisation)";
+  } else if (2 * causes.in_graph_ns >= idle &&
+             2 * d.device_launched_graph_kernels >= d.graph_kernels) {
+    f.explanation +=
+        "Most idle time was inside CUDA graphs, between their nodes: " +
+        std::to_string(d.device_launched_graph_kernels) + " of the graphs' " +
+        std::to_string(d.graph_kernels) +
+        " kernels were launched by the device, as the body of a conditional node (IF/WHILE), "
+        "which starts anew for each iteration and leaves the GPU idle between them; unroll the "
+        "loop (several iterations in each body, the condition checked in it) or give each "
+        "iteration more work";
   } else if (2 * causes.in_graph_ns >= idle) {
     f.explanation +=
         "Most idle time was inside CUDA graphs, between their nodes, after the graphs were "

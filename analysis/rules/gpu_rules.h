@@ -79,6 +79,9 @@ class GpuRulesAccumulator {
     // Of those, the calls that launched CUDA graphs, and the kernels their graphs ran: advice to
     // "use CUDA graphs" is wrong for a program whose launches already are graph launches.
     uint64_t graph_launches = 0, graph_kernels = 0;
+    // Of the graphs' kernels, those the device launched (no correlation id): the bodies of
+    // conditional nodes, started anew for each iteration.
+    uint64_t device_launched_graph_kernels = 0;
     std::vector<Finding> gaps;
   };
   void AddDevice(const TraceIndex& window, DeviceIdle d, const std::vector<HostCall>& earlier_calls,

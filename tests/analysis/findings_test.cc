@@ -632,6 +632,43 @@ TEST_F(FindingsTest, IdleTimeBetweenAGraphsNodesIsTheGraphs) {
   EXPECT_EQ(found[0].explanation.find("Launch-bound"), std::string::npos) << found[0].explanation;
 }
 
+// A graph whose WHILE node runs its body (one 3 µs kernel) 10 times, replayed 20 times, as the
+// H200 recorded it (.carry/s16/cond_graph.cu): the device launches each iteration's body, whose
+// kernels carry no correlation id and run on a stream of their own, 6 µs apart. That idle time
+// is the graph's (between its nodes), not the host's: no call issued those kernels.
+TEST_F(FindingsTest, IdleTimeBetweenAConditionalNodesIterationsIsTheGraphs) {
+  TraceBuilder b(5154);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  double host = 10, gpu = 100;
+  for (int replay = 0; replay < 20; ++replay) {
+    b.Launch("setup", host, host + 7, gpu, gpu + 1, 7, 1, "cudaGraphLaunch");
+    b.records().kernels.back().graph_id = 3;
+    for (int i = 0; i < 10; ++i) {
+      const double start = gpu + 7 + 9 * i;
+      Kernel& body = b.AddKernel("body", start, start + 3, 0, 14);
+      body.graph_id = 3;
+    }
+    host += 8;
+    gpu += 100;
+  }
+  b.Api("cudaMemcpy", host, gpu + 10);
+  b.SetEnd(gpu + 20);
+  const auto found = Of(FindFindings(Load(std::move(b)), {}), "gpu-idle-breakdown");
+  ASSERT_EQ(found.size(), 1u);
+  const IdleTotals& idle = std::get<IdleBreakdownDetails>(found[0].details).idle;
+  // Per replay: 6 µs before the first body and between the 10 bodies; after the first
+  // replay (start-up ends at the first kernel), 10 µs from the last body to the next setup,
+  // which waited in the stream behind the graph launched before it.
+  EXPECT_EQ(idle.in_graph_ns, 20u * 10u * 6'000u);
+  EXPECT_EQ(idle.other_ns, 0u);
+  EXPECT_NE(found[0].explanation.find("inside CUDA graphs, between their nodes: 200 of the "
+                                      "graphs' 220 kernels were launched by the device, as the "
+                                      "body of a conditional node"),
+            std::string::npos)
+      << found[0].explanation;
+}
+
 // A host function on another stream, or one the stream's next operation was issued before, is
 // not what that operation waited for.
 TEST_F(FindingsTest, OnlyAHostFunctionBetweenAStreamsOperationsHoldsTheSecond) {
