@@ -81,12 +81,41 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
   std::map<std::pair<std::string, MemoryKind>, std::unordered_set<uint64_t>> corrs;
   std::set<uint32_t> new_peaks;  // devices whose peak this window reached
 
+  // The window's explicitly synchronising top-level calls, by start, to take in time order
+  // with the memory records (release synchronisations).
+  std::vector<uint32_t> syncs;
+  const std::vector<ApiCall>& api_calls = index.records().api_calls;
+  for (uint32_t k = 0; k < api_calls.size(); ++k) {
+    if (index.Outermost(k) == k && index.Traits(api_calls[k]).explicit_sync != SyncScope::kNone) {
+      syncs.push_back(k);
+    }
+  }
+  std::stable_sort(syncs.begin(), syncs.end(), [&](uint32_t a, uint32_t b) {
+    return api_calls[a].start_ns < api_calls[b].start_ns;
+  });
+  size_t next_sync = 0;
+  auto take_syncs_before = [&](uint64_t t) {
+    for (; next_sync < syncs.size() && api_calls[syncs[next_sync]].start_ns < t; ++next_sync) {
+      const ApiCall& s = api_calls[syncs[next_sync]];
+      auto it = released_to_pool_.find(s.thread_id);
+      if (it == released_to_pool_.end()) continue;
+      ChurnGroup& g = churn_[it->second];
+      const uint64_t host = s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0;
+      ++g.release_syncs;
+      g.release_sync_ns += host - std::min(host, DeviceWideWaitNs(model, s));
+      released_to_pool_.erase(it);
+    }
+  };
+
   for (size_t i : order) {
     const MemoryOp& op = ops[i];
     const bool alloc = op.operation == MemoryOperation::kAllocation;
     const bool release = op.operation == MemoryOperation::kRelease;
     if (!alloc && !release) continue;
+    take_syncs_before(op.time_ns);
     const CallInfo& c = call(op.correlation_id);
+    const bool from_pool = op.pool_type == 1;  // a local pool: its threshold is recorded
+    if (from_pool) released_to_pool_.erase(c.thread_id);
     MemoryApiStats& s = by_api_[{c.api, op.memory_kind}];
     s.api = c.api;
     s.kind = op.memory_kind;
@@ -113,7 +142,8 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
 
     const bool device_kind = op.memory_kind == MemoryKind::kDevice;
     if (alloc) {
-      live_[op.address] = Live{op.bytes, op.device_id, device_kind, op.correlation_id, c};
+      live_[op.address] = Live{op.bytes, op.device_id, device_kind, op.correlation_id, c,
+                               from_pool ? op.pool_release_threshold : UINT64_MAX};
       if (!device_kind) continue;
       DeviceMemoryPeak& d = devices_[op.device_id];
       d.device_id = op.device_id;
@@ -155,6 +185,10 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
       g.thread_id = ac.thread_id;
     }
     if (g.free_stack_id == 0) g.free_stack_id = c.stack_id;
+    g.pool_release_threshold = std::min(g.pool_release_threshold, a.pool_release_threshold);
+    if (from_pool && op.pool_release_threshold < op.pool_bytes) {
+      released_to_pool_[c.thread_id] = {ac.api, a.bytes};
+    }
     ++g.pairs;
     g.host_ns += ac.host_ns + c.host_ns;
     g.last_ns = std::max(g.last_ns, c.end_ns);
@@ -164,6 +198,7 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
       g.sync_wait_ns += pair_call->sync_wait_ns;
     }
   }
+  take_syncs_before(UINT64_MAX);
   // The ranges open where a peak was reached: this window holds them (with those still open
   // from earlier windows, trace_windows.h callers add).
   for (uint32_t id : new_peaks) {

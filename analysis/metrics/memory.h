@@ -65,6 +65,13 @@ struct ChurnGroup {
   // The call stack of the first release with one (CallStack::id; 0: none): what gave the
   // memory back, for the advice (PyTorch's torch.cuda.empty_cache()).
   uint32_t free_stack_id = 0;
+  // Allocations from a memory pool (cudaMallocAsync): the lowest release threshold the pool had
+  // at them (UINT64_MAX: none from a pool). A pool whose threshold is below what it holds gives
+  // its free memory back to the OS at the next synchronisation, and the next allocation maps
+  // it again: release_syncs synchronising calls after the pairs' frees, which spent
+  // release_sync_ns not waiting for device work (most of it that give-back).
+  uint64_t pool_release_threshold = UINT64_MAX;
+  uint64_t release_syncs = 0, release_sync_ns = 0;
 };
 
 struct MemoryReport {
@@ -86,6 +93,10 @@ inline constexpr size_t kMaxChurnGroups = 10;  // enough to see every loop of a 
 //   pairs are grouped by allocating API and size.
 // - implicit synchronisation: a call of an API that synchronises the device as a side effect
 //   (api_names.h IsImplicitSyncApi) that waited for earlier device work (DeviceWideWaitNs > 0).
+// - a release synchronisation: the first explicitly synchronising call (api_names.h
+//   ExplicitSyncScope) a thread makes after it freed a pair's memory into a pool whose release
+//   threshold is below the pool's size (the pool gives memory back to the OS at synchronisations),
+//   before its next pool allocation; its time not waiting for device work counts.
 MemoryReport AnalyzeMemory(const ProcessTrace& trace);
 // The same over an index and stream model already built for `trace` (findings reuses them).
 MemoryReport AnalyzeMemory(const ProcessTrace& trace, const TraceIndex& index,
@@ -116,6 +127,7 @@ class MemoryAnalysis {
     bool device_kind = false;
     uint64_t correlation_id = 0;
     CallInfo call;  // the allocating call's
+    uint64_t pool_release_threshold = UINT64_MAX;  // its pool's then (UINT64_MAX: no pool)
   };
   std::map<std::pair<std::string, MemoryKind>, MemoryApiStats> by_api_;
   std::set<std::pair<std::string, MemoryKind>> uncorrelated_;  // rows with a record of corr 0
@@ -124,6 +136,9 @@ class MemoryAnalysis {
   std::map<uint32_t, uint64_t> peak_at_;  // absolute time of each device's peak
   std::map<uint32_t, uint64_t> in_use_;
   std::map<std::pair<std::string, uint64_t>, ChurnGroup> churn_;
+  // By thread: the group of the last pool release it made from a pool below its release
+  // threshold, until its next pool allocation or synchronising call.
+  std::unordered_map<uint32_t, std::pair<std::string, uint64_t>> released_to_pool_;
 };
 
 }  // namespace libprof::analysis

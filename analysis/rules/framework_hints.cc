@@ -82,16 +82,22 @@ std::string FrameworkHint(const Finding& f) {
   // Conv2d.forward, model.cuda()'s Module._apply) is not something that line can change, and
   // gets no hint.
   const bool own_line = !InTorch(*python);
-  // torch.cuda.empty_cache() frees the allocator's cached blocks, one cudaFree each: named from
-  // its native frame wherever the Python line lies (the innermost is torch/cuda/memory.py's).
-  if (f.rule == RuleId::kImplicitSync &&
-      std::any_of(f.stack.begin(), f.stack.end(), [](const FindingFrame& frame) {
-        return frame.python_file.empty() && IsEmptyCacheFunction(frame.function);
-      })) {
-    return "; in PyTorch, this is torch.cuda.empty_cache(), which gives the caching allocator's "
-           "free memory back to CUDA (each cudaFree waits for the device), so that later "
-           "tensors need cudaMalloc again: call it only when another program needs the memory, "
-           "not in a loop";
+  // Emptying the allocator's cache frees its cached blocks, one cudaFree each: named from its
+  // native frames wherever the Python line lies (torch.cuda.empty_cache()'s innermost is
+  // torch/cuda/memory.py's; cuDNN's autotuning's, the module's forward).
+  if (f.rule == RuleId::kImplicitSync) {
+    std::vector<std::string_view> native;
+    for (const FindingFrame& frame : f.stack) {
+      if (frame.python_file.empty()) native.push_back(frame.function);
+    }
+    const CacheEmptying emptying = WhoEmptiedCache(native);
+    if (emptying.who == CacheEmptying::Who::kProgram) {
+      return "; in PyTorch, this is torch.cuda.empty_cache(), which gives the caching "
+             "allocator's free memory back to CUDA (each cudaFree waits for the device), so "
+             "that later tensors need cudaMalloc again: call it only when another program needs "
+             "the memory, not in a loop";
+    }
+    if (emptying.who != CacheEmptying::Who::kNone) return "; " + CacheEmptyingAdvice(emptying);
   }
   const auto* copy = std::get_if<CopyDetails>(&f.details);
   const bool copy_rule = f.rule == RuleId::kPageableAsyncMemcpy || f.rule == RuleId::kSyncMemcpy;
@@ -133,9 +139,43 @@ bool RecordedInPyTorch(const ProcessTrace& trace) {
          });
 }
 
-bool IsEmptyCacheFunction(std::string_view function) {
-  return function.find("CachingAllocator") != std::string_view::npos &&
-         function.find("emptyCache") != std::string_view::npos;
+CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions) {
+  const auto empties = [](std::string_view function) {
+    return function.find("CachingAllocator") != std::string_view::npos &&
+           function.find("emptyCache") != std::string_view::npos;
+  };
+  auto it = std::find_if(native_functions.begin(), native_functions.end(), empties);
+  if (it == native_functions.end()) return {};
+  while (it != native_functions.end() && empties(*it)) ++it;  // (its inline wrapper too)
+  CacheEmptying emptying{.who = CacheEmptying::Who::kProgram};
+  if (it == native_functions.end() || !it->starts_with("at::")) return emptying;
+  emptying.caller = std::string(*it);
+  const bool convolution = it->find("run_single_conv") != std::string_view::npos ||
+                           it->find("findAlgorithm") != std::string_view::npos;
+  emptying.who = convolution ? CacheEmptying::Who::kCudnnBenchmark : CacheEmptying::Who::kPyTorch;
+  return emptying;
+}
+
+std::string CacheEmptyingAdvice(const CacheEmptying& emptying) {
+  switch (emptying.who) {
+    case CacheEmptying::Who::kNone:
+      return "";
+    case CacheEmptying::Who::kProgram:
+      return "PyTorch's torch.cuda.empty_cache() gave the caching allocator's free memory back "
+             "to CUDA, so that later tensors need cudaMalloc again: call it only when another "
+             "program needs the memory, not in a loop";
+    case CacheEmptying::Who::kCudnnBenchmark:
+      return "PyTorch's cuDNN autotuning (torch.backends.cudnn.benchmark) empties the caching "
+             "allocator after it searches the algorithms of each new input shape, giving its "
+             "free memory back to CUDA: paid once per shape, so inputs of a few fixed shapes "
+             "(padded or bucketed) pay it rarely; "
+             "torch._C._cudnn_set_conv_benchmark_empty_cache(False) keeps the memory";
+    case CacheEmptying::Who::kPyTorch:
+      return "PyTorch emptied its caching allocator itself (in " + emptying.caller +
+             "), giving its free memory back to CUDA, so that later tensors need cudaMalloc "
+             "again";
+  }
+  return "";
 }
 
 std::string PyTorchSideStreamHint() {

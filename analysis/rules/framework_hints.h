@@ -6,6 +6,7 @@
 // whose frames libprof records; JAX's come from XLA's own threads, which carry none.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -22,10 +23,21 @@ std::string FrameworkHint(const Finding& f);
 // torch.cuda to call). The pattern rules, whose findings have no stack, ask it of the process.
 bool RecordedInPyTorch(const ProcessTrace& trace);
 
-// Whether a native frame's function is PyTorch's torch.cuda.empty_cache()
-// (NativeCachingAllocator::emptyCache): it frees the caching allocator's blocks, one cudaFree
-// each, which the host and pattern rules then name.
-bool IsEmptyCacheFunction(std::string_view function);
+// Who emptied PyTorch's caching allocator (NativeCachingAllocator::emptyCache frees its cached
+// blocks, one cudaFree each) in a stack whose native functions are given innermost first: told
+// by the frame that called it. The program (torch.cuda.empty_cache(), through its Python
+// binding, or its own C++), cuDNN's autotuning (PyTorch's convolution empties the cache after
+// searching a new shape's algorithms under torch.backends.cudnn.benchmark: Conv_v8.cpp's
+// run_single_conv, Conv_v7.cpp's findAlgorithm), or other PyTorch code (`caller` names it).
+struct CacheEmptying {
+  enum class Who { kNone, kProgram, kCudnnBenchmark, kPyTorch };
+  Who who = Who::kNone;
+  std::string caller;  // the calling frame's function
+};
+CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions);
+// The advice for a cudaFree of that emptying (the host and pattern rules name it), starting
+// "PyTorch": why the memory went back to CUDA and what keeps it; "" for kNone.
+std::string CacheEmptyingAdvice(const CacheEmptying& emptying);
 
 // no-overlap-default-stream's advice in PyTorch's terms, to append to its explanation.
 std::string PyTorchSideStreamHint();

@@ -20,13 +20,73 @@ std::optional<uint64_t> SteadyPairNs(const ChurnGroup& g) {
   return (g.host_ns - g.first_pair_host_ns) / (g.pairs - 1);
 }
 
-// Whether the memory went back through PyTorch's torch.cuda.empty_cache(): a native frame of
-// the release's stack is its emptyCache.
-bool FreedByEmptyCache(const ProcessTrace& trace, uint32_t free_stack_id) {
+// Who emptied PyTorch's caching allocator, when the memory went back that way: told by the
+// release's native frames.
+CacheEmptying EmptiedBy(const ProcessTrace& trace, uint32_t free_stack_id) {
   const std::vector<FrameView> frames = FramesOfStack(trace, free_stack_id);
-  return std::any_of(frames.begin(), frames.end(), [](const FrameView& frame) {
-    return !frame.python && IsEmptyCacheFunction(frame.function);
-  });
+  std::vector<std::string_view> native;
+  for (const FrameView& frame : frames) {
+    if (!frame.python) native.push_back(frame.function);
+  }
+  return WhoEmptiedCache(native);
+}
+
+// Whether a stream-ordered group's pool gave its memory back to the OS between the pairs: its
+// release threshold was below the size allocated, and synchronisations followed the frees.
+bool GivesMemoryBack(const ChurnGroup& g) {
+  return g.pool_release_threshold < g.bytes && g.release_syncs > 0;
+}
+
+// A stream-ordered pair served from the pool's own memory costs the host a few µs (samples/
+// alloc_loop's recorded trace: 2.06 µs after the first); one that maps the memory again costs
+// far more (.carry/s16/mallocasync.cu on the H200, 1 GiB: 1.38-1.40 ms per cudaMallocAsync). Below this per pair, the group is
+// not worth a finding whatever its threshold.
+constexpr uint64_t kRemappedPairNs = 50'000;
+
+// alloc-churn for a stream-ordered group whose pool gives the memory back at each
+// synchronisation: the later pairs' host time and the synchronisations' time not waiting for
+// the GPU are what a release threshold above the size would save.
+void PoolGivesMemoryBack(const ProcessTrace& trace, const ChurnGroup& g,
+                         const FindingsOptions& options, std::vector<Finding>* out) {
+  if (g.pairs < options.churn_min_pairs) return;
+  const uint64_t later = g.host_ns - g.first_pair_host_ns;
+  const uint64_t saving = later + g.release_sync_ns;
+  if (saving < options.min_wait_ns || saving < (g.pairs - 1) * kRemappedPairNs) return;
+  Finding f;
+  f.rule = RuleId::kAllocChurn;
+  f.api = g.api;
+  f.file = trace.path;
+  f.pid = trace.header.pid;
+  f.thread_id = g.thread_id;
+  f.host_start_ns = g.first_ns > trace.origin_ns ? g.first_ns - trace.origin_ns : 0;
+  f.host_duration_ns = g.last_ns > g.first_ns ? g.last_ns - g.first_ns : 0;
+  AllocChurnDetails details;
+  details.free_api = g.free_api;
+  details.bytes = g.bytes;
+  details.pairs = g.pairs;
+  details.pairs_host_ns = g.host_ns;
+  details.implicit_syncs = g.implicit_syncs;
+  details.sync_wait_ns = g.sync_wait_ns;
+  details.caching_saving_ns = saving;
+  details.pool_release_threshold = g.pool_release_threshold;
+  details.release_sync_ns = g.release_sync_ns;
+  f.blocked_ns = saving;
+  f.explanation =
+      g.api + "/" + g.free_api + " of " + FormatBytes(g.bytes) + " repeated " +
+      std::to_string(g.pairs) + " times over " + Dur(f.host_duration_ns) +
+      ": their calls held the host " + Dur(g.host_ns) + " (" + Dur(g.host_ns / g.pairs) +
+      " a pair), and the " + std::to_string(g.release_syncs) +
+      " synchronisations after the frees spent " + Dur(g.release_sync_ns) +
+      " not waiting for the GPU. The memory pool's release threshold is " +
+      FormatBytes(g.pool_release_threshold) + ", below the " + FormatBytes(g.bytes) +
+      " freed into it: at each synchronisation the pool gives that memory back to the OS, and "
+      "the next allocation maps it again. Raise the threshold to keep it in the pool "
+      "(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes) on the "
+      "device's pool from cudaDeviceGetMemPool, bytes at least " +
+      FormatBytes(g.bytes) + ", or UINT64_MAX): that would save up to " + Dur(saving) +
+      " (every pair after the first, and the synchronisations' give-back)";
+  f.details = std::move(details);
+  out->push_back(std::move(f));
 }
 
 }  // namespace
@@ -42,16 +102,18 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
   std::string async_api;
   for (const ChurnGroup& g : report.churn) {
     const std::optional<uint64_t> steady = SteadyPairNs(g);
-    if (!IsAsyncApi(g.api) || !steady) continue;
+    if (!IsAsyncApi(g.api) || !steady || GivesMemoryBack(g)) continue;
     if (!async_pair_ns || *steady < *async_pair_ns) {
       async_pair_ns = steady;
       async_api = g.api + "/" + g.free_api;
     }
   }
   for (const ChurnGroup& g : report.churn) {
-    if (IsAsyncApi(g.api) || g.pairs < options.churn_min_pairs || g.host_ns < options.min_wait_ns) {
+    if (IsAsyncApi(g.api)) {
+      if (GivesMemoryBack(g)) PoolGivesMemoryBack(trace, g, options, out);
       continue;
     }
+    if (g.pairs < options.churn_min_pairs || g.host_ns < options.min_wait_ns) continue;
     Finding f;
     f.rule = RuleId::kAllocChurn;
     f.api = g.api;
@@ -74,14 +136,23 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
     f.explanation = pair + " of " + FormatBytes(g.bytes) + " repeated " + std::to_string(g.pairs) +
                     " times over " + Dur(f.host_duration_ns) + ": their calls held the host " +
                     Dur(g.host_ns) + " (" + Dur(g.host_ns / g.pairs) + " a pair), and " +
-                    std::to_string(g.implicit_syncs) + " of them synchronised the device, " +
-                    "waiting " + Dur(g.sync_wait_ns) + " for earlier work. ";
-    // PyTorch's caching allocator already reuses memory, unless the program empties its cache.
-    if (FreedByEmptyCache(trace, g.free_stack_id)) {
+                    (g.implicit_syncs == 0
+                         ? std::string("none of them waited for earlier work on the device. ")
+                         : std::to_string(g.implicit_syncs) +
+                               " of them synchronised the device, waiting " +
+                               Dur(g.sync_wait_ns) + " for earlier work. ");
+    // PyTorch's caching allocator already reuses memory, unless its cache is emptied.
+    const CacheEmptying emptying = EmptiedBy(trace, g.free_stack_id);
+    if (emptying.who == CacheEmptying::Who::kProgram) {
       f.explanation += "PyTorch's caching allocator would keep this memory and reuse it, but "
                        "torch.cuda.empty_cache() gave it back to CUDA each time: without that "
                        "call in the loop, up to " +
                        Dur(later) + " would be saved (every pair after the first)";
+    } else if (emptying.who != CacheEmptying::Who::kNone) {
+      f.explanation += CacheEmptyingAdvice(emptying) + "; keeping the memory would save up to " +
+                       Dur(later) + " (every pair after the first)";
+    }
+    if (emptying.who != CacheEmptying::Who::kNone) {
       f.details = std::move(details);
       out->push_back(std::move(f));
       continue;

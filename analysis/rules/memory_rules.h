@@ -1,7 +1,9 @@
 // The findings rule alloc-churn: synchronous allocation calls (cudaMalloc/cudaFree, cuMemAlloc,
-// cudaMallocHost, ... but not the stream-ordered *Async ones) allocating and freeing the same
-// size again and again, with their host time, the implicit synchronisations they caused, and
-// what a caching allocator or cudaMallocAsync would save.
+// cudaMallocHost, ...) allocating and freeing the same size again and again, with their host
+// time, the implicit synchronisations they caused, and what a caching allocator or
+// cudaMallocAsync would save; and stream-ordered ones (cudaMallocAsync/cudaFreeAsync) whose
+// pool gives the memory back to the OS at every synchronisation (its release threshold below
+// the size), so that each allocation maps it again.
 //
 // Layer: analysis/rules/, rules; run from the rule registry, built on memory.h.
 // Pure computation.
@@ -25,7 +27,15 @@ namespace libprof::analysis {
 //   async_saving_ns    only when the trace has stream-ordered pairs (cudaMallocAsync/
 //                      cudaFreeAsync, 2+ pairs) to measure them: the later pairs' host time
 //                      minus as many stream-ordered pairs at their mean cost after their own
-//                      first pair (the first one creates the pool), never below 0.
+//                      first pair (the first one creates the pool), never below 0; groups
+//                      whose pool gave their memory back do not price them.
+// A stream-ordered group gets one when its pool's release threshold was below its size and
+// synchronisations followed its frees (memory.h's release synchronisations), with
+// churn_min_pairs pairs and a saving of at least min_wait_ns and 50 µs a pair (a pair the pool
+// serves from its own memory costs a few µs):
+//   caching_saving_ns  the later pairs' host time and the release synchronisations' time not
+//                      waiting for the GPU: with the threshold above the size, the pool keeps
+//                      the memory; details add pool_release_threshold and release_sync_ns.
 // The rule's pass, registered in rule_registry.cc.
 void FindMemoryFindings(const RuleInput& input, std::vector<Finding>* out);
 // The rule's findings from a process's memory report (of the whole trace, or of

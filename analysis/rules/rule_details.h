@@ -175,6 +175,8 @@ struct AllocChurnDetails : DetailsBase {
   uint64_t pairs = 0, pairs_host_ns = 0, implicit_syncs = 0, sync_wait_ns = 0;
   uint64_t caching_saving_ns = 0;
   std::optional<uint64_t> async_saving_ns;  // when the trace has stream-ordered pairs to price
+  // Stream-ordered pairs whose pool gave the memory back at synchronisations (memory_rules.h).
+  std::optional<uint64_t> pool_release_threshold, release_sync_ns;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "16.00 MiB × 51"
   template <class Out>
   void Fields(Out&& out) const {
@@ -186,6 +188,10 @@ struct AllocChurnDetails : DetailsBase {
     out("sync_wait_ns", sync_wait_ns, FieldUse::kMeasure);
     out("caching_saving_ns", caching_saving_ns, FieldUse::kMeasure);
     if (async_saving_ns) out("async_saving_ns", *async_saving_ns, FieldUse::kMeasure);
+    if (pool_release_threshold) {
+      out("pool_release_threshold", *pool_release_threshold, FieldUse::kMemory);
+    }
+    if (release_sync_ns) out("release_sync_ns", *release_sync_ns, FieldUse::kMeasure);
   }
 };
 

@@ -34,7 +34,8 @@ constexpr std::string_view kBreakdownFields[] = {
     "mean_launch_ns", "one_time_idle_ns"};
 constexpr std::string_view kChurnFields[] = {
     "bytes",        "free_api",          "pairs",          "pairs_host_ns", "implicit_syncs",
-    "sync_wait_ns", "caching_saving_ns", "async_saving_ns"};
+    "sync_wait_ns", "caching_saving_ns", "async_saving_ns", "pool_release_threshold",
+    "release_sync_ns"};
 constexpr std::string_view kLateRankFields[] = {"rank", "communicator", "seq", "late_by_ns",
                                                 "waiting_ranks"};
 constexpr std::string_view kOverlapFields[] = {"kernels", "serialised_by", "copies", "copy_ns",
@@ -102,7 +103,8 @@ constexpr RuleInfo kRules[] = {
      ">= --churn-min-pairs cudaMalloc/cudaFree (or other synchronous allocation) pairs of one "
      "size: host time, implicit synchronisations, and the saving of a caching allocator (every "
      "pair after the first) or of cudaMallocAsync (priced by the trace's own stream-ordered "
-     "pairs, when it has some)",
+     "pairs, when it has some); or cudaMallocAsync/cudaFreeAsync pairs whose pool gives the "
+     "memory back to the OS at each synchronisation (release threshold below the size)",
      DetailsIndex<AllocChurnDetails>(), kChurnFields, FindMemoryFindings},
     {RuleId::kNoOverlapDefaultStream, "no-overlap-default-stream", RuleFamily::kPattern,
      "host copies and kernels serialised by the legacy default stream (could overlap: min(copy, "

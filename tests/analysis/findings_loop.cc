@@ -251,9 +251,31 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
                                   ApiDomain::kDriver);
         now = until;
       }
+      // Every fourth seed: a stream-ordered pair from a pool of release threshold 0, whose
+      // memory the step-end synchronisation gives back to the OS (200 µs) and the next step's
+      // allocation maps again (100 µs; memory_rules.h). (Not drawn.)
+      const bool gives_back = t == 0 && seed % 4 == 3;
+      if (gives_back) {
+        for (const auto& [api, op, at] :
+             {std::tuple{"cudaMallocAsync", MemoryOperation::kAllocation, now},
+              std::tuple{"cudaFreeAsync", MemoryOperation::kRelease, now + 101}}) {
+          const double cost = op == MemoryOperation::kAllocation ? 100 : 2;
+          MemoryOp m{.operation = op, .memory_kind = MemoryKind::kDevice,
+                     .address = 0xF000'0000, .bytes = 1 << 20};
+          m.correlation_id = b.Api(api, at, at + cost, tid);
+          m.time_ns = b.records().api_calls.back().start_ns + 1000;
+          m.stream_id = stream;
+          m.async = true;
+          m.pool_type = 1;  // a local pool, release threshold 0
+          m.pool_bytes = 1 << 20;
+          b.records().memory_ops.push_back(m);
+        }
+        now += 104;
+      }
       // The step ends with every stream drained.
       double drained = now + 1;
       for (const auto& [s, free] : stream_free) drained = std::max(drained, free + 1);
+      if (gives_back) drained += 200;
       const uint64_t corr = b.Api("cudaStreamSynchronize", now, drained, tid);
       if (t == 0) b.records().api_calls.back().stack_id = own_stack;
       b.AddSync(SyncType::kStreamSynchronize, now, drained, corr, stream);

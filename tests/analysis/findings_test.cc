@@ -861,6 +861,108 @@ TEST_F(FindingsTest, AllocChurnWithImplicitSyncsAndSavings) {
   EXPECT_EQ(emptied[0].blocked_ns, f.blocked_ns);
 }
 
+// The same pairs freed by PyTorch's cuDNN autotuning, which empties the allocator's cache after
+// searching a new shape's algorithms (the H200's stack of it, .carry/s16/cudnn_bench.py): not
+// the program's torch.cuda.empty_cache().
+TEST_F(FindingsTest, AllocChurnFreedByCudnnAutotuningIsNotTheProgramsEmptyCache) {
+  const auto with_caller = [&](const char* caller) {
+    TraceBuilder b;
+    TraceRecords& r = b.records();
+    for (int i = 0; i < 6; ++i) {
+      const double s = 100.0 * i;
+      for (const auto& [api, op, at] :
+           {std::tuple{"cudaMalloc", MemoryOperation::kAllocation, s},
+            std::tuple{"cudaFree", MemoryOperation::kRelease, s + 20}}) {
+        MemoryOp m{.operation = op, .memory_kind = MemoryKind::kDevice, .address = 0x1000,
+                   .bytes = 1 << 20, .time_ns = Us(at)};
+        m.correlation_id = b.Api(api, at, at + 20);
+        if (op == MemoryOperation::kRelease) r.api_calls.back().stack_id = 1;
+        r.memory_ops.push_back(m);
+      }
+    }
+    CallStack stack{.id = 1};
+    for (const char* function :
+         {"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::release_block",
+          "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache", caller}) {
+      const uint32_t id = static_cast<uint32_t>(r.stack_frames.size() + 1);
+      r.stack_frames.push_back({.id = id, .address = 0x5000 + id, .function_id = b.Intern(function)});
+      stack.frame_ids.push_back(id);
+    }
+    r.call_stacks.push_back(stack);
+    b.SetEnd(1000);
+    const auto found = Of(FindFindings(Load(b), {}), "alloc-churn");
+    return found.size() == 1 ? found[0].explanation : std::string("no single finding");
+  };
+  const std::string cudnn = with_caller(
+      "at::native::run_single_conv(cudnnBackendDescriptorType_t, at::Tensor const&)");
+  EXPECT_NE(cudnn.find("PyTorch's cuDNN autotuning (torch.backends.cudnn.benchmark) empties the "
+                       "caching allocator"),
+            std::string::npos)
+      << cudnn;
+  EXPECT_EQ(cudnn.find("torch.cuda.empty_cache()"), std::string::npos) << cudnn;
+  const std::string program = with_caller("THCPModule_emptyCache(_object*, _object*)");
+  EXPECT_NE(program.find("torch.cuda.empty_cache() gave it back to CUDA"), std::string::npos)
+      << program;
+  const std::string other = with_caller("at::native::some_op(at::Tensor const&)");
+  EXPECT_NE(other.find("PyTorch emptied its caching allocator itself (in "
+                       "at::native::some_op(at::Tensor const&))"),
+            std::string::npos)
+      << other;
+}
+
+// cudaMallocAsync/cudaFreeAsync of 1 GiB per step from a pool whose release threshold is 0 (the
+// default), with a synchronisation after each free (as the H200 recorded .carry/s16/
+// mallocasync.cu): each synchronisation gives the memory back to the OS (1.9 ms with no work to
+// wait for) and each allocation maps it again (1.4 ms). With a threshold above the size, the
+// pool keeps the memory: no finding.
+TEST_F(FindingsTest, AllocChurnOfAPoolThatGivesItsMemoryBackAtEachSynchronisation) {
+  const auto scenario = [&](uint64_t threshold) {
+    TraceBuilder b;
+    b.AddContext(1, 7);
+    b.AddStream(13, StreamType::kDefault);
+    auto memory_op = [&](uint64_t corr, MemoryOperation op, double at) {
+      MemoryOp m{.operation = op, .memory_kind = MemoryKind::kDevice, .address = 0x3000,
+                 .bytes = uint64_t{1} << 30, .time_ns = Us(at), .correlation_id = corr};
+      m.stream_id = 13;
+      m.async = true;
+      m.pool_address = 0x3000;
+      m.pool_type = 1;
+      m.pool_release_threshold = threshold;
+      m.pool_bytes = uint64_t{1} << 30;
+      m.pool_used_bytes = op == MemoryOperation::kAllocation ? m.pool_bytes : 0;
+      b.records().memory_ops.push_back(m);
+    };
+    for (int i = 0; i < 10; ++i) {
+      const double s = 5000.0 * i;
+      memory_op(b.Api("cudaMallocAsync", s, s + 1400), MemoryOperation::kAllocation, s + 1000);
+      b.Launch("_Z3sumPf", s + 1410, s + 1420, s + 1425, s + 2300, 13);
+      memory_op(b.Api("cudaFreeAsync", s + 1430, s + 1438), MemoryOperation::kRelease, s + 1435);
+      // Waits 862 µs for the kernel, then 1.9 ms giving the memory back.
+      b.Api("cudaStreamSynchronize", s + 1438, s + 4200);
+    }
+    b.SetEnd(50'000);
+    return Of(FindFindings(Load(b), {}), "alloc-churn");
+  };
+  const auto found = scenario(0);
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = found[0];
+  EXPECT_EQ(f.api, "cudaMallocAsync");
+  const auto& d = std::get<AllocChurnDetails>(f.details);
+  EXPECT_EQ(d.pairs, 10u);
+  EXPECT_EQ(d.pool_release_threshold, 0u);
+  EXPECT_EQ(d.release_sync_ns, 10u * 1'900'000u);
+  // Every pair after the first (9 × 1.408 ms) and every give-back.
+  EXPECT_EQ(d.caching_saving_ns, 9u * 1'408'000u + 10u * 1'900'000u);
+  EXPECT_EQ(f.blocked_ns, d.caching_saving_ns);
+  EXPECT_NE(f.explanation.find("the 10 synchronisations after the frees spent 19.0 ms not "
+                               "waiting for the GPU. The memory pool's release threshold is "
+                               "0 B, below the 1.00 GiB freed into it"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.explanation.find("cudaMemPoolAttrReleaseThreshold"), std::string::npos);
+  EXPECT_TRUE(scenario(uint64_t{1} << 30).empty());
+}
+
 TEST_F(FindingsTest, EmptyAndHostOnlyTracesHaveNoFindings) {
   TraceBuilder empty;
   empty.SetEnd(10);

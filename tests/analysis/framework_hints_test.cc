@@ -100,6 +100,14 @@ TEST(FrameworkHintsTest, NamesWhatPyTorchWasDoing) {
                         "emptyCache")};
   EXPECT_NE(FrameworkHint(empty).find("this is torch.cuda.empty_cache()"), std::string::npos)
       << FrameworkHint(empty);
+  // cuDNN's autotuning empties the cache itself, under the module's forward (the H200's stack).
+  Finding autotuning = empty;
+  autotuning.stack.push_back(Native("libtorch_cuda.so", "at::native::run_single_conv("
+                                                        "cudnnBackendDescriptorType_t)"));
+  EXPECT_NE(FrameworkHint(autotuning).find("cuDNN autotuning (torch.backends.cudnn.benchmark)"),
+            std::string::npos)
+      << FrameworkHint(autotuning);
+  EXPECT_EQ(FrameworkHint(autotuning).find("empty_cache()"), std::string::npos);
   empty.stack.pop_back();  // another cudaFree inside PyTorch's Python code: no words
   EXPECT_EQ(FrameworkHint(empty), "");
   // An upload through the same copy kernel is an upload.

@@ -70,7 +70,8 @@ Windowed WindowedFindingsOf(const std::string& path, const FindingsOptions& opti
 
 TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
   TempDir dir;
-  size_t several = 0, findings = 0, cases = 0, warm_ups = 0, warm_up_waits = 0, recompiles = 0;
+  size_t several = 0, findings = 0, cases = 0, warm_ups = 0, warm_up_waits = 0, recompiles = 0,
+         pools_giving_back = 0;
   std::map<RuleId, size_t> rules;
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE(seed);
@@ -101,6 +102,9 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
         if (const auto* d = std::get_if<IdleBreakdownDetails>(&f.details)) {
           recompiles += d->one_time_idle_ns.value_or(0) > 0;
         }
+        if (const auto* d = std::get_if<AllocChurnDetails>(&f.details)) {
+          pools_giving_back += d->release_sync_ns.value_or(0) > 0;
+        }
       }
       for (const Finding& f : FindFindings(t, OptionSets()[1])) ++rules[f.rule];
     }
@@ -110,6 +114,8 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
   // Every fifth seed's recompilation: its idle gaps left out of the steady state, as one-time
   // work's (seeds 4, 9, 14, 19, 24: the breakdown fires on at least some of them).
   EXPECT_GE(recompiles, 2u);
+  // Every fourth seed's pool, which gives its memory back at each step's end (seeds 3, 7, ...).
+  EXPECT_GE(pools_giving_back, 6u);
   EXPECT_GT(several, cases * 3 / 4);  // windows were really cut
   EXPECT_GT(findings, 1000u);
   // Every rule family of one process fired somewhere.
