@@ -196,8 +196,9 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
     // the issuing call's return on, the operation waited for that, not for the host.
     Interval gap = whole;
     const bool in_graph = next.graph_id != 0 && started_before(next, whole.start_ns);
-    const int64_t function = in_graph ? -1 : blockers.Behind(next);
-    if (function >= 0 || in_graph) gap.end_ns = std::clamp(l.end_ns, whole.start_ns, whole.end_ns);
+    const std::optional<StreamBlockers::Blocker> blocker =
+        in_graph ? std::nullopt : blockers.Behind(next);
+    if (blocker || in_graph) gap.end_ns = std::clamp(l.end_ns, whole.start_ns, whole.end_ns);
     const uint64_t cut = std::clamp(l.start_ns, gap.start_ns, gap.end_ns);
     if (crosses) {
       const KeptThreadCalls t = spanning(l.thread_id, cut);
@@ -211,9 +212,11 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
       out->push_back({{cut, gap.end_ns}, cause, l.name_id});
     }
     if (gap.end_ns < whole.end_ns) {
-      out->push_back({{gap.end_ns, whole.end_ns},
-                      in_graph ? IdleCause::kInGraph : IdleCause::kHostFunction,
-                      in_graph ? static_cast<int64_t>(l.name_id) : function});
+      const IdleCause cause = in_graph                ? IdleCause::kInGraph
+                              : blocker->memory_wait ? IdleCause::kMemoryWait
+                                                     : IdleCause::kHostFunction;
+      out->push_back({{gap.end_ns, whole.end_ns}, cause,
+                      static_cast<int64_t>(in_graph ? l.name_id : blocker->name_id)});
     }
   };
 
@@ -328,6 +331,9 @@ void IdleTotals::Add(IdleCause cause, uint64_t ns) {
     case IdleCause::kInGraph:
       in_graph_ns += ns;
       break;
+    case IdleCause::kMemoryWait:
+      memory_wait_ns += ns;
+      break;
   }
 }
 
@@ -337,6 +343,7 @@ void IdleTotals::Add(const IdleTotals& other) {
   other_ns += other.other_ns;
   host_function_ns += other.host_function_ns;
   in_graph_ns += other.in_graph_ns;
+  memory_wait_ns += other.memory_wait_ns;
 }
 
 DeviceIdle From(DeviceIdle d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {

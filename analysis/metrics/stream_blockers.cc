@@ -31,7 +31,8 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
       if (bound != CaptureBound::kNone) {
         capturing[c.thread_id] = bound == CaptureBound::kBegin;
       } else if (!capturing[c.thread_id]) {
-        streams_[c.stream_id].blockers.push_back({c.correlation_id, c.name_id});
+        streams_[c.stream_id].blockers.push_back(
+            {c.correlation_id, c.name_id, index.Traits(c).memory_wait});
       }
     }
   }
@@ -50,20 +51,21 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
   for (auto& [id, s] : streams_) std::sort(s.ops.begin(), s.ops.end());
   settle();
   // Recordings queued behind a host function hold the streams that wait on them.
-  std::unordered_map<uint64_t, uint32_t> held_here;
-  std::unordered_map<uint64_t, uint32_t>& held =
+  std::unordered_map<uint64_t, Blocker> held_here;
+  std::unordered_map<uint64_t, Blocker>& held =
       carried != nullptr ? carried->held_events : held_here;
   for (const CudaEvent& e : r.cuda_events) {
     auto s = streams_.find(e.stream_id);
     if (s == streams_.end()) continue;
-    if (const Blocker* b = BehindIn(s->second, e.correlation_id)) held[e.sync_id] = b->name_id;
+    if (const Blocker* b = BehindIn(s->second, e.correlation_id)) held[e.sync_id] = *b;
   }
   bool waits = false;
   for (const Synchronization& w : r.synchronizations) {
     if (w.type != SyncType::kStreamWaitEvent || w.stream_id == kNoStream) continue;
     auto h = held.find(w.event_sync_id);
     if (h == held.end()) continue;
-    streams_[w.stream_id].blockers.push_back({w.correlation_id, h->second});
+    streams_[w.stream_id].blockers.push_back(
+        {w.correlation_id, h->second.name_id, h->second.memory_wait});
     waits = true;
   }
   if (waits) settle();
@@ -87,7 +89,8 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
 
 const StreamBlockers::Blocker* StreamBlockers::BehindIn(const Stream& s,
                                                         uint64_t correlation_id) const {
-  auto b = std::lower_bound(s.blockers.begin(), s.blockers.end(), Blocker{correlation_id, 0});
+  auto b = std::lower_bound(s.blockers.begin(), s.blockers.end(),
+                            Blocker{.correlation_id = correlation_id});
   if (b == s.blockers.begin()) return nullptr;
   --b;
   auto before = std::lower_bound(s.ops.begin(), s.ops.end(), correlation_id);
@@ -117,10 +120,10 @@ std::vector<uint32_t> StreamBlockers::LinkedStreams(uint32_t stream, uint32_t co
   return linked;
 }
 
-int64_t StreamBlockers::Behind(const DeviceOp& op) const {
-  if (streams_.empty()) return -1;
+std::optional<StreamBlockers::Blocker> StreamBlockers::Behind(const DeviceOp& op) const {
+  if (streams_.empty()) return std::nullopt;
   auto own = streams_.find(op.stream_id);
-  if (own == streams_.end()) return -1;
+  if (own == streams_.end()) return std::nullopt;
   const Blocker* best = BehindIn(own->second, op.correlation_id);
   // The operation before `op` on its own stream, by correlation id (0: none).
   const std::vector<uint64_t>& own_ops = own->second.ops;
@@ -133,7 +136,8 @@ int64_t StreamBlockers::Behind(const DeviceOp& op) const {
     if (b == nullptr || b->correlation_id < own_before) continue;
     if (best == nullptr || b->correlation_id > best->correlation_id) best = b;
   }
-  return best == nullptr ? int64_t{-1} : int64_t{best->name_id};
+  if (best == nullptr) return std::nullopt;
+  return *best;
 }
 
 }  // namespace libprof::analysis

@@ -1,9 +1,11 @@
 // What work queued on a stream may wait for outside the device: a host function enqueued on the
 // stream before it (cudaLaunchHostFunc, cudaStreamAddCallback: libprof records their stream,
-// ApiCall::stream_id), or an event wait (cudaStreamWaitEvent) on a recording that was itself
-// queued behind a host function on its own stream. Either holds the stream until the function
-// has run on CUDA's callback thread; nothing CUPTI records shows that run, so idle_breakdown.h
-// would otherwise count the time as launch latency.
+// ApiCall::stream_id), a wait on a memory value (cuStreamWaitValue32/64, cuStreamBatchMemOp
+// with a wait: recorded alike), or an event wait (cudaStreamWaitEvent) on a recording that was
+// itself queued behind one of those on its own stream. Each holds the stream until the function
+// has run on CUDA's callback thread, or until the host or other work writes the value; nothing
+// CUPTI records shows that, so idle_breakdown.h would otherwise count the time as launch
+// latency.
 //
 // Order is by correlation id (CUDA numbers calls as they start, so in issue order): an operation
 // waits behind the last blocker of its stream issued after the operation before it there. The
@@ -39,12 +41,13 @@ class StreamBlockers {
  public:
   struct Blocker {
     uint64_t correlation_id = 0;
-    uint32_t name_id = 0;  // the call that enqueued the host function (string id)
+    uint32_t name_id = 0;      // the call that enqueued the host function or wait (string id)
+    bool memory_wait = false;  // a wait on a memory value (api_names.h IsStreamMemoryWait)
     bool operator<(const Blocker& o) const { return correlation_id < o.correlation_id; }
   };
   struct Carried {
     std::map<uint32_t, Blocker> pending;                 // by stream
-    std::unordered_map<uint64_t, uint32_t> held_events;  // recording's sync id -> name id
+    std::unordered_map<uint64_t, Blocker> held_events;   // recording's sync id -> what held it
     std::map<uint32_t, bool> capturing;                  // by thread, at the window's end
   };
 
@@ -53,8 +56,9 @@ class StreamBlockers {
   // nothing is carried.
   StreamBlockers(const TraceIndex& index, Carried* carried);
 
-  // The name id of the host function's call that `op` waited behind, or -1.
-  int64_t Behind(const DeviceOp& op) const;
+  // The host function's or memory wait's call that `op` waited behind (for an event wait, the
+  // call that held the recording), if any.
+  std::optional<Blocker> Behind(const DeviceOp& op) const;
 
  private:
   struct Stream {

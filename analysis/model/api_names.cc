@@ -197,13 +197,18 @@ CaptureBound CaptureBoundOf(std::string_view name) {
   return CaptureBound::kNone;
 }
 
+bool IsStreamMemoryWait(std::string_view name) {
+  return name.starts_with("cuStreamWaitValue") || name.starts_with("cuStreamBatchMemOp");
+}
+
 ApiTraits TraitsOf(std::string_view name) {
   return {.explicit_sync = ExplicitSyncScope(name),
           .implicit_sync = IsImplicitSyncApi(name),
           .start_up = StartUpWorkOf(name),
           .async = IsAsyncApi(name),
           .per_thread = IsPerThreadApi(name),
-          .capture = CaptureBoundOf(name)};
+          .capture = CaptureBoundOf(name),
+          .memory_wait = IsStreamMemoryWait(name)};
 }
 
 }  // namespace libprof::analysis

@@ -60,6 +60,11 @@ bool IsAsyncApi(std::string_view name);   // the name (without _ptsz/_ptds) ends
 bool IsPerThreadApi(std::string_view name);
 std::string_view WithoutPerThreadSuffix(std::string_view name);
 
+// A call that enqueues a wait on a memory value: cuStreamWaitValue32/64 and cuStreamBatchMemOp
+// (libprof records its stream only when a wait is among its operations). Work behind it waits
+// until the host or other work writes the value (stream_blockers.h).
+bool IsStreamMemoryWait(std::string_view name);
+
 // Stream capture's bounds: cudaStreamBeginCapture* / cuStreamBeginCapture* (kBegin) and
 // cudaStreamEndCapture / cuStreamEndCapture (kEnd). Work issued between them on the capturing
 // thread goes into a graph, not onto the stream.
@@ -75,6 +80,7 @@ struct ApiTraits {
   bool async = false;
   bool per_thread = false;
   CaptureBound capture = CaptureBound::kNone;
+  bool memory_wait = false;
 };
 ApiTraits TraitsOf(std::string_view name);
 

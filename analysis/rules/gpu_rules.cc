@@ -69,6 +69,7 @@ struct IdleApis {
   const IdleByApi& sync;
   const IdleByApi& other;
   const IdleByApi& host_functions;
+  const IdleByApi& memory_waits;
 };
 
 // "X (p%) while the host was launching the next work, Y (q%) ..." for the non-zero causes.
@@ -103,6 +104,12 @@ std::string CauseText(const ProcessTrace& trace, const IdleTotals& t, const Idle
     parts.push_back(Dur(t.host_function_ns) + " (" + Pct(t.host_function_ns, idle) +
                     ") while work waited in its stream for a host function (most enqueued by " +
                     top.name + ", " + Dur(top.ns) + ")");
+  }
+  if (t.memory_wait_ns > 0) {
+    const TopApi top = TopOf(trace, apis.memory_waits);
+    parts.push_back(Dur(t.memory_wait_ns) + " (" + Pct(t.memory_wait_ns, idle) +
+                    ") while work waited in its stream for a memory value to be written (most "
+                    "behind " + top.name + ", " + Dur(top.ns) + ")");
   }
   if (t.in_graph_ns > 0) {
     parts.push_back(Dur(t.in_graph_ns) + " (" + Pct(t.in_graph_ns, idle) +
@@ -289,17 +296,18 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     IdleGapDetails details;
     details.host_activity = HostActivity(window, earlier_calls, g);
     details.idle = causes;
-    IdleByApi sync, other, host_functions;
+    IdleByApi sync, other, host_functions, memory_waits;
     AddByApi(in_gap, IdleCause::kSync, g.start_ns, g.end_ns, &sync);
     AddByApi(in_gap, IdleCause::kOther, g.start_ns, g.end_ns, &other);
     AddByApi(in_gap, IdleCause::kHostFunction, g.start_ns, g.end_ns, &host_functions);
+    AddByApi(in_gap, IdleCause::kMemoryWait, g.start_ns, g.end_ns, &memory_waits);
     f.explanation = "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) +
                     " from " + Dur(f.host_start_ns) + " (after " +
                     prev.value_or("earlier work") + "; before " +
                     AbbreviateName(window.OpName(next), kProseNameChars) + ", corr " +
                     std::to_string(next.correlation_id) +
                     "): " + details.host_activity + "; of the gap, " +
-                    CauseText(trace, causes, {sync, other, host_functions});
+                    CauseText(trace, causes, {sync, other, host_functions, memory_waits});
     f.details = std::move(details);
     dev.gaps.push_back(std::move(f));
   }
@@ -329,6 +337,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
         if (p.cause == IdleCause::kSync) c.sync.Add(p, length);
         if (p.cause == IdleCause::kOther) c.other.Add(p, length);
         if (p.cause == IdleCause::kHostFunction) c.host_functions.Add(p, length);
+        if (p.cause == IdleCause::kMemoryWait) c.memory_waits.Add(p, length);
       });
     }
     cursor = 0;
@@ -364,6 +373,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   AddByApi(d.pieces, IdleCause::kSync, s0, s1, &dev.whole.sync);
   AddByApi(d.pieces, IdleCause::kOther, s0, s1, &dev.whole.other);
   AddByApi(d.pieces, IdleCause::kHostFunction, s0, s1, &dev.whole.host_functions);
+  AddByApi(d.pieces, IdleCause::kMemoryWait, s0, s1, &dev.whole.memory_waits);
   // Each launching call counted once: a bit per call of the window (a hash set of the calls
   // was most of this function's time).
   std::vector<bool> launchers(window.records().api_calls.size());
@@ -441,6 +451,7 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
       run.sync.Merge(c.sync);
       run.other.Merge(c.other);
       run.host_functions.Merge(c.host_functions);
+      run.memory_waits.Merge(c.memory_waits);
     }
     const uint64_t from = low[i].from, to = low[j - 1].to;
     const size_t count = j - i;
@@ -463,7 +474,7 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
                    : "chunks " + std::to_string(index + 1) + "-" + std::to_string(index + count);
     const std::string gpu = "GPU " + std::to_string(id);
     const std::string causes =
-        CauseText(whole, run.idle, {run.sync, run.other, run.host_functions});
+        CauseText(whole, run.idle, {run.sync, run.other, run.host_functions, run.memory_waits});
     if (first.kernels == 0 && count > 1) {
       f.explanation = gpu + " ran no kernel for " + Dur(length) + " from " +
                       Dur(f.host_start_ns) + " (" + which + " of " + std::to_string(chunks) +
@@ -609,7 +620,8 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                              OneTimeWorkNames(d.whole.one_time_kinds) + ", paid once"
                        : "") +
                   "): " +
-                  CauseText(whole, causes, {d.whole.sync, d.whole.other, d.whole.host_functions}) +
+                  CauseText(whole, causes, {d.whole.sync, d.whole.other, d.whole.host_functions,
+                                            d.whole.memory_waits}) +
                   ". ";
   if (2 * causes.launch_ns >= idle && kernels > 0 && d.launches > 0 &&
       2 * d.graph_launches >= d.launches) {
@@ -664,6 +676,14 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
         "launched: a graph's host nodes (cudaGraphAddHostNode) run on CUDA's callback thread "
         "while the rest of the graph waits, and event-wait nodes wait for work outside it; "
         "keep host nodes short or move their work out of the graph";
+  } else if (2 * causes.memory_wait_ns >= idle) {
+    const TopApi top = TopOf(whole, d.whole.memory_waits);
+    f.explanation +=
+        "Most idle time had work waiting in its stream for a memory value (most behind " +
+        top.name +
+        "): the stream holds until the host or other work writes the value, and the GPU idles "
+        "meanwhile; write it sooner (as soon as what it signals is ready), or queue work that "
+        "does not depend on it on another stream";
   } else if (2 * causes.host_function_ns >= idle) {
     const TopApi top = TopOf(whole, d.whole.host_functions);
     f.explanation +=

@@ -65,7 +65,7 @@ class GpuRulesAccumulator {
     uint64_t one_time_idle_ns = 0;
     uint32_t one_time_kinds = 0;
     uint64_t kernels = 0, kernel_ns = 0;
-    IdleByApi sync, other, host_functions;
+    IdleByApi sync, other, host_functions, memory_waits;
   };
   struct Device {
     Interval active;         // the whole trace's

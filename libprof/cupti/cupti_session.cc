@@ -36,7 +36,7 @@
 #include "libprof/cupti/api_names.h"
 #include "libprof/cupti/callback_ids.h"
 #include "libprof/cupti/cupti_api.h"
-#include "libprof/cupti/host_functions.h"
+#include "libprof/cupti/stream_blocking_calls.h"
 #include "libprof/cupti/managed_memory_gate.h"
 #include "libprof/log.h"
 
@@ -123,13 +123,14 @@ class CuptiSession : public CaptureSession {
     return cbid < want.size() && want[cbid] != 0;
   }
   void NoteCallSite(bool runtime, const CUpti_CallbackData* data);
-  // Host functions (host_functions.h): their callbacks on, and the stream each call names.
-  void WatchHostFunctions(const Settings& settings);
-  bool IsHostFunctionCall(bool runtime, CUpti_CallbackId cbid) const {
-    const std::vector<uint8_t>& watched = host_function_cbids_[runtime ? 0 : 1];
+  // Host functions and memory waits (stream_blocking_calls.h): their callbacks on, and the
+  // stream each call names.
+  void WatchStreamBlockingCalls(const Settings& settings);
+  bool IsStreamBlockingCall(bool runtime, CUpti_CallbackId cbid) const {
+    const std::vector<uint8_t>& watched = stream_blocking_cbids_[runtime ? 0 : 1];
     return cbid < watched.size() && watched[cbid] != 0;
   }
-  void NoteHostFunction(bool runtime, CUpti_CallbackId cbid, const CUpti_CallbackData* data);
+  void NoteStreamBlockingCall(bool runtime, CUpti_CallbackId cbid, const CUpti_CallbackData* data);
   // LIBPROF_API_FILTER=significant: the filtered calls' callbacks, on until the first context
   // exists, so that the call creating it is recorded even when filtered (ContextCreatingCalls).
   void WatchFilteredCalls(const Settings& settings);
@@ -191,8 +192,8 @@ class CuptiSession : public CaptureSession {
   // LIBPROF_BACKTRACE: the stack recorder, and per domain (runtime, driver) which callback ids
   // want a stack (their callbacks are enabled for that alone).
   std::unique_ptr<CallSiteRecorder> call_sites_;
-  std::vector<uint8_t> host_function_cbids_[2];  // runtime, driver: 1 where watched
-  HostFunctionStreams host_function_streams_;
+  std::vector<uint8_t> stream_blocking_cbids_[2];  // runtime, driver: 1 where watched
+  StreamBlockingCalls stream_blocking_calls_;
   std::vector<uint8_t> want_stack_[2];
   bool stopped_ = false;
   bool started_ = false;  // Start succeeded: CUPTI is ours to flush and query
@@ -316,7 +317,7 @@ bool CuptiSession::Start(const Settings& settings, StringInterner* strings, Buff
   api_->cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_WARNING);
   WarnIfTorchProfilerPresent();
   if (settings.backtrace != BacktraceMode::kNone) StartCallSites(settings);
-  WatchHostFunctions(settings);
+  WatchStreamBlockingCalls(settings);
   started_ = true;
   active_ = true;
   return true;
@@ -366,15 +367,16 @@ void CuptiSession::StartCallSites(const Settings& settings) {
               call_sites_->reads_python() ? ", with Python frames" : "");
 }
 
-// A handful of callback ids, called about as often as the program enqueues host functions.
-void CuptiSession::WatchHostFunctions(const Settings& settings) {
+// A handful of callback ids, called about as often as the program enqueues host functions or
+// memory waits.
+void CuptiSession::WatchStreamBlockingCalls(const Settings& settings) {
   if (api_->cuptiGetStreamIdEx == nullptr) return;
   for (const bool runtime : {true, false}) {
     if (!(runtime ? settings.kinds.runtime_api : settings.kinds.driver_api)) continue;
     const CUpti_CallbackDomain domain =
         runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-    std::vector<uint8_t>& watched = host_function_cbids_[runtime ? 0 : 1];
-    for (const CUpti_CallbackId cbid : HostFunctionCbids(runtime)) {
+    std::vector<uint8_t>& watched = stream_blocking_cbids_[runtime ? 0 : 1];
+    for (const CUpti_CallbackId cbid : StreamBlockingCbids(runtime)) {
       if (api_->cuptiEnableCallback(1, subscriber_, domain, cbid) != CUPTI_SUCCESS) continue;
       if (watched.size() <= cbid) watched.resize(cbid + 1, 0);
       watched[cbid] = 1;
@@ -382,17 +384,17 @@ void CuptiSession::WatchHostFunctions(const Settings& settings) {
   }
 }
 
-void CuptiSession::NoteHostFunction(bool runtime, CUpti_CallbackId cbid,
+void CuptiSession::NoteStreamBlockingCall(bool runtime, CUpti_CallbackId cbid,
                                     const CUpti_CallbackData* data) {
   if (!capturing_now_.load(std::memory_order_relaxed)) return;
-  const std::optional<StreamArgument> arg = HostFunctionStream(runtime, cbid, data->functionParams);
+  const std::optional<StreamArgument> arg = StreamBlockingCallStream(runtime, cbid, data->functionParams);
   if (!arg) return;
   uint32_t stream_id = 0;
   if (api_->cuptiGetStreamIdEx(data->context, arg->stream, arg->per_thread ? 1 : 0, &stream_id) !=
       CUPTI_SUCCESS) {
     return;  // (an invalid handle: the call fails too, and the trace says so)
   }
-  host_function_streams_.Note(data->correlationId, stream_id);
+  stream_blocking_calls_.Note(data->correlationId, stream_id);
 }
 
 // The filtered calls are queries made often (PyTorch makes several per launch), so their
@@ -713,7 +715,7 @@ bool CuptiSession::TakeBuffer(TraceRecords* out) {
       }
     }
   }
-  host_function_streams_.Attach(std::span(out->api_calls).subspan(calls_before));
+  stream_blocking_calls_.Attach(std::span(out->api_calls).subspan(calls_before));
   uvm_records_ += out->unified_memory_counters.size() - uvm_before;
   pool_->Release(next.buffer, next.size);
   return true;
@@ -767,9 +769,9 @@ void CUPTIAPI CuptiSession::OnCallback(void* userdata, CUpti_CallbackDomain doma
       } catch (...) {
       }
     }
-    if (site == CUPTI_API_ENTER && self->IsHostFunctionCall(runtime, cbid)) {
+    if (site == CUPTI_API_ENTER && self->IsStreamBlockingCall(runtime, cbid)) {
       try {
-        self->NoteHostFunction(runtime, cbid, call);
+        self->NoteStreamBlockingCall(runtime, cbid, call);
       } catch (...) {
       }
     }

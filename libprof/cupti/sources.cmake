@@ -7,7 +7,7 @@ set(LIBPROF_CUPTI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/api_filter.cc
   ${CMAKE_CURRENT_LIST_DIR}/api_names.cc
   ${CMAKE_CURRENT_LIST_DIR}/cupti_api.cc
-  ${CMAKE_CURRENT_LIST_DIR}/host_functions.cc
+  ${CMAKE_CURRENT_LIST_DIR}/stream_blocking_calls.cc
   ${CMAKE_CURRENT_LIST_DIR}/kernel_names.cc
   ${CMAKE_CURRENT_LIST_DIR}/managed_memory_gate.cc
   ${CMAKE_CURRENT_LIST_DIR}/record_layout.cc

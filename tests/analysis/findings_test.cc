@@ -593,6 +593,42 @@ TEST_F(FindingsTest, WorkQueuedBehindHostFunctionsIsTheirIdleTime) {
   EXPECT_EQ(before.launch_ns, idle.total());
 }
 
+// A stream that waits on a memory value the host writes 1 ms after issuing the work behind it
+// (cuStreamWaitValue32 on a mapped flag, as .carry/s16/wait_value.cu ran on the H200): the GPU
+// idles behind the wait, not behind launches, though launches are all it saw before libprof
+// recorded the wait's stream.
+TEST_F(FindingsTest, WorkQueuedBehindAMemoryWaitIsItsIdleTime) {
+  TraceBuilder b(5155);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(13, StreamType::kNonBlocking);
+  double host = 10, gpu = 20;
+  for (int step = 0; step < 20; ++step) {
+    b.Launch("spin", host, host + 8, gpu, gpu + 9, 13);
+    b.Api("cuStreamWaitValue32", host + 9, host + 11, 1, 0, ApiDomain::kDriver);
+    b.records().api_calls.back().stream_id = 13;
+    // Issued at once, run once the host wrote the flag, 1 ms after the first kernel ended.
+    b.Launch("spin", host + 12, host + 20, gpu + 1009, gpu + 1018, 13);
+    host += 1100;
+    gpu += 1100;
+  }
+  b.Api("cudaStreamSynchronize", host, host + 5);
+  b.SetEnd(host + 10);
+  const auto found = Of(FindFindings(Load(std::move(b)), {}), "gpu-idle-breakdown");
+  ASSERT_EQ(found.size(), 1u);
+  const IdleTotals& idle = std::get<IdleBreakdownDetails>(found[0].details).idle;
+  // 20 gaps of 1 ms, each the wait's from the second kernel's launch call's return, 1 µs in
+  // (the launch's before); between steps, 10 µs of the next step's launch.
+  EXPECT_EQ(idle.memory_wait_ns, 20u * 999'000u);
+  EXPECT_EQ(idle.launch_ns, 20u * 1'000u + 19u * 10'000u);
+  EXPECT_EQ(idle.host_function_ns, 0u);
+  EXPECT_NE(found[0].explanation.find("Most idle time had work waiting in its stream for a "
+                                      "memory value (most behind cuStreamWaitValue32)"),
+            std::string::npos)
+      << found[0].explanation;
+  EXPECT_EQ(found[0].explanation.find("Launch-bound"), std::string::npos) << found[0].explanation;
+}
+
 // A graph whose host node holds it 1.5 ms between two 11 µs kernels, replayed 30 times (as the
 // H200 recorded it): the idle time is inside the graphs, not the graph launches' cost. The
 // graph was captured from the stream (cudaLaunchHostFunc between Begin/EndCapture, after a

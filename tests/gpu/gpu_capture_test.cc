@@ -1174,13 +1174,13 @@ TEST_F(PeerCopyTest, StagedCopiesAreFoundAndDirectOnesAreNot) {
 
 using HostFunctionTest = GpuTest;
 
-// Proves the stream of each host-function call is recorded, and the GPU's idle time behind the
-// host functions (on the kernels' stream, on another through an event, on the legacy stream) or
-// inside graphs with a host node is theirs, not launch overhead: the program issues all its work
-// at once.
+// Proves the stream of each host-function call (and memory wait) is recorded, and the GPU's idle
+// time behind the host functions (on the kernels' stream, on another through an event, on the
+// legacy stream), inside graphs with a host node, or behind waits on a memory value the host
+// writes is theirs, not launch overhead: the program issues all its work at once.
 TEST_F(HostFunctionTest, IdleBehindHostFunctionsIsTheirs) {
   constexpr int kSteps = 40;
-  for (const std::string mode : {"stream", "event", "legacy", "graph"}) {
+  for (const std::string mode : {"stream", "event", "legacy", "graph", "memory_wait"}) {
     SCOPED_TRACE(mode);
     Capture c;
     ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_host_function, std::to_string(kSteps), "2000", mode},
@@ -1195,7 +1195,10 @@ TEST_F(HostFunctionTest, IdleBehindHostFunctionsIsTheirs) {
     size_t functions = 0;
     for (const ApiCall& call : trace->records.api_calls) {
       const std::string name(trace->Str(call.name_id));
-      if (name != "cudaLaunchHostFunc" && name != "cudaStreamAddCallback") continue;
+      if (name != "cudaLaunchHostFunc" && name != "cudaStreamAddCallback" &&
+          !name.starts_with("cuStreamWaitValue32")) {
+        continue;
+      }
       ++functions;
       ASSERT_NE(call.stream_id, kNoStream) << name;
       // On the kernels' stream but in event and legacy modes (and graph mode's capture: the
@@ -1211,13 +1214,17 @@ TEST_F(HostFunctionTest, IdleBehindHostFunctionsIsTheirs) {
       found = true;
       const auto& idle = std::get<analysis::IdleBreakdownDetails>(f.details).idle;
       std::printf("%s: %s\n", mode.c_str(), f.explanation.c_str());
-      const uint64_t held = mode == "graph" ? idle.in_graph_ns : idle.host_function_ns;
+      const uint64_t held = mode == "graph"         ? idle.in_graph_ns
+                            : mode == "memory_wait" ? idle.memory_wait_ns
+                                                    : idle.host_function_ns;
       EXPECT_GE(held, idle.total() * 8 / 10) << f.explanation;
-      EXPECT_NE(f.explanation.find(mode == "graph" ? "Most idle time was inside CUDA graphs"
-                                                   : "Most idle time had work waiting in its "
-                                                     "stream for host functions"),
-                std::string::npos)
-          << f.explanation;
+      const char* verdict = mode == "graph" ? "Most idle time was inside CUDA graphs"
+                            : mode == "memory_wait"
+                                ? "Most idle time had work waiting in its stream for a memory "
+                                  "value (most behind cuStreamWaitValue32"
+                                : "Most idle time had work waiting in its stream for host "
+                                  "functions";
+      EXPECT_NE(f.explanation.find(verdict), std::string::npos) << f.explanation;
     }
     EXPECT_TRUE(found) << "no gpu-idle-breakdown: the GPU should idle most of the time";
   }

@@ -14,5 +14,5 @@ target_link_libraries(libprof_cupti_for_tests PUBLIC libprof_trace_writer ${CMAK
 libprof_add_test(libprof_cupti_test unit
   SOURCES cupti_decoder_test.cc cupti_names_test.cc
           cupti_api_filter_test.cc cupti_api_test.cc cupti_record_layout_test.cc
-          cupti_unified_memory_test.cc cupti_host_functions_test.cc
+          cupti_unified_memory_test.cc cupti_stream_blocking_calls_test.cc
   LIBS libprof_cupti_for_tests)
