@@ -185,6 +185,7 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
       g.thread_id = ac.thread_id;
     }
     if (g.free_stack_id == 0) g.free_stack_id = c.stack_id;
+    if (g.alloc_stack_id == 0) g.alloc_stack_id = ac.stack_id;
     g.pool_release_threshold = std::min(g.pool_release_threshold, a.pool_release_threshold);
     if (from_pool && op.pool_release_threshold < op.pool_bytes) {
       released_to_pool_[c.thread_id] = {ac.api, a.bytes};

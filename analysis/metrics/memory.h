@@ -65,6 +65,7 @@ struct ChurnGroup {
   // The call stack of the first release with one (CallStack::id; 0: none): what gave the
   // memory back, for the advice (PyTorch's torch.cuda.empty_cache()).
   uint32_t free_stack_id = 0;
+  uint32_t alloc_stack_id = 0;  // the same for the first allocation with one
   // Allocations from a memory pool (cudaMallocAsync): the lowest release threshold the pool had
   // at them (UINT64_MAX: none from a pool). A pool whose threshold is below what it holds gives
   // its free memory back to the OS at the next synchronisation, and the next allocation maps

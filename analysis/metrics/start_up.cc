@@ -235,16 +235,28 @@ void StartUpScan::Add(const StartUpScan& later) {
 StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
   StartUp s;
   if (!any_op_) return s;
+  const uint32_t library = OneTimeWorkBit(OneTimeWork::kLibrarySetUp);
+  for (const StackRun& run : stack_runs_) s.library_set_ups += (run.kinds & library) != 0;
+  const uint32_t one_time_kinds = s.library_set_up_recurs() ? ~library : ~uint32_t{0};
+  for (const StackRun& run : stack_runs_) {
+    if (!s.library_set_up_recurs() || (run.kinds & library) == 0) continue;
+    if (!s.recurring_set_ups.empty() && run.span.start_ns <= s.recurring_set_ups.back().end_ns) {
+      s.recurring_set_ups.back().end_ns = std::max(s.recurring_set_ups.back().end_ns, run.span.end_ns);
+    } else {
+      s.recurring_set_ups.push_back(run.span);
+    }
+  }
   // The runs come in start order (each starts at its first call, the calls in time order); a
   // one-time run may still reach past the next (a long call), so they are merged.
   for (const StackRun& run : stack_runs_) {
-    if (run.kinds == 0) continue;
+    const uint32_t kinds = run.kinds & one_time_kinds;
+    if (kinds == 0) continue;
     if (!s.one_time.empty() && run.span.start_ns <= s.one_time.back().span.end_ns) {
       StartUp::OneTimeSpan& last = s.one_time.back();
       last.span.end_ns = std::max(last.span.end_ns, run.span.end_ns);
-      last.kinds |= run.kinds;
+      last.kinds |= kinds;
     } else {
-      s.one_time.push_back({run.span, run.kinds});
+      s.one_time.push_back({run.span, kinds});
     }
   }
   s.known = true;

@@ -89,6 +89,14 @@ struct StartUp {
     uint32_t kinds = 0;
   };
   std::vector<OneTimeSpan> one_time;  // sorted, disjoint
+  // Runs of a CUDA library's set-up (a cuFFT plan, a cuBLAS/cuDNN/... handle) in the run. From
+  // kRecurringLibrarySetUps on, the program makes plans or handles again and again (one per
+  // step): not paid once, so `one_time` leaves that kind out and host findings in it are the
+  // program's (findings.cc).
+  uint64_t library_set_ups = 0;
+  std::vector<Interval> recurring_set_ups;  // their spans when it recurs (sorted, disjoint)
+  static constexpr uint64_t kRecurringLibrarySetUps = 10;
+  bool library_set_up_recurs() const { return library_set_ups >= kRecurringLibrarySetUps; }
   uint64_t duration_ns() const { return end_ns - start_ns; }
   uint64_t warm_up_ns() const { return warm_up ? end_ns - warm_up_from_ns : 0; }
 };

@@ -276,6 +276,10 @@ class Analyzer {
       const CallSite& site = call_sites_.Of(c.stack_id);
       f.call_site = site.Chain(f.api);
       f.one_time = site.one_time;
+      // A library's set-up made again and again is the program's cost, not paid once.
+      if (f.one_time == OneTimeWork::kLibrarySetUp && LibrarySetUpRecurs(out_->start_up)) {
+        f.one_time = OneTimeWork::kNone;
+      }
     }
     return f;
   }
@@ -670,6 +674,11 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
 // runs after the first kernel with the GPU nearly idle until the steady state's code is loaded:
 // its waits are the compiler's and autotuner's (cuDNN's benchmark mode synchronised 80 times in
 // the 2 s warm-up of a conv net on an H200, each on a different candidate kernel), paid once.
+bool LibrarySetUpRecurs(const Finding* start_up) {
+  const auto* details = start_up == nullptr ? nullptr : std::get_if<StartUpDetails>(&start_up->details);
+  return details != nullptr && details->recurring_library_set_ups > 0;
+}
+
 bool IsPaidInStartUp(const Finding* start_up, const Finding& f) {
   if (start_up == nullptr || TimeKindOf(Rule(f.rule).family) != TimeKind::kHost) return false;
   const uint64_t end = start_up->host_start_ns + start_up->host_duration_ns;

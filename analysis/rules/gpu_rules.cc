@@ -264,6 +264,15 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     one_time_pieces = PiecesIn(d.pieces, one_time_gaps);
     d = WithoutIdleIn(std::move(d), one_time_gaps.gaps);
   }
+  // The gaps in which the program made library plans or handles again and again (counted).
+  if (!bounds_.recurring_set_ups.empty()) {
+    std::vector<StartUp::OneTimeSpan> set_ups;
+    for (const Interval& span : bounds_.recurring_set_ups) set_ups.push_back({span, 1});
+    for (const Interval& g : GapsOverlapping(d.gaps, set_ups).gaps) {
+      dev.whole.set_up_idle_ns +=
+          SumIdle(d.pieces, std::max(g.start_ns, s0), std::min(g.end_ns, s1)).total();
+    }
+  }
 
   // gpu-idle-gaps. The pieces cover exactly the gaps, in order: each gap's are the next ones
   // (a cursor, not a search per gap over millions of pieces).
@@ -524,6 +533,7 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   details.one_time_gpu_idle_ns = one_time_idle_;
   details.later_module_load_ns = s.later_load.ns;
   details.later_module_loads = s.later_load.calls;
+  if (s.library_set_up_recurs()) details.recurring_library_set_ups = s.library_set_ups;
   if (s.warm_up) {
     details.warm_up_ns = s.warm_up_ns();
     details.warm_up_gpu_busy_ns = s.warm_up_busy_ns;
@@ -582,6 +592,13 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
                      " after it, paid once too, held the GPU idle " + Dur(one_time_idle_) +
                      ", also left out";
   }
+  if (s.library_set_up_recurs()) {
+    f.explanation += "; a CUDA library's set-up recurred " + std::to_string(s.library_set_ups) +
+                     " times through the run (cuFFT plans, or cuBLAS, cuDNN, cuSPARSE or "
+                     "cuSOLVER handles, made again and again), so it is not left out as paid "
+                     "once: its waits and idle time count with the rest; make each plan or "
+                     "handle once and reuse it";
+  }
   out->push_back(std::move(f));
 }
 
@@ -623,8 +640,16 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                   CauseText(whole, causes, {d.whole.sync, d.whole.other, d.whole.host_functions,
                                             d.whole.memory_waits}) +
                   ". ";
-  if (2 * causes.launch_ns >= idle && kernels > 0 && d.launches > 0 &&
-      2 * d.graph_launches >= d.launches) {
+  if (2 * d.whole.set_up_idle_ns >= idle) {
+    // Whatever the host did in those gaps, it was making plans or handles again and again.
+    f.explanation += "Most idle time (" + Dur(d.whole.set_up_idle_ns) + ", " +
+                     Pct(d.whole.set_up_idle_ns, idle) +
+                     ") was in gaps in which the program made a CUDA library's plan or handle "
+                     "again (cuFFT plans, or cuBLAS, cuDNN, cuSPARSE or cuSOLVER handles, " +
+                     std::to_string(bounds_.library_set_ups) +
+                     " set-ups): make each once, outside the loop, and reuse it";
+  } else if (2 * causes.launch_ns >= idle && kernels > 0 && d.launches > 0 &&
+             2 * d.graph_launches >= d.launches) {
     // The usual cure for launch-bound work, CUDA graphs, is in place already.
     const uint64_t per_graph = d.graph_kernels / std::max<uint64_t>(d.graph_launches, 1);
     const uint64_t per_graph_ns = mean_kernel * per_graph;

@@ -65,6 +65,9 @@ class GpuRulesAccumulator {
     uint64_t one_time_idle_ns = 0;
     uint32_t one_time_kinds = 0;
     uint64_t kernels = 0, kernel_ns = 0;
+    // Of `idle`, the idle gaps' time in which the program made CUDA library plans or handles
+    // again and again (StartUp::recurring_set_ups); only over the steady state (`whole`).
+    uint64_t set_up_idle_ns = 0;
     IdleByApi sync, other, host_functions, memory_waits;
   };
   struct Device {

@@ -5,6 +5,7 @@
 
 #include "analysis/model/api_names.h"
 #include "analysis/model/call_sites.h"
+#include "analysis/model/one_time_work.h"
 #include "analysis/rules/framework_hints.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/model/units.h"
@@ -153,6 +154,17 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
                        Dur(later) + " (every pair after the first)";
     }
     if (emptying.who != CacheEmptying::Who::kNone) {
+      f.details = std::move(details);
+      out->push_back(std::move(f));
+      continue;
+    }
+    // A library's plan or handle made per call allocates its workspace each time: the fix is
+    // the plan's or handle's, not an allocator.
+    if (OneTimeWorkOf(FramesOfStack(trace, g.alloc_stack_id)) == OneTimeWork::kLibrarySetUp) {
+      f.explanation += "These allocations are a CUDA library's set-up (a cuFFT plan, or a "
+                       "cuBLAS, cuDNN, cuSPARSE or cuSOLVER handle, allocating its workspace): "
+                       "made once and reused, the plan or handle would save up to " +
+                       Dur(later) + " (every pair after the first)";
       f.details = std::move(details);
       out->push_back(std::move(f));
       continue;

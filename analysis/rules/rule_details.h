@@ -150,6 +150,9 @@ struct StartUpDetails : DetailsBase {
   uint64_t gpu_idle_ns = 0;
   // Device idle time during one-time work after start-up (StartUp::one_time): left out too.
   uint64_t one_time_gpu_idle_ns = 0;
+  // A CUDA library's set-up that recurs through the run (StartUp::library_set_up_recurs): its
+  // runs; 0 when it does not recur (and is paid once).
+  uint64_t recurring_library_set_ups = 0;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
   template <class Out>
   void Fields(Out&& out) const {
@@ -166,6 +169,7 @@ struct StartUpDetails : DetailsBase {
     out("gpu_busy_after", gpu_busy_after, FieldUse::kMeasure);
     out("gpu_idle_ns", gpu_idle_ns, FieldUse::kMeasure);
     out("one_time_gpu_idle_ns", one_time_gpu_idle_ns, FieldUse::kMeasure);
+    out("recurring_library_set_ups", recurring_library_set_ups, FieldUse::kMeasure);
   }
 };
 

@@ -241,6 +241,9 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
     start_up_span->host_duration_ns = bounds_.duration_ns();
     StartUpDetails details;  // (only the warm-up's length counts, as above)
     details.warm_up_ns = bounds_.warm_up_ns();
+    if (bounds_.library_set_up_recurs()) {
+      details.recurring_library_set_ups = bounds_.library_set_ups;
+    }
     start_up_span->details = details;
   }
   const Finding* marker = start_up_span ? &*start_up_span : nullptr;

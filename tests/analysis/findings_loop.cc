@@ -103,7 +103,11 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
   // is the autotuner's, while thread 0's step-end syncs carry the program's own stack, which
   // ends a run of the tuner's calls (the warm-up's candidate is then a run of its own).
   const bool recompiles = seed % 5 == 4;
-  const uint32_t own_stack = recompiles ? NativeStack(b, "train_step") : 0;
+  // Every sixth seed: a cuFFT plan made at every step (a library's set-up that recurs,
+  // start_up.h: not paid once), each step's end stacked too. (Not drawn.)
+  const bool plans = seed % 6 == 5;
+  const uint32_t own_stack = recompiles || plans ? NativeStack(b, "train_step") : 0;
+  const uint32_t plan_stack = plans ? NativeStack(b, "cufftPlan1d") : 0;
   for (int step = 0; step < steps; ++step) {
     if (recompiles && step == steps / 2) {
       const uint32_t tuner = NativeStack(b, "xla::gpu::GemmFusionAutotunerImpl::Profile");
@@ -123,6 +127,11 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
       const uint32_t stream = t == 0 ? 10 : t == 1 ? 11 : 13;
       now = step_start + uniform(0, 5);
       const double range_start = now;
+      if (plan_stack != 0 && t == 0) {
+        b.Api("cuMemAlloc", now, now + 40, tid);
+        b.records().api_calls.back().stack_id = plan_stack;
+        now += 150;  // the plan's host work
+      }
       const int iterations = 1 + static_cast<int>(rng() % 3);
       for (int it = 0; it < iterations; ++it) {
         const double inner_start = now;

@@ -409,5 +409,72 @@ TEST_F(OneTimeFindingsTest, IdleGapsDuringOneTimeWorkAreLeftOutOfTheSteadyState)
   EXPECT_EQ(split_details.one_time_idle_ns, 7'880'000u);
 }
 
+// A cuFFT plan made and destroyed around every transform, `plans` times (as .carry/s16/
+// cufft_plan_loop.cu ran on the H200): each plan's set-up allocates (cuMemAlloc) and uploads its
+// tables (a synchronous cuMemcpyHtoD that waits 50 µs for the previous transform), 400 µs of
+// host work with the GPU idle, then the transform runs 20 µs.
+TraceBuilder PlanPerTransformLoop(int plans) {
+  TraceBuilder b;
+  const uint32_t own = AddNativeStack(b, {"main"});
+  const uint32_t plan = AddNativeStack(b, {"cufftPlan1d", "main"});
+  double t = 100;
+  b.Launch("warm", t, t + 5, t + 10, t + 20, 7);
+  t += 100;
+  for (int i = 0; i < plans; ++i, t += 500) {
+    b.Api("cuMemAlloc", t, t + 30);
+    b.records().api_calls.back().stack_id = plan;
+    const uint64_t corr = b.Api("cuMemcpyHtoD", t + 300, t + 400);
+    b.records().api_calls.back().stack_id = plan;
+    b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 1 << 20, t + 350,
+                t + 399, corr, 7, false);
+    b.Launch("fft", t + 410, t + 415, t + 420, t + 440, 7);
+    b.records().api_calls.back().stack_id = own;
+  }
+  b.Api("cudaDeviceSynchronize", t, t + 5);
+  b.SetEnd(t + 10);
+  return b;
+}
+
+// Made once per step, a library's set-up is no one-time work: its idle gaps and waits count,
+// and the findings say to make the plan once. Made a few times, it still is.
+TEST_F(OneTimeFindingsTest, ALibrarySetUpMadeAgainAndAgainIsNotPaidOnce) {
+  const std::vector<Finding> all =
+      FindFindings(PlanPerTransformLoop(40).RoundTrip(dir_.Path("t.pb")), {});
+  const Finding* start_up = FindRule(all, RuleId::kStartUp);
+  ASSERT_NE(start_up, nullptr);
+  EXPECT_EQ(std::get<StartUpDetails>(start_up->details).recurring_library_set_ups, 40u);
+  EXPECT_NE(start_up->explanation.find("a CUDA library's set-up recurred 40 times through the "
+                                       "run"),
+            std::string::npos)
+      << start_up->explanation;
+  const Finding* breakdown = FindRule(all, RuleId::kGpuIdleBreakdown);
+  ASSERT_NE(breakdown, nullptr);
+  EXPECT_FALSE(std::get<IdleBreakdownDetails>(breakdown->details).one_time_idle_ns);
+  EXPECT_NE(breakdown->explanation.find("was in gaps in which the program made a CUDA library's "
+                                        "plan or handle again"),
+            std::string::npos)
+      << breakdown->explanation;
+  size_t copies = 0;
+  for (const Finding& f : all) {
+    if (f.api != "cuMemcpyHtoD") continue;
+    ++copies;
+    EXPECT_EQ(f.one_time, OneTimeWork::kNone) << f.explanation;
+  }
+  EXPECT_GT(copies, 0u);
+
+  const std::vector<Finding> few =
+      FindFindings(PlanPerTransformLoop(3).RoundTrip(dir_.Path("f.pb")), {});
+  const Finding* few_start_up = FindRule(few, RuleId::kStartUp);
+  ASSERT_NE(few_start_up, nullptr);
+  EXPECT_EQ(std::get<StartUpDetails>(few_start_up->details).recurring_library_set_ups, 0u);
+  size_t few_copies = 0;
+  for (const Finding& f : few) {
+    if (f.api != "cuMemcpyHtoD") continue;
+    ++few_copies;
+    EXPECT_EQ(f.one_time, OneTimeWork::kLibrarySetUp);
+  }
+  EXPECT_GT(few_copies, 0u);
+}
+
 }  // namespace
 }  // namespace libprof::analysis::testing
