@@ -126,7 +126,11 @@ std::string FrameworkHint(const Finding& f) {
   return "";
 }
 
-bool RecordedInPyTorch(const ProcessTrace& trace) {
+namespace {
+
+// Whether the process recorded Python frames and a stack module whose file name starts with one
+// of `prefixes`.
+bool PythonWithModule(const ProcessTrace& trace, std::initializer_list<std::string_view> prefixes) {
   const TraceRecords& r = trace.records;
   const bool python = std::any_of(r.call_stacks.begin(), r.call_stacks.end(),
                                   [](const CallStack& s) { return !s.python_frames.empty(); });
@@ -134,9 +138,18 @@ bool RecordedInPyTorch(const ProcessTrace& trace) {
          std::any_of(r.stack_modules.begin(), r.stack_modules.end(), [&](const StackModule& m) {
            const std::string_view path = trace.Str(m.path_id);
            const size_t slash = path.rfind('/');
-           return path.substr(slash == std::string_view::npos ? 0 : slash + 1)
-               .starts_with("libtorch");
+           const std::string_view file = path.substr(slash == std::string_view::npos ? 0 : slash + 1);
+           return std::any_of(prefixes.begin(), prefixes.end(),
+                              [&](std::string_view p) { return file.starts_with(p); });
          });
+}
+
+}  // namespace
+
+bool RecordedInPyTorch(const ProcessTrace& trace) { return PythonWithModule(trace, {"libtorch"}); }
+
+bool RecordedInJax(const ProcessTrace& trace) {
+  return PythonWithModule(trace, {"xla_cuda_plugin", "xla_extension"});
 }
 
 CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions) {

@@ -22,6 +22,9 @@ std::string FrameworkHint(const Finding& f);
 // stacks' modules and a Python frame in one of its stacks (a C++ program on LibTorch has no
 // torch.cuda to call). The pattern rules, whose findings have no stack, ask it of the process.
 bool RecordedInPyTorch(const ProcessTrace& trace);
+// Whether the process is JAX's: Python frames, and a stack module of XLA's (xla_cuda_plugin.so,
+// xla_extension.so).
+bool RecordedInJax(const ProcessTrace& trace);
 
 // Who emptied PyTorch's caching allocator (NativeCachingAllocator::emptyCache frees its cached
 // blocks, one cudaFree each) in a stack whose native functions are given innermost first: told

@@ -169,6 +169,18 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
       out->push_back(std::move(f));
       continue;
     }
+    // JAX frees device memory only with its platform allocator, which its documentation calls
+    // very slow (pinned host memory, cuMemHostAlloc's, is another matter).
+    if (RecordedInJax(trace) && g.api.find("Host") == std::string::npos) {
+      f.explanation += "In JAX, only XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates and frees "
+                       "each buffer like this; without it, JAX's allocator keeps and reuses the "
+                       "memory (XLA_PYTHON_CLIENT_PREALLOCATE=false lets its pool grow as "
+                       "needed), saving up to " +
+                       Dur(later) + " (every pair after the first)";
+      f.details = std::move(details);
+      out->push_back(std::move(f));
+      continue;
+    }
     f.explanation += "A caching allocator (allocate once and reuse, as PyTorch's does) would "
                      "save up to " +
                      Dur(later) + " (every pair after the first)";

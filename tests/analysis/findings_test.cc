@@ -946,6 +946,53 @@ TEST_F(FindingsTest, AllocChurnFreedByCudnnAutotuningIsNotTheProgramsEmptyCache)
       << other;
 }
 
+// Device memory allocated and freed per buffer in a JAX process (as XLA_PYTHON_CLIENT_ALLOCATOR=
+// platform made it on the H200, .carry/s16/jax_platform_alloc.py): JAX's words, not "a caching
+// allocator"; pinned host memory's churn keeps the general advice.
+TEST_F(FindingsTest, AllocChurnInJaxNamesItsPlatformAllocator) {
+  TraceBuilder b;
+  TraceRecords& r = b.records();
+  for (int i = 0; i < 6; ++i) {
+    const double s = 100.0 * i;
+    for (const auto& [api, op, kind, at] :
+         {std::tuple{"cuMemAlloc", MemoryOperation::kAllocation, MemoryKind::kDevice, s},
+          std::tuple{"cuMemFree", MemoryOperation::kRelease, MemoryKind::kDevice, s + 20},
+          std::tuple{"cuMemHostAlloc", MemoryOperation::kAllocation, MemoryKind::kPinned, s + 50},
+          std::tuple{"cuMemFreeHost", MemoryOperation::kRelease, MemoryKind::kPinned, s + 70}}) {
+      MemoryOp m{.operation = op, .memory_kind = kind,
+                 .address = kind == MemoryKind::kDevice ? 0x1000u : 0x9000u, .bytes = 1 << 20,
+                 .time_ns = Us(at)};
+      m.correlation_id = b.Api(api, at, at + 20, 1, 0, ApiDomain::kDriver);
+      r.memory_ops.push_back(m);
+    }
+  }
+  b.SetEnd(1000);
+  const auto advice = [&](const ProcessTrace& t) {
+    std::map<std::string, std::string> by_api;
+    for (const Finding& f : Of(FindFindings(t, {}), "alloc-churn")) by_api[f.api] = f.explanation;
+    return by_api;
+  };
+  const auto plain = advice(Load(b));
+  ASSERT_EQ(plain.size(), 2u);
+  EXPECT_NE(plain.at("cuMemAlloc").find("A caching allocator"), std::string::npos);
+  // The same in a process with Python frames and XLA's plugin among its stack modules.
+  r.stack_modules.push_back(
+      {.id = 1, .path_id = b.Intern("/venv/lib/python3.12/site-packages/jax_plugins/"
+                                    "xla_cuda13/xla_cuda_plugin.so")});
+  r.stack_frames.push_back({.id = 1, .address = 0x10, .module_id = 1});
+  r.call_stacks.push_back({.id = 1, .frame_ids = {1}});
+  r.call_stacks.back().python_frames.push_back({b.Intern("/home/me/train.py"), 3, b.Intern("f")});
+  r.api_calls.back().stack_id = 1;
+  const auto jax = advice(Load(b));
+  ASSERT_EQ(jax.size(), 2u);
+  EXPECT_NE(jax.at("cuMemAlloc").find("In JAX, only XLA_PYTHON_CLIENT_ALLOCATOR=platform "
+                                      "allocates and frees each buffer like this"),
+            std::string::npos)
+      << jax.at("cuMemAlloc");
+  EXPECT_NE(jax.at("cuMemHostAlloc").find("A caching allocator"), std::string::npos)
+      << jax.at("cuMemHostAlloc");
+}
+
 // cudaMallocAsync/cudaFreeAsync of 1 GiB per step from a pool whose release threshold is 0 (the
 // default), with a synchronisation after each free (as the H200 recorded .carry/s16/
 // mallocasync.cu): each synchronisation gives the memory back to the OS (1.9 ms with no work to
