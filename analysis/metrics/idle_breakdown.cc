@@ -126,6 +126,18 @@ std::vector<CallClass> ClassifyCalls(const TraceIndex& index) {
   return classes;
 }
 
+IdleCause CauseOf(StreamBlockers::Kind kind) {
+  switch (kind) {
+    case StreamBlockers::Kind::kMemoryWait:
+      return IdleCause::kMemoryWait;
+    case StreamBlockers::Kind::kOtherDevice:
+      return IdleCause::kOtherDevice;
+    case StreamBlockers::Kind::kHostFunction:
+      break;
+  }
+  return IdleCause::kHostFunction;
+}
+
 }  // namespace
 
 std::vector<DeviceIdle> ClassifyIdle(const TraceIndex& index) {
@@ -196,8 +208,13 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
     // the issuing call's return on, the operation waited for that, not for the host.
     Interval gap = whole;
     const bool in_graph = next.graph_id != 0 && started_before(next, whole.start_ns);
-    const std::optional<StreamBlockers::Blocker> blocker =
+    std::optional<StreamBlockers::Blocker> blocker =
         in_graph ? std::nullopt : blockers.Behind(next);
+    // Another device's work that ended before the gap began held nothing.
+    if (blocker && blocker->kind == StreamBlockers::Kind::kOtherDevice &&
+        blocker->until_ns <= whole.start_ns) {
+      blocker.reset();
+    }
     if (blocker || in_graph) gap.end_ns = std::clamp(l.end_ns, whole.start_ns, whole.end_ns);
     const uint64_t cut = std::clamp(l.start_ns, gap.start_ns, gap.end_ns);
     if (crosses) {
@@ -212,9 +229,7 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
       out->push_back({{cut, gap.end_ns}, cause, l.name_id});
     }
     if (gap.end_ns < whole.end_ns) {
-      const IdleCause cause = in_graph                ? IdleCause::kInGraph
-                              : blocker->memory_wait ? IdleCause::kMemoryWait
-                                                     : IdleCause::kHostFunction;
+      const IdleCause cause = in_graph ? IdleCause::kInGraph : CauseOf(blocker->kind);
       out->push_back({{gap.end_ns, whole.end_ns}, cause,
                       static_cast<int64_t>(in_graph ? l.name_id : blocker->name_id)});
     }
@@ -334,6 +349,9 @@ void IdleTotals::Add(IdleCause cause, uint64_t ns) {
     case IdleCause::kMemoryWait:
       memory_wait_ns += ns;
       break;
+    case IdleCause::kOtherDevice:
+      other_device_ns += ns;
+      break;
   }
 }
 
@@ -344,6 +362,7 @@ void IdleTotals::Add(const IdleTotals& other) {
   host_function_ns += other.host_function_ns;
   in_graph_ns += other.in_graph_ns;
   memory_wait_ns += other.memory_wait_ns;
+  other_device_ns += other.other_device_ns;
 }
 
 DeviceIdle From(DeviceIdle d, const std::vector<DeviceOp>& ops, uint64_t from_ns) {

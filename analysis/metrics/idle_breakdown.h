@@ -14,6 +14,8 @@
 //           above);
 //   memory wait  the same behind a wait on a memory value (cuStreamWaitValue32/64,
 //           cuStreamBatchMemOp): the stream waited until the host or other work wrote it;
+//   other GPU  the same behind an event wait (cudaStreamWaitEvent) on a recording of another
+//           device's stream, while the work before that recording still ran there;
 //   in graph  the next operation is a node of a CUDA graph launch whose earlier nodes ran
 //           before the gap: the graph held it (a host node, an event wait node, the latency
 //           between dependent nodes), from the launch call's return on; or a node the device
@@ -40,11 +42,19 @@
 
 namespace libprof::analysis {
 
-enum class IdleCause : uint8_t { kLaunch, kSync, kOther, kHostFunction, kInGraph, kMemoryWait };
+enum class IdleCause : uint8_t {
+  kLaunch,
+  kSync,
+  kOther,
+  kHostFunction,
+  kInGraph,
+  kMemoryWait,
+  kOtherDevice
+};
 
 // A stretch of idle time with one cause. `api_name` is the string id (ProcessTrace::Str) of
 // the API call the thread was in (for kLaunch and kSync, the one that gives the cause; for
-// kHostFunction and kMemoryWait, the call that enqueued the function or wait; for kInGraph, the graph's launch call, none
+// kHostFunction, kMemoryWait and kOtherDevice, the call that enqueued the function or wait; for kInGraph, the graph's launch call, none
 // before a node the device launched: a conditional node's body);
 // -1 outside calls.
 struct IdlePiece {
@@ -60,8 +70,10 @@ struct IdleTotals {
   uint64_t host_function_ns = 0;
   uint64_t in_graph_ns = 0;
   uint64_t memory_wait_ns = 0;
+  uint64_t other_device_ns = 0;
   uint64_t total() const {
-    return launch_ns + sync_ns + other_ns + host_function_ns + in_graph_ns + memory_wait_ns;
+    return launch_ns + sync_ns + other_ns + host_function_ns + in_graph_ns + memory_wait_ns +
+           other_device_ns;
   }
   void Add(IdleCause cause, uint64_t ns);
   void Add(const IdleTotals& other);

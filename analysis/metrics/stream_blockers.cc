@@ -32,7 +32,8 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
         capturing[c.thread_id] = bound == CaptureBound::kBegin;
       } else if (!capturing[c.thread_id]) {
         streams_[c.stream_id].blockers.push_back(
-            {c.correlation_id, c.name_id, index.Traits(c).memory_wait});
+            {c.correlation_id, c.name_id,
+             index.Traits(c).memory_wait ? Kind::kMemoryWait : Kind::kHostFunction});
       }
     }
   }
@@ -40,7 +41,7 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
     for (const auto& [stream, b] : carried->pending) streams_[stream].blockers.push_back(b);
   }
   const bool any_events = carried != nullptr && !carried->held_events.empty();
-  if (streams_.empty() && !any_events) return;
+  if (streams_.empty() && !any_events && !HasOtherDeviceWaits(index)) return;
   auto settle = [&] {
     for (auto& [id, s] : streams_) std::sort(s.blockers.begin(), s.blockers.end());
   };
@@ -64,10 +65,10 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
     if (w.type != SyncType::kStreamWaitEvent || w.stream_id == kNoStream) continue;
     auto h = held.find(w.event_sync_id);
     if (h == held.end()) continue;
-    streams_[w.stream_id].blockers.push_back(
-        {w.correlation_id, h->second.name_id, h->second.memory_wait});
+    streams_[w.stream_id].blockers.push_back({w.correlation_id, h->second.name_id, h->second.kind});
     waits = true;
   }
+  if (AddOtherDeviceWaits(index)) waits = true;
   if (waits) settle();
   // The legacy-stream links (LinkedStreams).
   classifier_.emplace(r);
@@ -85,6 +86,59 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
       carried->pending.erase(id);
     }
   }
+}
+
+bool StreamBlockers::HasOtherDeviceWaits(const TraceIndex& index) {
+  const TraceRecords& r = index.records();
+  if (r.synchronizations.empty() || r.cuda_events.empty()) return false;
+  std::unordered_map<uint32_t, uint32_t> device_of_context;
+  for (const ContextInfo& c : r.contexts) device_of_context[c.context_id] = c.device_id;
+  if (device_of_context.size() < 2) {
+    // One context's worth of devices, unless the events say otherwise.
+    uint32_t first = r.cuda_events.front().device_id;
+    bool several = false;
+    for (const CudaEvent& e : r.cuda_events) several = several || e.device_id != first;
+    if (!several) return false;
+  }
+  return true;
+}
+
+bool StreamBlockers::AddOtherDeviceWaits(const TraceIndex& index) {
+  if (!HasOtherDeviceWaits(index)) return false;
+  const TraceRecords& r = index.records();
+  std::unordered_map<uint64_t, const CudaEvent*> recording;  // by sync id
+  for (const CudaEvent& e : r.cuda_events) {
+    if (e.sync_id != 0) recording[e.sync_id] = &e;
+  }
+  // Each stream's operations by correlation id, with their ends and device.
+  std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> ends;
+  std::unordered_map<uint32_t, uint32_t> device_of;
+  for (const DeviceOp& op : index.device_ops()) {
+    ends[op.stream_id].push_back({op.correlation_id, op.end_ns});
+    device_of.try_emplace(op.stream_id, op.device_id);
+  }
+  for (auto& [id, list] : ends) std::sort(list.begin(), list.end());
+  bool added = false;
+  for (const Synchronization& w : r.synchronizations) {
+    if (w.type != SyncType::kStreamWaitEvent || w.stream_id == kNoStream) continue;
+    auto e = recording.find(w.event_sync_id);
+    auto waiting = device_of.find(w.stream_id);
+    if (e == recording.end() || waiting == device_of.end()) continue;
+    if (e->second->device_id == waiting->second) continue;
+    // The work the recording follows on its stream: the last operation issued before it.
+    auto list = ends.find(e->second->stream_id);
+    if (list == ends.end()) continue;
+    auto after = std::lower_bound(list->second.begin(), list->second.end(),
+                                  std::pair<uint64_t, uint64_t>{e->second->correlation_id, 0});
+    if (after == list->second.begin()) continue;
+    const int64_t call = index.LaunchingCall(w.correlation_id);
+    if (call < 0) continue;
+    streams_[w.stream_id].blockers.push_back(
+        {w.correlation_id, r.api_calls[static_cast<size_t>(call)].name_id, Kind::kOtherDevice,
+         std::prev(after)->second});
+    added = true;
+  }
+  return added;
 }
 
 const StreamBlockers::Blocker* StreamBlockers::BehindIn(const Stream& s,

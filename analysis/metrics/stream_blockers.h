@@ -2,7 +2,8 @@
 // stream before it (cudaLaunchHostFunc, cudaStreamAddCallback: libprof records their stream,
 // ApiCall::stream_id), a wait on a memory value (cuStreamWaitValue32/64, cuStreamBatchMemOp
 // with a wait: recorded alike), or an event wait (cudaStreamWaitEvent) on a recording that was
-// itself queued behind one of those on its own stream. Each holds the stream until the function
+// itself queued behind one of those on its own stream, or on a recording of another device's
+// stream (the work before it there runs while this device idles: a pipeline across GPUs). Each holds the stream until the function
 // has run on CUDA's callback thread, or until the host or other work writes the value; nothing
 // CUPTI records shows that, so idle_breakdown.h would otherwise count the time as launch
 // latency.
@@ -39,10 +40,16 @@ namespace libprof::analysis {
 
 class StreamBlockers {
  public:
+  // What holds the stream: a host function, a wait on a memory value (api_names.h
+  // IsStreamMemoryWait), or an event wait on a recording of another device's stream, behind
+  // work there that ends at `until_ns` (that device was busy meanwhile; an event wait on the
+  // same device holds nothing while its device is idle).
+  enum class Kind : uint8_t { kHostFunction, kMemoryWait, kOtherDevice };
   struct Blocker {
     uint64_t correlation_id = 0;
-    uint32_t name_id = 0;      // the call that enqueued the host function or wait (string id)
-    bool memory_wait = false;  // a wait on a memory value (api_names.h IsStreamMemoryWait)
+    uint32_t name_id = 0;  // the call that enqueued the host function or wait (string id)
+    Kind kind = Kind::kHostFunction;
+    uint64_t until_ns = UINT64_MAX;  // kOtherDevice: when the awaited work ended
     bool operator<(const Blocker& o) const { return correlation_id < o.correlation_id; }
   };
   struct Carried {
@@ -57,7 +64,7 @@ class StreamBlockers {
   StreamBlockers(const TraceIndex& index, Carried* carried);
 
   // The host function's or memory wait's call that `op` waited behind (for an event wait, the
-  // call that held the recording), if any.
+  // call that held the recording), or the event wait on another device's work, if any.
   std::optional<Blocker> Behind(const DeviceOp& op) const;
 
  private:
@@ -66,6 +73,10 @@ class StreamBlockers {
     std::vector<uint64_t> ops;      // correlation ids, sorted
   };
   const Blocker* BehindIn(const Stream& s, uint64_t correlation_id) const;
+  // Whether the window has event waits that may cross devices (several devices' contexts or
+  // recordings), and the blockers of those that do (true if any).
+  static bool HasOtherDeviceWaits(const TraceIndex& index);
+  bool AddOtherDeviceWaits(const TraceIndex& index);
   // The legacy-stream links of `stream`: for a blocking stream its context's legacy stream, for
   // a legacy stream the blocking streams of its context that have blockers.
   std::vector<uint32_t> LinkedStreams(uint32_t stream, uint32_t context) const;

@@ -844,7 +844,9 @@ class ProcessPage {
           .max_marks = kDetailMarks,
           .highlight_start_ns = start,
           .highlight_end_ns = start + f.host_duration_ns,
-          .highlight_label = f.api.empty() ? std::string(RuleName(f.rule)) : f.api};
+          .highlight_label = f.api.empty() ? std::string(RuleName(f.rule)) : f.api,
+          .start_up_end_ns = 0,  // (a detail view: the finding's own stretch, no bands)
+          .one_time = {}};
       body += "<div class=\"figure\">" + timeline_done_.Svg(d.view, view) + "</div>";
     }
     if (detailed_.empty()) body = HtmlNote("No finding to show in detail.");

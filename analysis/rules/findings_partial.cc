@@ -46,7 +46,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Blamed, kind, name, correlation_id, stream_id
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(FindingFrame, function, module, module_offset, python_file,
                                    line)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(IdleTotals, launch_ns, sync_ns, other_ns, host_function_ns,
-                                   in_graph_ns, memory_wait_ns)
+                                   in_graph_ns, memory_wait_ns, other_device_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CopyDetails, bytes, copy_kind, src_kind, dst_kind)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(IdleGapDetails, host_activity, idle)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LowUtilizationDetails, utilization, launch_bound_idle_ns,

@@ -40,7 +40,8 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 // 5: the GPU rules' idle time behind host functions and inside CUDA graphs (IdleTotals'
 //    host_function_ns, in_graph_ns).
 // 6: alloc-churn's pool_release_threshold and release_sync_ns (a pool that gives its memory
-//    back); the GPU rules' idle time behind memory waits (IdleTotals' memory_wait_ns); start-up's
+//    back); the GPU rules' idle time behind memory waits and other GPUs' work (IdleTotals'
+//    memory_wait_ns, other_device_ns); start-up's
 //    recurring_library_set_ups.
 inline constexpr uint32_t kFindingsPartialVersion = 6;
 

@@ -70,6 +70,7 @@ struct IdleApis {
   const IdleByApi& other;
   const IdleByApi& host_functions;
   const IdleByApi& memory_waits;
+  const IdleByApi& other_devices;
 };
 
 // "X (p%) while the host was launching the next work, Y (q%) ..." for the non-zero causes.
@@ -110,6 +111,11 @@ std::string CauseText(const ProcessTrace& trace, const IdleTotals& t, const Idle
     parts.push_back(Dur(t.memory_wait_ns) + " (" + Pct(t.memory_wait_ns, idle) +
                     ") while work waited in its stream for a memory value to be written (most "
                     "behind " + top.name + ", " + Dur(top.ns) + ")");
+  }
+  if (t.other_device_ns > 0) {
+    parts.push_back(Dur(t.other_device_ns) + " (" + Pct(t.other_device_ns, idle) +
+                    ") while work waited in its stream for another GPU's work (an event "
+                    "recorded there)");
   }
   if (t.in_graph_ns > 0) {
     parts.push_back(Dur(t.in_graph_ns) + " (" + Pct(t.in_graph_ns, idle) +
@@ -305,18 +311,19 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     IdleGapDetails details;
     details.host_activity = HostActivity(window, earlier_calls, g);
     details.idle = causes;
-    IdleByApi sync, other, host_functions, memory_waits;
+    IdleByApi sync, other, host_functions, memory_waits, other_devices;
     AddByApi(in_gap, IdleCause::kSync, g.start_ns, g.end_ns, &sync);
     AddByApi(in_gap, IdleCause::kOther, g.start_ns, g.end_ns, &other);
     AddByApi(in_gap, IdleCause::kHostFunction, g.start_ns, g.end_ns, &host_functions);
     AddByApi(in_gap, IdleCause::kMemoryWait, g.start_ns, g.end_ns, &memory_waits);
+    AddByApi(in_gap, IdleCause::kOtherDevice, g.start_ns, g.end_ns, &other_devices);
     f.explanation = "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) +
                     " from " + Dur(f.host_start_ns) + " (after " +
                     prev.value_or("earlier work") + "; before " +
                     AbbreviateName(window.OpName(next), kProseNameChars) + ", corr " +
                     std::to_string(next.correlation_id) +
                     "): " + details.host_activity + "; of the gap, " +
-                    CauseText(trace, causes, {sync, other, host_functions, memory_waits});
+                    CauseText(trace, causes, {sync, other, host_functions, memory_waits, other_devices});
     f.details = std::move(details);
     dev.gaps.push_back(std::move(f));
   }
@@ -347,6 +354,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
         if (p.cause == IdleCause::kOther) c.other.Add(p, length);
         if (p.cause == IdleCause::kHostFunction) c.host_functions.Add(p, length);
         if (p.cause == IdleCause::kMemoryWait) c.memory_waits.Add(p, length);
+        if (p.cause == IdleCause::kOtherDevice) c.other_devices.Add(p, length);
       });
     }
     cursor = 0;
@@ -383,6 +391,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   AddByApi(d.pieces, IdleCause::kOther, s0, s1, &dev.whole.other);
   AddByApi(d.pieces, IdleCause::kHostFunction, s0, s1, &dev.whole.host_functions);
   AddByApi(d.pieces, IdleCause::kMemoryWait, s0, s1, &dev.whole.memory_waits);
+  AddByApi(d.pieces, IdleCause::kOtherDevice, s0, s1, &dev.whole.other_devices);
   // Each launching call counted once: a bit per call of the window (a hash set of the calls
   // was most of this function's time).
   std::vector<bool> launchers(window.records().api_calls.size());
@@ -461,6 +470,7 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
       run.other.Merge(c.other);
       run.host_functions.Merge(c.host_functions);
       run.memory_waits.Merge(c.memory_waits);
+      run.other_devices.Merge(c.other_devices);
     }
     const uint64_t from = low[i].from, to = low[j - 1].to;
     const size_t count = j - i;
@@ -483,7 +493,8 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
                    : "chunks " + std::to_string(index + 1) + "-" + std::to_string(index + count);
     const std::string gpu = "GPU " + std::to_string(id);
     const std::string causes =
-        CauseText(whole, run.idle, {run.sync, run.other, run.host_functions, run.memory_waits});
+        CauseText(whole, run.idle,
+                  {run.sync, run.other, run.host_functions, run.memory_waits, run.other_devices});
     if (first.kernels == 0 && count > 1) {
       f.explanation = gpu + " ran no kernel for " + Dur(length) + " from " +
                       Dur(f.host_start_ns) + " (" + which + " of " + std::to_string(chunks) +
@@ -638,7 +649,7 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                        : "") +
                   "): " +
                   CauseText(whole, causes, {d.whole.sync, d.whole.other, d.whole.host_functions,
-                                            d.whole.memory_waits}) +
+                                            d.whole.memory_waits, d.whole.other_devices}) +
                   ". ";
   if (2 * d.whole.set_up_idle_ns >= idle) {
     // Whatever the host did in those gaps, it was making plans or handles again and again.
@@ -701,6 +712,13 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
         "launched: a graph's host nodes (cudaGraphAddHostNode) run on CUDA's callback thread "
         "while the rest of the graph waits, and event-wait nodes wait for work outside it; "
         "keep host nodes short or move their work out of the graph";
+  } else if (2 * causes.other_device_ns >= idle) {
+    f.explanation +=
+        "Most idle time had work waiting for another GPU (cudaStreamWaitEvent on events "
+        "recorded on its streams): the GPUs take turns, each idle while the other works, as "
+        "in a pipeline split across GPUs; overlap the stages (split each step into "
+        "micro-batches, so that one GPU works on the next while the other finishes this one) "
+        "or balance them";
   } else if (2 * causes.memory_wait_ns >= idle) {
     const TopApi top = TopOf(whole, d.whole.memory_waits);
     f.explanation +=

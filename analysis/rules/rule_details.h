@@ -72,6 +72,7 @@ void IdleFields(const IdleTotals& idle, Out&& out) {
   out("idle_host_function_ns", idle.host_function_ns, FieldUse::kMeasure);
   out("idle_in_graph_ns", idle.in_graph_ns, FieldUse::kMeasure);
   out("idle_memory_wait_ns", idle.memory_wait_ns, FieldUse::kMeasure);
+  out("idle_other_gpu_ns", idle.other_device_ns, FieldUse::kMeasure);
 }
 
 // The device rules' "Waiting for": the device.

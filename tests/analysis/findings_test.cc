@@ -629,6 +629,70 @@ TEST_F(FindingsTest, WorkQueuedBehindAMemoryWaitIsItsIdleTime) {
   EXPECT_EQ(found[0].explanation.find("Launch-bound"), std::string::npos) << found[0].explanation;
 }
 
+// A pipeline over two GPUs (as .carry/s16/cross_device.cu ran on two H200s): each step GPU 1
+// runs a 150 µs stage and records an event that GPU 0's stream waits for before its 4 µs stage.
+// The host issues everything at once, so GPU 0's idle time is GPU 1's work, not launches; an
+// event wait on GPU 0's own device holds nothing.
+TEST_F(FindingsTest, WorkWaitingForAnotherGpusEventIsThatGpusIdleTime) {
+  const auto scenario = [](uint32_t recording_device) {
+    TraceBuilder b(5156);
+    b.AddContext(1, 7);
+    b.AddContext(2, 8);
+    b.records().contexts[1].device_id = 1;
+    b.AddStream(13, StreamType::kDefault, 1);
+    b.AddStream(14, StreamType::kDefault, recording_device == 1 ? 2 : 1);
+    double host = 10, gpu = 100;
+    for (int step = 0; step < 20; ++step) {
+      const uint64_t launch = b.Api("cudaLaunchKernel", host, host + 5);
+      b.AddKernel("stage1", gpu, gpu + 150, launch, 14, recording_device == 1 ? 2 : 1)
+          .shape.device_id = recording_device;
+      const uint64_t record = b.Api("cudaEventRecord", host + 6, host + 7);
+      b.AddEvent(1, 100 + step, record, 14).device_id = recording_device;
+      const uint64_t wait = b.Api("cudaStreamWaitEvent", host + 8, host + 9);
+      b.AddSync(SyncType::kStreamWaitEvent, host + 8, host + 9, wait, 13, 100 + step);
+      b.Launch("stage0", host + 10, host + 15, gpu + 152, gpu + 156, 13);
+      host += 16;
+      gpu += 160;
+    }
+    b.Api("cudaStreamSynchronize", host, gpu + 10);
+    b.SetEnd(gpu + 20);
+    return b;
+  };
+  const auto gpu0 = [](const std::vector<Finding>& all) -> std::optional<IdleTotals> {
+    for (const Finding& f : all) {
+      if (f.rule == RuleId::kGpuIdleBreakdown && f.device_id == 0u) {
+        return std::get<IdleBreakdownDetails>(f.details).idle;
+      }
+    }
+    return std::nullopt;
+  };
+  const std::vector<Finding> across = FindFindings(Load(scenario(1)), {});
+  const auto idle = gpu0(across);
+  ASSERT_TRUE(idle);
+  // GPU 0 idles 154 µs of each 160 µs step after its first stage: all of it behind GPU 1.
+  EXPECT_EQ(idle->other_device_ns, 19u * 156'000u);
+  EXPECT_EQ(idle->launch_ns, 0u);
+  for (const Finding& f : across) {
+    if (f.rule == RuleId::kGpuIdleBreakdown && f.device_id == 0u) {
+      EXPECT_NE(f.explanation.find("Most idle time had work waiting for another GPU"),
+                std::string::npos)
+          << f.explanation;
+    }
+  }
+  // The same with the recording on GPU 0 itself: GPU 0 ran stage1 too, and nothing crosses
+  // (each idle piece classified, whatever the rules report).
+  const auto pieces = [&](const ProcessTrace& t) {
+    std::map<IdleCause, size_t> causes;
+    const TraceIndex index(t);
+    for (const DeviceIdle& d : ClassifyIdle(index)) {
+      for (const IdlePiece& p : d.pieces) ++causes[p.cause];
+    }
+    return causes;
+  };
+  EXPECT_GT(pieces(Load(scenario(1)))[IdleCause::kOtherDevice], 0u);
+  EXPECT_EQ(pieces(Load(scenario(0)))[IdleCause::kOtherDevice], 0u);
+}
+
 // A graph whose host node holds it 1.5 ms between two 11 µs kernels, replayed 30 times (as the
 // H200 recorded it): the idle time is inside the graphs, not the graph launches' cost. The
 // graph was captured from the stream (cudaLaunchHostFunc between Begin/EndCapture, after a
