@@ -1172,6 +1172,34 @@ TEST_F(PeerCopyTest, StagedCopiesAreFoundAndDirectOnesAreNot) {
   EXPECT_EQ(direct, peer ? static_cast<size_t>(kCopies) : 0u);
 }
 
+using GpuPipelineTest = GpuTest;
+
+// Proves GPU 0's idle time behind events recorded on GPU 1 (a pipeline across GPUs, all work
+// issued at once) is the other GPU's, not launch overhead.
+TEST_F(GpuPipelineTest, IdleWaitingForTheOtherGpuIsItsOwnCause) {
+  if (const RunResult probe = RunPlain({LIBPROF_SAMPLE_gpu_pipeline, "1", "1"});
+      probe.out.find("needs 2 GPUs") != std::string::npos) {
+    GTEST_SKIP() << probe.out;
+  }
+  Capture c;
+  ASSERT_TRUE(ProfileOk({LIBPROF_SAMPLE_gpu_pipeline, "40", "4000"}, Mode::kPreload, 1, &c));
+  const auto trace = LoadOne(c.traces[0].path);
+  ASSERT_TRUE(trace);
+  bool found = false;
+  for (const analysis::Finding& f :
+       analysis::FindFindings(*trace, analysis::FindingsOptions{})) {
+    if (f.rule != analysis::RuleId::kGpuIdleBreakdown || f.device_id != 0u) continue;
+    found = true;
+    std::printf("%s\n", f.explanation.c_str());
+    const auto& idle = std::get<analysis::IdleBreakdownDetails>(f.details).idle;
+    EXPECT_GE(idle.other_device_ns, idle.total() * 8 / 10) << f.explanation;
+    EXPECT_NE(f.explanation.find("Most idle time had work waiting for another GPU"),
+              std::string::npos)
+        << f.explanation;
+  }
+  EXPECT_TRUE(found) << "no gpu-idle-breakdown on GPU 0: it should idle while GPU 1 works";
+}
+
 using HostFunctionTest = GpuTest;
 
 // Proves the stream of each host-function call (and memory wait) is recorded, and the GPU's idle
