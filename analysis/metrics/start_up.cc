@@ -1,6 +1,7 @@
 #include "analysis/metrics/start_up.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -161,7 +162,9 @@ void StartUpScan::Add(const TraceIndex& window) {
     const StartUpWork kind = work.kinds[i];
     if ((kind == StartUpWork::kModuleLoad || kind == StartUpWork::kContext) &&
         c.end_ns > c.start_ns) {
-      defining.push_back({{c.start_ns, c.end_ns}, 0, !work.lazy[i]});
+      defining.push_back({{c.start_ns, c.end_ns}, 0, !work.lazy[i],
+                          kind == StartUpWork::kModuleLoad &&
+                              window.ApiName(c).starts_with("cuModuleLoad")});
     }
   }
   std::sort(defining.begin(), defining.end(), [](const Piece& a, const Piece& b) {
@@ -172,6 +175,7 @@ void StartUpScan::Add(const TraceIndex& window) {
       Piece& last = defining_.back();  // (Bounds merges the windows' pieces)
       last.span.end_ns = std::max(last.span.end_ns, piece.span.end_ns);
       last.named = last.named || piece.named;
+      last.module = last.module || piece.module;
     } else {
       defining_.push_back(piece);
     }
@@ -272,6 +276,7 @@ StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
       last.span.end_ns = std::max(last.span.end_ns, piece.span.end_ns);
       last.busy_before_end_ns = std::max(last.busy_before_end_ns, piece.busy_before_end_ns);
       last.named = last.named || piece.named;
+      last.module = last.module || piece.module;
     } else {
       pieces.push_back(piece);
     }
@@ -280,12 +285,33 @@ StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
   for (const Piece& piece : pieces) defining.push_back(piece.span);
   s.end_ns = std::max(EndOfStartUp(defining, s.first_op_ns), s.start_ns);
   WarmUp(pieces, &s);
+  RecurringLoads(pieces, &s);
   for (const Interval& piece : defining) {
     if (piece.end_ns <= s.end_ns) continue;
     s.later_loading.push_back({std::max(piece.start_ns, s.end_ns), piece.end_ns});
     s.later_load.ns += s.later_loading.back().length();
   }
   return s;
+}
+
+void StartUpScan::RecurringLoads(const std::vector<Piece>& pieces, StartUp* s) const {
+  if (!any_kernel_ || last_op_end_ns_ <= first_kernel_ns_) return;
+  const uint64_t run = last_op_end_ns_ - first_kernel_ns_;
+  uint64_t busy = busy_before_first_kernel_ns_, loads = 0;
+  std::array<uint64_t, 4> by_quarter{};  // of the run
+  for (const Piece& piece : pieces) {
+    if (!piece.module || piece.span.start_ns < first_kernel_ns_) continue;
+    if (piece.busy_before_end_ns > busy) {
+      ++loads;
+      const uint64_t at = std::min(piece.span.start_ns - first_kernel_ns_, run - 1);
+      ++by_quarter[4 * at / run];
+    }
+    busy = piece.busy_before_end_ns;
+  }
+  const bool spread = std::all_of(by_quarter.begin(), by_quarter.end(), [&](uint64_t n) {
+    return n > 0 && 2 * n <= loads;
+  });
+  if (loads >= StartUp::kRecurringModuleLoads && spread) s->recurring_module_loads = loads;
 }
 
 // The warm-up (start_up.h): the latest piece ending after start-up's end with a nearly idle GPU

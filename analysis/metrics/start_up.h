@@ -97,6 +97,13 @@ struct StartUp {
   std::vector<Interval> recurring_set_ups;  // their spans when it recurs (sorted, disjoint)
   static constexpr uint64_t kRecurringLibrarySetUps = 10;
   bool library_set_up_recurs() const { return library_set_ups >= kRecurringLibrarySetUps; }
+  // cuModuleLoad* calls after the first kernel with device work since the one before, when
+  // there are kRecurringModuleLoads or more, every quarter of the run from the first kernel to
+  // the last operation's end has one and none has half of them: code compiled or loaded again
+  // and again (a kernel built per call), not a first iteration's lazy loading, a library's
+  // kernels loaded per new shape (cuLibraryLoadData) or a compiler's burst. 0 otherwise.
+  uint64_t recurring_module_loads = 0;
+  static constexpr uint64_t kRecurringModuleLoads = 10;
   uint64_t duration_ns() const { return end_ns - start_ns; }
   uint64_t warm_up_ns() const { return warm_up ? end_ns - warm_up_from_ns : 0; }
 };
@@ -126,8 +133,10 @@ class StartUpScan {
     Interval span;
     uint64_t busy_before_end_ns = 0;
     bool named = true;
+    bool module = false;  // a cuModuleLoad* call (a program's own code, not a library's)
   };
   void WarmUp(const std::vector<Piece>& pieces, StartUp* s) const;
+  void RecurringLoads(const std::vector<Piece>& pieces, StartUp* s) const;
   // The calls with a call stack, in time order, as runs of one-time work's and of the rest's;
   // `kinds` the one-time kinds of a run (0 for the rest's). Two runs of a kind never follow
   // each other (a later window's first run joins the last one when both are one-time work).

@@ -42,7 +42,7 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 // 6: alloc-churn's pool_release_threshold and release_sync_ns (a pool that gives its memory
 //    back); the GPU rules' idle time behind memory waits and other GPUs' work (IdleTotals'
 //    memory_wait_ns, other_device_ns); start-up's
-//    recurring_library_set_ups.
+//    recurring_library_set_ups and recurring_module_loads.
 inline constexpr uint32_t kFindingsPartialVersion = 6;
 
 struct FindingsPartial {

@@ -545,6 +545,7 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   details.later_module_load_ns = s.later_load.ns;
   details.later_module_loads = s.later_load.calls;
   if (s.library_set_up_recurs()) details.recurring_library_set_ups = s.library_set_ups;
+  details.recurring_module_loads = s.recurring_module_loads;
   if (s.warm_up) {
     details.warm_up_ns = s.warm_up_ns();
     details.warm_up_gpu_busy_ns = s.warm_up_busy_ns;
@@ -609,6 +610,13 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
                      "cuSOLVER handles, made again and again), so it is not left out as paid "
                      "once: its waits and idle time count with the rest; make each plan or "
                      "handle once and reuse it";
+  }
+  if (s.recurring_module_loads > 0) {
+    f.explanation += "; code was loaded " + std::to_string(s.recurring_module_loads) +
+                     " times between the program's kernels, all through the run (modules "
+                     "compiled or loaded again and again: a CuPy RawKernel or NVRTC program "
+                     "built per call, cuModuleLoadData in a loop, a JIT compiling anew): compile "
+                     "and load each module once and keep it";
   }
   out->push_back(std::move(f));
 }

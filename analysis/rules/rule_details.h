@@ -154,6 +154,8 @@ struct StartUpDetails : DetailsBase {
   // A CUDA library's set-up that recurs through the run (StartUp::library_set_up_recurs): its
   // runs; 0 when it does not recur (and is paid once).
   uint64_t recurring_library_set_ups = 0;
+  // Module loads between the program's kernels all through the run (StartUp's): 0 if none.
+  uint64_t recurring_module_loads = 0;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
   template <class Out>
   void Fields(Out&& out) const {
@@ -171,6 +173,7 @@ struct StartUpDetails : DetailsBase {
     out("gpu_idle_ns", gpu_idle_ns, FieldUse::kMeasure);
     out("one_time_gpu_idle_ns", one_time_gpu_idle_ns, FieldUse::kMeasure);
     out("recurring_library_set_ups", recurring_library_set_ups, FieldUse::kMeasure);
+    out("recurring_module_loads", recurring_module_loads, FieldUse::kMeasure);
   }
 };
 

@@ -28,7 +28,8 @@ constexpr std::string_view kStartUpFields[] = {"first_kernel_ns", "module_load_n
                                                "warm_up_ns", "warm_up_gpu_busy_ns",
                                                "gpu_busy_after", "gpu_idle_ns",
                                                "one_time_gpu_idle_ns",
-                                               "recurring_library_set_ups"};
+                                               "recurring_library_set_ups",
+                                               "recurring_module_loads"};
 constexpr std::string_view kBreakdownFields[] = {
     "utilization",   "kernels",        "idle_launch_ns", "idle_sync_ns",
     "idle_other_ns", "idle_host_function_ns", "idle_in_graph_ns", "idle_memory_wait_ns", "idle_other_gpu_ns", "mean_kernel_ns", "launches",

@@ -1187,6 +1187,46 @@ TraceBuilder ContextInFirstCallScenario(bool nested_retain) {
 // Four threads allocating at once in start-up (a program with a thread per stream, on the
 // H200): the API that start-up names spent the union of its calls' time, never more than the
 // kind's whole time (it said "allocations 128.85 ms (4 calls, most in cudaMalloc, 382.05 ms)").
+// A module loaded before every launch all through the run (as .carry/s16/module_loop.cu and a
+// CuPy RawKernel built per call ran on the H200): code loaded again and again, said by the
+// start-up finding. Not so for a library's kernels loaded per new shape (cuLibraryLoadData, as
+// cuDNN's), nor for loads that come in one burst (a compiler's).
+TEST_F(FindingsTest, ModuleLoadsAllThroughTheRunAreSaidToRecur) {
+  const auto scenario = [&](const char* api, bool burst) {
+    TraceBuilder b;
+    b.AddContext(1, 7);
+    double t = 10;
+    for (int step = 0; step < 20; ++step, t += 100) {
+      if (!burst || (step >= 10 && step < 15)) {
+        b.Api(api, t, t + 30, 1, 0, ApiDomain::kDriver);
+        if (burst) b.Api(api, t + 31, t + 40, 1, 0, ApiDomain::kDriver);
+      }
+      b.Launch("scale", t + 50, t + 55, t + 60, t + 90, 7);
+    }
+    b.SetEnd(t);
+    const ProcessTrace trace = Load(b);
+    return FindStartUp(TraceIndex(trace));
+  };
+  EXPECT_EQ(scenario("cuModuleLoadData", false).recurring_module_loads, 19u);
+  EXPECT_EQ(scenario("cuLibraryLoadData", false).recurring_module_loads, 0u);
+  EXPECT_EQ(scenario("cuModuleLoadData", true).recurring_module_loads, 0u);
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  for (int step = 0; step < 20; ++step) {
+    const double t = 10 + 100.0 * step;
+    b.Api("cuModuleLoadData", t, t + 30, 1, 0, ApiDomain::kDriver);
+    b.Launch("scale", t + 50, t + 55, t + 60, t + 90, 7);
+  }
+  b.SetEnd(2010);
+  const auto found = Of(FindFindings(Load(b), {}), "start-up");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(std::get<StartUpDetails>(found[0].details).recurring_module_loads, 19u);
+  EXPECT_NE(found[0].explanation.find("; code was loaded 19 times between the program's kernels, "
+                                      "all through the run"),
+            std::string::npos)
+      << found[0].explanation;
+}
+
 TEST_F(FindingsTest, StartUpNamesAnApisTimeOnceForCallsOfSeveralThreadsAtOnce) {
   TraceBuilder b;
   b.AddContext(1, 7);
