@@ -38,10 +38,65 @@ bool GivesMemoryBack(const ChurnGroup& g) {
   return g.pool_release_threshold < g.bytes && g.release_syncs > 0;
 }
 
+// The advice for a group whose frees or allocations say why they churn, ending with the saving
+// (`later`): PyTorch's cache emptied, a library's plan or handle made per call, JAX's platform
+// allocator. None for the rest (a caching allocator is the advice).
+std::optional<std::string> KnownCause(const ProcessTrace& trace, const ChurnGroup& g,
+                                      uint64_t later) {
+  const std::string saving = Dur(later) + " (every pair after the first)";
+  const CacheEmptying emptying = EmptiedBy(trace, g.free_stack_id);
+  if (emptying.who == CacheEmptying::Who::kProgram) {
+    return "PyTorch's caching allocator would keep this memory and reuse it, but "
+           "torch.cuda.empty_cache() gave it back to CUDA each time: without that call in the "
+           "loop, up to " +
+           saving + " would be saved";
+  }
+  if (emptying.who != CacheEmptying::Who::kNone) {
+    return CacheEmptyingAdvice(emptying) + "; keeping the memory would save up to " + saving;
+  }
+  // A library's plan or handle made per call allocates its workspace each time: the fix is the
+  // plan's or handle's, not an allocator.
+  if (OneTimeWorkOf(FramesOfStack(trace, g.alloc_stack_id)) == OneTimeWork::kLibrarySetUp) {
+    return "These allocations are a CUDA library's set-up (a cuFFT plan, or a cuBLAS, cuDNN, "
+           "cuSPARSE or cuSOLVER handle, allocating its workspace): made once and reused, the "
+           "plan or handle would save up to " +
+           saving;
+  }
+  // JAX frees device memory only with its platform allocator, which its documentation calls
+  // very slow (pinned host memory, cuMemHostAlloc's, is another matter).
+  if (RecordedInJax(trace) && g.api.find("Host") == std::string::npos) {
+    return "In JAX, only XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates and frees each buffer "
+           "like this; without it, JAX's allocator keeps and reuses the memory "
+           "(XLA_PYTHON_CLIENT_PREALLOCATE=false lets its pool grow as needed), saving up to " +
+           saving;
+  }
+  return std::nullopt;
+}
+
+// An alloc-churn finding of group `g` with what every one says: its span, from the first
+// allocation to the last free, and the group's figures in its details.
+Finding ChurnFinding(const ProcessTrace& trace, const ChurnGroup& g, AllocChurnDetails* details) {
+  Finding f;
+  f.rule = RuleId::kAllocChurn;
+  f.api = g.api;
+  f.file = trace.path;
+  f.pid = trace.header.pid;
+  f.thread_id = g.thread_id;
+  f.host_start_ns = g.first_ns > trace.origin_ns ? g.first_ns - trace.origin_ns : 0;
+  f.host_duration_ns = g.last_ns > g.first_ns ? g.last_ns - g.first_ns : 0;
+  details->free_api = g.free_api;
+  details->bytes = g.bytes;
+  details->pairs = g.pairs;
+  details->pairs_host_ns = g.host_ns;
+  details->implicit_syncs = g.implicit_syncs;
+  details->sync_wait_ns = g.sync_wait_ns;
+  return f;
+}
+
 // A stream-ordered pair served from the pool's own memory costs the host a few µs (samples/
 // alloc_loop's recorded trace: 2.06 µs after the first); one that maps the memory again costs
-// far more (.carry/s16/mallocasync.cu on the H200, 1 GiB: 1.38-1.40 ms per cudaMallocAsync). Below this per pair, the group is
-// not worth a finding whatever its threshold.
+// far more (.carry/s16/mallocasync.cu on the H200, 1 GiB: 1.38-1.40 ms per cudaMallocAsync).
+// Below this per pair, the group is not worth a finding whatever its threshold.
 constexpr uint64_t kRemappedPairNs = 50'000;
 
 // alloc-churn for a stream-ordered group whose pool gives the memory back at each
@@ -53,21 +108,8 @@ void PoolGivesMemoryBack(const ProcessTrace& trace, const ChurnGroup& g,
   const uint64_t later = g.host_ns - g.first_pair_host_ns;
   const uint64_t saving = later + g.release_sync_ns;
   if (saving < options.min_wait_ns || saving < (g.pairs - 1) * kRemappedPairNs) return;
-  Finding f;
-  f.rule = RuleId::kAllocChurn;
-  f.api = g.api;
-  f.file = trace.path;
-  f.pid = trace.header.pid;
-  f.thread_id = g.thread_id;
-  f.host_start_ns = g.first_ns > trace.origin_ns ? g.first_ns - trace.origin_ns : 0;
-  f.host_duration_ns = g.last_ns > g.first_ns ? g.last_ns - g.first_ns : 0;
   AllocChurnDetails details;
-  details.free_api = g.free_api;
-  details.bytes = g.bytes;
-  details.pairs = g.pairs;
-  details.pairs_host_ns = g.host_ns;
-  details.implicit_syncs = g.implicit_syncs;
-  details.sync_wait_ns = g.sync_wait_ns;
+  Finding f = ChurnFinding(trace, g, &details);
   details.caching_saving_ns = saving;
   details.pool_release_threshold = g.pool_release_threshold;
   details.release_sync_ns = g.release_sync_ns;
@@ -115,21 +157,8 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
       continue;
     }
     if (g.pairs < options.churn_min_pairs || g.host_ns < options.min_wait_ns) continue;
-    Finding f;
-    f.rule = RuleId::kAllocChurn;
-    f.api = g.api;
-    f.file = trace.path;
-    f.pid = trace.header.pid;
-    f.thread_id = g.thread_id;
-    f.host_start_ns = g.first_ns > trace.origin_ns ? g.first_ns - trace.origin_ns : 0;
-    f.host_duration_ns = g.last_ns > g.first_ns ? g.last_ns - g.first_ns : 0;
     AllocChurnDetails details;
-    details.free_api = g.free_api;
-    details.bytes = g.bytes;
-    details.pairs = g.pairs;
-    details.pairs_host_ns = g.host_ns;
-    details.implicit_syncs = g.implicit_syncs;
-    details.sync_wait_ns = g.sync_wait_ns;
+    Finding f = ChurnFinding(trace, g, &details);
     const uint64_t later = g.host_ns - g.first_pair_host_ns;
     details.caching_saving_ns = later;
     f.blocked_ns = later;
@@ -143,40 +172,8 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
                                " of them synchronised the device, waiting " +
                                Dur(g.sync_wait_ns) + " for earlier work. ");
     // PyTorch's caching allocator already reuses memory, unless its cache is emptied.
-    const CacheEmptying emptying = EmptiedBy(trace, g.free_stack_id);
-    if (emptying.who == CacheEmptying::Who::kProgram) {
-      f.explanation += "PyTorch's caching allocator would keep this memory and reuse it, but "
-                       "torch.cuda.empty_cache() gave it back to CUDA each time: without that "
-                       "call in the loop, up to " +
-                       Dur(later) + " would be saved (every pair after the first)";
-    } else if (emptying.who != CacheEmptying::Who::kNone) {
-      f.explanation += CacheEmptyingAdvice(emptying) + "; keeping the memory would save up to " +
-                       Dur(later) + " (every pair after the first)";
-    }
-    if (emptying.who != CacheEmptying::Who::kNone) {
-      f.details = std::move(details);
-      out->push_back(std::move(f));
-      continue;
-    }
-    // A library's plan or handle made per call allocates its workspace each time: the fix is
-    // the plan's or handle's, not an allocator.
-    if (OneTimeWorkOf(FramesOfStack(trace, g.alloc_stack_id)) == OneTimeWork::kLibrarySetUp) {
-      f.explanation += "These allocations are a CUDA library's set-up (a cuFFT plan, or a "
-                       "cuBLAS, cuDNN, cuSPARSE or cuSOLVER handle, allocating its workspace): "
-                       "made once and reused, the plan or handle would save up to " +
-                       Dur(later) + " (every pair after the first)";
-      f.details = std::move(details);
-      out->push_back(std::move(f));
-      continue;
-    }
-    // JAX frees device memory only with its platform allocator, which its documentation calls
-    // very slow (pinned host memory, cuMemHostAlloc's, is another matter).
-    if (RecordedInJax(trace) && g.api.find("Host") == std::string::npos) {
-      f.explanation += "In JAX, only XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates and frees "
-                       "each buffer like this; without it, JAX's allocator keeps and reuses the "
-                       "memory (XLA_PYTHON_CLIENT_PREALLOCATE=false lets its pool grow as "
-                       "needed), saving up to " +
-                       Dur(later) + " (every pair after the first)";
+    if (const std::optional<std::string> advice = KnownCause(trace, g, later)) {
+      f.explanation += *advice;
       f.details = std::move(details);
       out->push_back(std::move(f));
       continue;
