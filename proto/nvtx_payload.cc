@@ -311,7 +311,8 @@ const Field* DecodedPayload::Find(std::string_view name) const {
 
 DecodedPayload Decode(const NvtxPayload& payload, const SchemaLookup& lookup,
                       std::span<const std::string> strings) {
-  DecodedPayload out{.schema_id = payload.schema_id};
+  DecodedPayload out;
+  out.schema_id = payload.schema_id;
   const Decoder decoder(lookup, strings);
   const std::string& data = payload.data;
   if (payload.schema_id == kSchemaRaw || payload.schema_id == kSchemaReferenced) {

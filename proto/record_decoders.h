@@ -278,7 +278,9 @@ inline void Decode(const trace::StackFrame& f, ListContext&, StackFrame* frame) 
 }
 
 inline void Decode(const trace::CallStack& s, ListContext&, CallStack* stack) {
-  *stack = {.id = s.id(), .frame_ids = {s.frame_ids().begin(), s.frame_ids().end()}};
+  *stack = CallStack{};
+  stack->id = s.id();
+  stack->frame_ids.assign(s.frame_ids().begin(), s.frame_ids().end());
   for (const trace::PythonFrame& p : s.python_frames()) {
     stack->python_frames.push_back(
         {.file_id = p.file_id(), .line = p.line(), .function_id = p.function_id()});

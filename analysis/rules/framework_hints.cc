@@ -160,7 +160,8 @@ CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions
   auto it = std::find_if(native_functions.begin(), native_functions.end(), empties);
   if (it == native_functions.end()) return {};
   while (it != native_functions.end() && empties(*it)) ++it;  // (its inline wrapper too)
-  CacheEmptying emptying{.who = CacheEmptying::Who::kProgram};
+  CacheEmptying emptying;
+  emptying.who = CacheEmptying::Who::kProgram;
   if (it == native_functions.end() || !it->starts_with("at::")) return emptying;
   emptying.caller = std::string(*it);
   const bool convolution = it->find("run_single_conv") != std::string_view::npos ||
