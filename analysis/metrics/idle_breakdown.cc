@@ -203,9 +203,10 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
       return;
     }
     const HostCall l = host_call(index.Outermost(static_cast<size_t>(found)));
-    // Behind a host function, or inside a CUDA graph launch already running (an earlier node
-    // of it started before the gap; it has passed whatever its stream held before it): from
-    // the issuing call's return on, the operation waited for that, not for the host.
+    // Behind a host function, a memory wait or another device's work (StreamBlockers), or
+    // inside a CUDA graph launch already running (an earlier node of it started before the gap;
+    // it has passed whatever its stream held before it): from the issuing call's return on, the
+    // operation waited for that, not for the host.
     Interval gap = whole;
     const bool in_graph = next.graph_id != 0 && started_before(next, whole.start_ns);
     std::optional<StreamBlockers::Blocker> blocker =

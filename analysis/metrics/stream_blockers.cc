@@ -41,7 +41,8 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
     for (const auto& [stream, b] : carried->pending) streams_[stream].blockers.push_back(b);
   }
   const bool any_events = carried != nullptr && !carried->held_events.empty();
-  if (streams_.empty() && !any_events && !HasOtherDeviceWaits(index)) return;
+  const bool several_devices = SeveralDevices(index);
+  if (streams_.empty() && !any_events && !several_devices) return;
   auto settle = [&] {
     for (auto& [id, s] : streams_) std::sort(s.blockers.begin(), s.blockers.end());
   };
@@ -68,7 +69,7 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
     streams_[w.stream_id].blockers.push_back({w.correlation_id, h->second.name_id, h->second.kind});
     waits = true;
   }
-  if (AddOtherDeviceWaits(index)) waits = true;
+  if (several_devices && AddOtherDeviceWaits(index)) waits = true;
   if (waits) settle();
   // The legacy-stream links (LinkedStreams).
   classifier_.emplace(r);
@@ -88,23 +89,17 @@ StreamBlockers::StreamBlockers(const TraceIndex& index, Carried* carried) {
   }
 }
 
-bool StreamBlockers::HasOtherDeviceWaits(const TraceIndex& index) {
+bool StreamBlockers::SeveralDevices(const TraceIndex& index) {
   const TraceRecords& r = index.records();
   if (r.synchronizations.empty() || r.cuda_events.empty()) return false;
-  std::unordered_map<uint32_t, uint32_t> device_of_context;
-  for (const ContextInfo& c : r.contexts) device_of_context[c.context_id] = c.device_id;
-  if (device_of_context.size() < 2) {
-    // One context's worth of devices, unless the events say otherwise.
-    uint32_t first = r.cuda_events.front().device_id;
-    bool several = false;
-    for (const CudaEvent& e : r.cuda_events) several = several || e.device_id != first;
-    if (!several) return false;
-  }
-  return true;
+  const uint32_t first = r.cuda_events.front().device_id;
+  return std::any_of(r.contexts.begin(), r.contexts.end(),
+                     [&](const ContextInfo& c) { return c.device_id != first; }) ||
+         std::any_of(r.cuda_events.begin(), r.cuda_events.end(),
+                     [&](const CudaEvent& e) { return e.device_id != first; });
 }
 
 bool StreamBlockers::AddOtherDeviceWaits(const TraceIndex& index) {
-  if (!HasOtherDeviceWaits(index)) return false;
   const TraceRecords& r = index.records();
   std::unordered_map<uint64_t, const CudaEvent*> recording;  // by sync id
   for (const CudaEvent& e : r.cuda_events) {

@@ -73,9 +73,9 @@ class StreamBlockers {
     std::vector<uint64_t> ops;      // correlation ids, sorted
   };
   const Blocker* BehindIn(const Stream& s, uint64_t correlation_id) const;
-  // Whether the window has event waits that may cross devices (several devices' contexts or
-  // recordings), and the blockers of those that do (true if any).
-  static bool HasOtherDeviceWaits(const TraceIndex& index);
+  // Whether the window's event waits may cross devices (it has waits, and contexts or
+  // recordings of more than one device); the blockers of those that do (true if any).
+  static bool SeveralDevices(const TraceIndex& index);
   bool AddOtherDeviceWaits(const TraceIndex& index);
   // The legacy-stream links of `stream`: for a blocking stream its context's legacy stream, for
   // a legacy stream the blocking streams of its context that have blockers.
