@@ -102,7 +102,8 @@ struct ApiCall {
   uint32_t callback_id = 0;
   uint32_t name_id = 0;  // clean name: "cudaMemcpyAsync"
   // The stream the call enqueued a host function or a memory wait on (cudaLaunchHostFunc,
-  // cudaStreamAddCallback, cuStreamWaitValue32/64, ...); kNoStream for every other call. (Here, not last: it fills the padding before start_ns.)
+  // cudaStreamAddCallback, cuStreamWaitValue32/64, ...); kNoStream for every other call. (Here, not
+  // last: it fills the padding before start_ns.)
   uint32_t stream_id = kNoStream;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;

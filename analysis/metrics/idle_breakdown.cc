@@ -216,7 +216,16 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
         blocker->until_ns <= whole.start_ns) {
       blocker.reset();
     }
-    if (blocker || in_graph) gap.end_ns = std::clamp(l.end_ns, whole.start_ns, whole.end_ns);
+    // What held the operation after the call's return (read here, once, while `blocker` is
+    // known to be set: GCC cannot tell further down).
+    const bool held = blocker.has_value() || in_graph;
+    const IdleCause held_by = in_graph  ? IdleCause::kInGraph
+                              : blocker ? CauseOf(blocker->kind)
+                                        : IdleCause::kOther;
+    const int64_t held_name = in_graph  ? static_cast<int64_t>(l.name_id)
+                              : blocker ? static_cast<int64_t>(blocker->name_id)
+                                        : int64_t{-1};
+    if (held) gap.end_ns = std::clamp(l.end_ns, whole.start_ns, whole.end_ns);
     const uint64_t cut = std::clamp(l.start_ns, gap.start_ns, gap.end_ns);
     if (crosses) {
       const KeptThreadCalls t = spanning(l.thread_id, cut);
@@ -230,9 +239,7 @@ std::vector<DeviceIdle> IdleTimeline::Add(const TraceIndex& index) {
       out->push_back({{cut, gap.end_ns}, cause, l.name_id});
     }
     if (gap.end_ns < whole.end_ns) {
-      const IdleCause cause = in_graph ? IdleCause::kInGraph : CauseOf(blocker->kind);
-      out->push_back({{gap.end_ns, whole.end_ns}, cause,
-                      static_cast<int64_t>(in_graph ? l.name_id : blocker->name_id)});
+      out->push_back({{gap.end_ns, whole.end_ns}, held_by, held_name});
     }
   };
 

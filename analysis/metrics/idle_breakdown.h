@@ -54,9 +54,9 @@ enum class IdleCause : uint8_t {
 
 // A stretch of idle time with one cause. `api_name` is the string id (ProcessTrace::Str) of
 // the API call the thread was in (for kLaunch and kSync, the one that gives the cause; for
-// kHostFunction, kMemoryWait and kOtherDevice, the call that enqueued the function or wait; for kInGraph, the graph's launch call, none
-// before a node the device launched: a conditional node's body);
-// -1 outside calls.
+// kHostFunction, kMemoryWait and kOtherDevice, the call that enqueued the function or wait; for
+// kInGraph, the graph's launch call, none before a node the device launched: a conditional node's
+// body); -1 outside calls.
 struct IdlePiece {
   Interval span;
   IdleCause cause = IdleCause::kOther;

@@ -142,8 +142,9 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
 
     const bool device_kind = op.memory_kind == MemoryKind::kDevice;
     if (alloc) {
-      live_[op.address] = Live{op.bytes, op.device_id, device_kind, op.correlation_id, c,
-                               from_pool ? op.pool_release_threshold : UINT64_MAX};
+      live_[op.address] = Live{op.bytes,    op.device_id,
+                               device_kind, op.correlation_id,
+                               c,           from_pool ? op.pool_release_threshold : UINT64_MAX};
       if (!device_kind) continue;
       DeviceMemoryPeak& d = devices_[op.device_id];
       d.device_id = op.device_id;

@@ -162,9 +162,11 @@ void StartUpScan::Add(const TraceIndex& window) {
     const StartUpWork kind = work.kinds[i];
     if ((kind == StartUpWork::kModuleLoad || kind == StartUpWork::kContext) &&
         c.end_ns > c.start_ns) {
-      defining.push_back({{c.start_ns, c.end_ns}, 0, !work.lazy[i],
-                          kind == StartUpWork::kModuleLoad &&
-                              window.ApiName(c).starts_with("cuModuleLoad")});
+      defining.push_back(
+          {{c.start_ns, c.end_ns},
+           0,
+           !work.lazy[i],
+           kind == StartUpWork::kModuleLoad && window.ApiName(c).starts_with("cuModuleLoad")});
     }
   }
   std::sort(defining.begin(), defining.end(), [](const Piece& a, const Piece& b) {
@@ -245,7 +247,8 @@ StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
   for (const StackRun& run : stack_runs_) {
     if (!s.library_set_up_recurs() || (run.kinds & library) == 0) continue;
     if (!s.recurring_set_ups.empty() && run.span.start_ns <= s.recurring_set_ups.back().end_ns) {
-      s.recurring_set_ups.back().end_ns = std::max(s.recurring_set_ups.back().end_ns, run.span.end_ns);
+      s.recurring_set_ups.back().end_ns =
+          std::max(s.recurring_set_ups.back().end_ns, run.span.end_ns);
     } else {
       s.recurring_set_ups.push_back(run.span);
     }
@@ -308,9 +311,8 @@ void StartUpScan::RecurringLoads(const std::vector<Piece>& pieces, StartUp* s) c
     }
     busy = piece.busy_before_end_ns;
   }
-  const bool spread = std::all_of(by_quarter.begin(), by_quarter.end(), [&](uint64_t n) {
-    return n > 0 && 2 * n <= loads;
-  });
+  const bool spread = std::all_of(by_quarter.begin(), by_quarter.end(),
+                                  [&](uint64_t n) { return n > 0 && 2 * n <= loads; });
   if (loads >= StartUp::kRecurringModuleLoads && spread) s->recurring_module_loads = loads;
 }
 

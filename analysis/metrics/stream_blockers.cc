@@ -128,9 +128,9 @@ bool StreamBlockers::AddOtherDeviceWaits(const TraceIndex& index) {
     if (after == list->second.begin()) continue;
     const int64_t call = index.LaunchingCall(w.correlation_id);
     if (call < 0) continue;
-    streams_[w.stream_id].blockers.push_back(
-        {w.correlation_id, r.api_calls[static_cast<size_t>(call)].name_id, Kind::kOtherDevice,
-         std::prev(after)->second});
+    streams_[w.stream_id].blockers.push_back({w.correlation_id,
+                                              r.api_calls[static_cast<size_t>(call)].name_id,
+                                              Kind::kOtherDevice, std::prev(after)->second});
     added = true;
   }
   return added;

@@ -3,10 +3,10 @@
 // ApiCall::stream_id), a wait on a memory value (cuStreamWaitValue32/64, cuStreamBatchMemOp
 // with a wait: recorded alike), or an event wait (cudaStreamWaitEvent) on a recording that was
 // itself queued behind one of those on its own stream, or on a recording of another device's
-// stream (the work before it there runs while this device idles: a pipeline across GPUs). Each holds the stream until the function
-// has run on CUDA's callback thread, or until the host or other work writes the value; nothing
-// CUPTI records shows that, so idle_breakdown.h would otherwise count the time as launch
-// latency.
+// stream (the work before it there runs while this device idles: a pipeline across GPUs). Each
+// holds the stream until the function has run on CUDA's callback thread, or until the host or other
+// work writes the value; nothing CUPTI records shows that, so idle_breakdown.h would otherwise
+// count the time as launch latency.
 //
 // Order is by correlation id (CUDA numbers calls as they start, so in issue order): an operation
 // waits behind the last blocker of its stream issued after the operation before it there. The

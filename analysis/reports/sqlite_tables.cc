@@ -47,11 +47,13 @@ std::string Hex(std::string_view bytes) {
 }
 
 // The columns of each table, in the order Bind binds them (after process_id).
-constexpr SqliteColumn kApiCallColumns[] = {
-    {"domain", kText},         {"callback_id", kInt}, {"name_id", kInt},
-    {"start_ns", kInt},        {"end_ns", kInt},      {"correlation_id", kInt},
-    {"thread_id", kInt},       {"return_value", kInt}, {"nested", kInt},
-    {"stack_id", kInt},        {"stream_id", kInt}};  // (stream_id: host functions and memory waits only)
+constexpr SqliteColumn kApiCallColumns[] = {{"domain", kText},   {"callback_id", kInt},
+                                            {"name_id", kInt},   {"start_ns", kInt},
+                                            {"end_ns", kInt},    {"correlation_id", kInt},
+                                            {"thread_id", kInt}, {"return_value", kInt},
+                                            {"nested", kInt},    {"stack_id", kInt},
+                                            {"stream_id", kInt}};  // (stream_id: host functions and
+                                                                   // memory waits only)
 constexpr SqliteColumn kKernelColumns[] = {
     {"start_ns", kInt},
     {"end_ns", kInt},

@@ -675,7 +675,8 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
 // its waits are the compiler's and autotuner's (cuDNN's benchmark mode synchronised 80 times in
 // the 2 s warm-up of a conv net on an H200, each on a different candidate kernel), paid once.
 bool LibrarySetUpRecurs(const Finding* start_up) {
-  const auto* details = start_up == nullptr ? nullptr : std::get_if<StartUpDetails>(&start_up->details);
+  const auto* details =
+      start_up == nullptr ? nullptr : std::get_if<StartUpDetails>(&start_up->details);
   return details != nullptr && details->recurring_library_set_ups > 0;
 }
 

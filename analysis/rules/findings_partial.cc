@@ -59,8 +59,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StartUpDetails, first_kernel_ns, module_load_
                                    gpu_busy_after, gpu_idle_ns, one_time_gpu_idle_ns,
                                    recurring_library_set_ups, recurring_module_loads)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AllocChurnDetails, bytes, free_api, pairs, pairs_host_ns,
-                                   implicit_syncs, sync_wait_ns, caching_saving_ns,
-                                   async_saving_ns, pool_release_threshold, release_sync_ns)
+                                   implicit_syncs, sync_wait_ns, caching_saving_ns, async_saving_ns,
+                                   pool_release_threshold, release_sync_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OverlapDetails, serialised_by, kernels, copies, copy_ns,
                                    kernel_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UnifiedMemoryDetails, kernel, fault_groups, migrated_bytes,

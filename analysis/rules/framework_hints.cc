@@ -138,7 +138,8 @@ bool PythonWithModule(const ProcessTrace& trace, std::initializer_list<std::stri
          std::any_of(r.stack_modules.begin(), r.stack_modules.end(), [&](const StackModule& m) {
            const std::string_view path = trace.Str(m.path_id);
            const size_t slash = path.rfind('/');
-           const std::string_view file = path.substr(slash == std::string_view::npos ? 0 : slash + 1);
+           const std::string_view file =
+               path.substr(slash == std::string_view::npos ? 0 : slash + 1);
            return std::any_of(prefixes.begin(), prefixes.end(),
                               [&](std::string_view p) { return file.starts_with(p); });
          });

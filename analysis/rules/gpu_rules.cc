@@ -110,7 +110,8 @@ std::string CauseText(const ProcessTrace& trace, const IdleTotals& t, const Idle
     const TopApi top = TopOf(trace, apis.memory_waits);
     parts.push_back(Dur(t.memory_wait_ns) + " (" + Pct(t.memory_wait_ns, idle) +
                     ") while work waited in its stream for a memory value to be written (most "
-                    "behind " + top.name + ", " + Dur(top.ns) + ")");
+                    "behind " +
+                    top.name + ", " + Dur(top.ns) + ")");
   }
   if (t.other_device_ns > 0) {
     parts.push_back(Dur(t.other_device_ns) + " (" + Pct(t.other_device_ns, idle) +
@@ -317,13 +318,12 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     AddByApi(in_gap, IdleCause::kHostFunction, g.start_ns, g.end_ns, &host_functions);
     AddByApi(in_gap, IdleCause::kMemoryWait, g.start_ns, g.end_ns, &memory_waits);
     AddByApi(in_gap, IdleCause::kOtherDevice, g.start_ns, g.end_ns, &other_devices);
-    f.explanation = "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) +
-                    " from " + Dur(f.host_start_ns) + " (after " +
-                    prev.value_or("earlier work") + "; before " +
-                    AbbreviateName(window.OpName(next), kProseNameChars) + ", corr " +
-                    std::to_string(next.correlation_id) +
-                    "): " + details.host_activity + "; of the gap, " +
-                    CauseText(trace, causes, {sync, other, host_functions, memory_waits, other_devices});
+    f.explanation =
+        "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) + " from " +
+        Dur(f.host_start_ns) + " (after " + prev.value_or("earlier work") + "; before " +
+        AbbreviateName(window.OpName(next), kProseNameChars) + ", corr " +
+        std::to_string(next.correlation_id) + "): " + details.host_activity + "; of the gap, " +
+        CauseText(trace, causes, {sync, other, host_functions, memory_waits, other_devices});
     f.details = std::move(details);
     dev.gaps.push_back(std::move(f));
   }
@@ -656,8 +656,9 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                              OneTimeWorkNames(d.whole.one_time_kinds) + ", paid once"
                        : "") +
                   "): " +
-                  CauseText(whole, causes, {d.whole.sync, d.whole.other, d.whole.host_functions,
-                                            d.whole.memory_waits, d.whole.other_devices}) +
+                  CauseText(whole, causes,
+                            {d.whole.sync, d.whole.other, d.whole.host_functions,
+                             d.whole.memory_waits, d.whole.other_devices}) +
                   ". ";
   if (2 * d.whole.set_up_idle_ns >= idle) {
     // Whatever the host did in those gaps, it was making plans or handles again and again.

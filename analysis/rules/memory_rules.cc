@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <optional>
 
+#include "analysis/metrics/memory.h"
 #include "analysis/model/api_names.h"
 #include "analysis/model/call_sites.h"
 #include "analysis/model/one_time_work.h"
-#include "analysis/rules/framework_hints.h"
-#include "analysis/metrics/memory.h"
 #include "analysis/model/units.h"
+#include "analysis/rules/framework_hints.h"
 
 namespace libprof::analysis {
 namespace {
@@ -163,14 +163,14 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
     details.caching_saving_ns = later;
     f.blocked_ns = later;
     const std::string pair = g.api + "/" + g.free_api;
-    f.explanation = pair + " of " + FormatBytes(g.bytes) + " repeated " + std::to_string(g.pairs) +
-                    " times over " + Dur(f.host_duration_ns) + ": their calls held the host " +
-                    Dur(g.host_ns) + " (" + Dur(g.host_ns / g.pairs) + " a pair), and " +
-                    (g.implicit_syncs == 0
-                         ? std::string("none of them waited for earlier work on the device. ")
-                         : std::to_string(g.implicit_syncs) +
-                               " of them synchronised the device, waiting " +
-                               Dur(g.sync_wait_ns) + " for earlier work. ");
+    f.explanation =
+        pair + " of " + FormatBytes(g.bytes) + " repeated " + std::to_string(g.pairs) +
+        " times over " + Dur(f.host_duration_ns) + ": their calls held the host " + Dur(g.host_ns) +
+        " (" + Dur(g.host_ns / g.pairs) + " a pair), and " +
+        (g.implicit_syncs == 0
+             ? std::string("none of them waited for earlier work on the device. ")
+             : std::to_string(g.implicit_syncs) + " of them synchronised the device, waiting " +
+                   Dur(g.sync_wait_ns) + " for earlier work. ");
     // PyTorch's caching allocator already reuses memory, unless its cache is emptied.
     if (const std::optional<std::string> advice = KnownCause(trace, g, later)) {
       f.explanation += *advice;

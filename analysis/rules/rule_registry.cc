@@ -17,27 +17,45 @@ namespace {
 
 constexpr std::string_view kCopyFields[] = {"bytes", "copy_kind", "src_kind", "dst_kind"};
 constexpr std::string_view kMemsetFields[] = {"bytes", "dst_kind"};
-constexpr std::string_view kGapFields[] = {"host_activity", "idle_launch_ns", "idle_sync_ns",
-                                           "idle_other_ns", "idle_host_function_ns", "idle_in_graph_ns", "idle_memory_wait_ns", "idle_other_gpu_ns"};
+constexpr std::string_view kGapFields[] = {
+    "host_activity",         "idle_launch_ns",   "idle_sync_ns",        "idle_other_ns",
+    "idle_host_function_ns", "idle_in_graph_ns", "idle_memory_wait_ns", "idle_other_gpu_ns"};
 constexpr std::string_view kLowUtilizationFields[] = {
-    "utilization",    "launch_bound_idle_ns", "kernels",      "chunks",
-    "idle_launch_ns", "idle_sync_ns",         "idle_other_ns", "idle_host_function_ns", "idle_in_graph_ns", "idle_memory_wait_ns", "idle_other_gpu_ns"};
-constexpr std::string_view kStartUpFields[] = {"first_kernel_ns", "module_load_ns", "module_loads",
-                                               "context_ns",      "allocation_ns",  "allocations",
-                                               "later_module_load_ns", "later_module_loads",
-                                               "warm_up_ns", "warm_up_gpu_busy_ns",
-                                               "gpu_busy_after", "gpu_idle_ns",
+    "utilization",      "launch_bound_idle_ns", "kernels",          "chunks",
+    "idle_launch_ns",   "idle_sync_ns",         "idle_other_ns",    "idle_host_function_ns",
+    "idle_in_graph_ns", "idle_memory_wait_ns",  "idle_other_gpu_ns"};
+constexpr std::string_view kStartUpFields[] = {"first_kernel_ns",
+                                               "module_load_ns",
+                                               "module_loads",
+                                               "context_ns",
+                                               "allocation_ns",
+                                               "allocations",
+                                               "later_module_load_ns",
+                                               "later_module_loads",
+                                               "warm_up_ns",
+                                               "warm_up_gpu_busy_ns",
+                                               "gpu_busy_after",
+                                               "gpu_idle_ns",
                                                "one_time_gpu_idle_ns",
                                                "recurring_library_set_ups",
                                                "recurring_module_loads"};
-constexpr std::string_view kBreakdownFields[] = {
-    "utilization",   "kernels",        "idle_launch_ns", "idle_sync_ns",
-    "idle_other_ns", "idle_host_function_ns", "idle_in_graph_ns", "idle_memory_wait_ns", "idle_other_gpu_ns", "mean_kernel_ns", "launches",
-    "mean_launch_ns", "one_time_idle_ns"};
-constexpr std::string_view kChurnFields[] = {
-    "bytes",        "free_api",          "pairs",          "pairs_host_ns", "implicit_syncs",
-    "sync_wait_ns", "caching_saving_ns", "async_saving_ns", "pool_release_threshold",
-    "release_sync_ns"};
+constexpr std::string_view kBreakdownFields[] = {"utilization",       "kernels",
+                                                 "idle_launch_ns",    "idle_sync_ns",
+                                                 "idle_other_ns",     "idle_host_function_ns",
+                                                 "idle_in_graph_ns",  "idle_memory_wait_ns",
+                                                 "idle_other_gpu_ns", "mean_kernel_ns",
+                                                 "launches",          "mean_launch_ns",
+                                                 "one_time_idle_ns"};
+constexpr std::string_view kChurnFields[] = {"bytes",
+                                             "free_api",
+                                             "pairs",
+                                             "pairs_host_ns",
+                                             "implicit_syncs",
+                                             "sync_wait_ns",
+                                             "caching_saving_ns",
+                                             "async_saving_ns",
+                                             "pool_release_threshold",
+                                             "release_sync_ns"};
 constexpr std::string_view kLateRankFields[] = {"rank", "communicator", "seq", "late_by_ns",
                                                 "waiting_ranks"};
 constexpr std::string_view kOverlapFields[] = {"kernels", "serialised_by", "copies", "copy_ns",

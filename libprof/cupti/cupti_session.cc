@@ -7,7 +7,6 @@
 // makes no CUDA call (cupti-facts.md 1.1). CUPTI's buffer callbacks are plain functions, so they
 // reach the session through one global pointer, set before the callbacks are registered.
 #include <cupti.h>
-
 #include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,8 +35,8 @@
 #include "libprof/cupti/api_names.h"
 #include "libprof/cupti/callback_ids.h"
 #include "libprof/cupti/cupti_api.h"
-#include "libprof/cupti/stream_blocking_calls.h"
 #include "libprof/cupti/managed_memory_gate.h"
+#include "libprof/cupti/stream_blocking_calls.h"
 #include "libprof/log.h"
 
 namespace libprof {
@@ -385,9 +384,10 @@ void CuptiSession::WatchStreamBlockingCalls(const Settings& settings) {
 }
 
 void CuptiSession::NoteStreamBlockingCall(bool runtime, CUpti_CallbackId cbid,
-                                    const CUpti_CallbackData* data) {
+                                          const CUpti_CallbackData* data) {
   if (!capturing_now_.load(std::memory_order_relaxed)) return;
-  const std::optional<StreamArgument> arg = StreamBlockingCallStream(runtime, cbid, data->functionParams);
+  const std::optional<StreamArgument> arg =
+      StreamBlockingCallStream(runtime, cbid, data->functionParams);
   if (!arg) return;
   uint32_t stream_id = 0;
   if (api_->cuptiGetStreamIdEx(data->context, arg->stream, arg->per_thread ? 1 : 0, &stream_id) !=

@@ -78,7 +78,7 @@ std::span<const CUpti_CallbackId> StreamBlockingCbids(bool runtime) {
 }
 
 std::optional<StreamArgument> StreamBlockingCallStream(bool runtime, CUpti_CallbackId cbid,
-                                                 const void* params) {
+                                                       const void* params) {
   if (params == nullptr) return std::nullopt;
   if (runtime) {
     switch (cbid) {

@@ -37,7 +37,7 @@ struct StreamArgument {
 // (CUpti_CallbackData::functionParams, may be null); nullopt for any other call, no parameters,
 // or a cuStreamBatchMemOp without a wait among its operations.
 std::optional<StreamArgument> StreamBlockingCallStream(bool runtime, CUpti_CallbackId cbid,
-                                                 const void* params);
+                                                       const void* params);
 
 // The streams noted at the calls' entry (any thread), until their API records are decoded (the
 // writer thread): a record completes after its call returned, so its stream is noted by then.

@@ -269,8 +269,10 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
              {std::tuple{"cudaMallocAsync", MemoryOperation::kAllocation, now},
               std::tuple{"cudaFreeAsync", MemoryOperation::kRelease, now + 101}}) {
           const double cost = op == MemoryOperation::kAllocation ? 100 : 2;
-          MemoryOp m{.operation = op, .memory_kind = MemoryKind::kDevice,
-                     .address = 0xF000'0000, .bytes = 1 << 20};
+          MemoryOp m{.operation = op,
+                     .memory_kind = MemoryKind::kDevice,
+                     .address = 0xF000'0000,
+                     .bytes = 1 << 20};
           m.correlation_id = b.Api(api, at, at + cost, tid);
           m.time_ns = b.records().api_calls.back().start_ns + 1000;
           m.stream_id = stream;

@@ -973,8 +973,11 @@ TEST_F(FindingsTest, AllocChurnFreedByCudnnAutotuningIsNotTheProgramsEmptyCache)
       for (const auto& [api, op, at] :
            {std::tuple{"cudaMalloc", MemoryOperation::kAllocation, s},
             std::tuple{"cudaFree", MemoryOperation::kRelease, s + 20}}) {
-        MemoryOp m{.operation = op, .memory_kind = MemoryKind::kDevice, .address = 0x1000,
-                   .bytes = 1 << 20, .time_ns = Us(at)};
+        MemoryOp m{.operation = op,
+                   .memory_kind = MemoryKind::kDevice,
+                   .address = 0x1000,
+                   .bytes = 1 << 20,
+                   .time_ns = Us(at)};
         m.correlation_id = b.Api(api, at, at + 20);
         if (op == MemoryOperation::kRelease) r.api_calls.back().stack_id = 1;
         r.memory_ops.push_back(m);
@@ -985,7 +988,8 @@ TEST_F(FindingsTest, AllocChurnFreedByCudnnAutotuningIsNotTheProgramsEmptyCache)
          {"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::release_block",
           "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache", caller}) {
       const uint32_t id = static_cast<uint32_t>(r.stack_frames.size() + 1);
-      r.stack_frames.push_back({.id = id, .address = 0x5000 + id, .function_id = b.Intern(function)});
+      r.stack_frames.push_back(
+          {.id = id, .address = 0x5000 + id, .function_id = b.Intern(function)});
       stack.frame_ids.push_back(id);
     }
     r.call_stacks.push_back(stack);
@@ -993,8 +997,8 @@ TEST_F(FindingsTest, AllocChurnFreedByCudnnAutotuningIsNotTheProgramsEmptyCache)
     const auto found = Of(FindFindings(Load(b), {}), "alloc-churn");
     return found.size() == 1 ? found[0].explanation : std::string("no single finding");
   };
-  const std::string cudnn = with_caller(
-      "at::native::run_single_conv(cudnnBackendDescriptorType_t, at::Tensor const&)");
+  const std::string cudnn =
+      with_caller("at::native::run_single_conv(cudnnBackendDescriptorType_t, at::Tensor const&)");
   EXPECT_NE(cudnn.find("PyTorch's cuDNN autotuning (torch.backends.cudnn.benchmark) empties the "
                        "caching allocator"),
             std::string::npos)
@@ -1023,8 +1027,10 @@ TEST_F(FindingsTest, AllocChurnInJaxNamesItsPlatformAllocator) {
           std::tuple{"cuMemFree", MemoryOperation::kRelease, MemoryKind::kDevice, s + 20},
           std::tuple{"cuMemHostAlloc", MemoryOperation::kAllocation, MemoryKind::kPinned, s + 50},
           std::tuple{"cuMemFreeHost", MemoryOperation::kRelease, MemoryKind::kPinned, s + 70}}) {
-      MemoryOp m{.operation = op, .memory_kind = kind,
-                 .address = kind == MemoryKind::kDevice ? 0x1000u : 0x9000u, .bytes = 1 << 20,
+      MemoryOp m{.operation = op,
+                 .memory_kind = kind,
+                 .address = kind == MemoryKind::kDevice ? 0x1000u : 0x9000u,
+                 .bytes = 1 << 20,
                  .time_ns = Us(at)};
       m.correlation_id = b.Api(api, at, at + 20, 1, 0, ApiDomain::kDriver);
       r.memory_ops.push_back(m);
@@ -1040,17 +1046,21 @@ TEST_F(FindingsTest, AllocChurnInJaxNamesItsPlatformAllocator) {
   ASSERT_EQ(plain.size(), 2u);
   EXPECT_NE(plain.at("cuMemAlloc").find("A caching allocator"), std::string::npos);
   // The same in a process with Python frames and XLA's plugin among its stack modules.
-  r.stack_modules.push_back(
-      {.id = 1, .path_id = b.Intern("/venv/lib/python3.12/site-packages/jax_plugins/"
-                                    "xla_cuda13/xla_cuda_plugin.so")});
+  r.stack_modules.push_back({.id = 1,
+                             .path_id = b.Intern("/venv/lib/python3.12/site-packages/jax_plugins/"
+                                                 "xla_cuda13/xla_cuda_plugin.so")});
   r.stack_frames.push_back({.id = 1, .address = 0x10, .module_id = 1});
-  r.call_stacks.push_back({.id = 1, .frame_ids = {1}});
-  r.call_stacks.back().python_frames.push_back({b.Intern("/home/me/train.py"), 3, b.Intern("f")});
+  CallStack stack;
+  stack.id = 1;
+  stack.frame_ids = {1};
+  stack.python_frames.push_back({b.Intern("/home/me/train.py"), 3, b.Intern("f")});
+  r.call_stacks.push_back(stack);
   r.api_calls.back().stack_id = 1;
   const auto jax = advice(Load(b));
   ASSERT_EQ(jax.size(), 2u);
-  EXPECT_NE(jax.at("cuMemAlloc").find("In JAX, only XLA_PYTHON_CLIENT_ALLOCATOR=platform "
-                                      "allocates and frees each buffer like this"),
+  EXPECT_NE(jax.at("cuMemAlloc")
+                .find("In JAX, only XLA_PYTHON_CLIENT_ALLOCATOR=platform "
+                      "allocates and frees each buffer like this"),
             std::string::npos)
       << jax.at("cuMemAlloc");
   EXPECT_NE(jax.at("cuMemHostAlloc").find("A caching allocator"), std::string::npos)
@@ -1068,8 +1078,12 @@ TEST_F(FindingsTest, AllocChurnOfAPoolThatGivesItsMemoryBackAtEachSynchronisatio
     b.AddContext(1, 7);
     b.AddStream(13, StreamType::kDefault);
     auto memory_op = [&](uint64_t corr, MemoryOperation op, double at) {
-      MemoryOp m{.operation = op, .memory_kind = MemoryKind::kDevice, .address = 0x3000,
-                 .bytes = uint64_t{1} << 30, .time_ns = Us(at), .correlation_id = corr};
+      MemoryOp m{.operation = op,
+                 .memory_kind = MemoryKind::kDevice,
+                 .address = 0x3000,
+                 .bytes = uint64_t{1} << 30,
+                 .time_ns = Us(at),
+                 .correlation_id = corr};
       m.stream_id = 13;
       m.async = true;
       m.pool_address = 0x3000;

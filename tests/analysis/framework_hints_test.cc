@@ -102,8 +102,9 @@ TEST(FrameworkHintsTest, NamesWhatPyTorchWasDoing) {
       << FrameworkHint(empty);
   // cuDNN's autotuning empties the cache itself, under the module's forward (the H200's stack).
   Finding autotuning = empty;
-  autotuning.stack.push_back(Native("libtorch_cuda.so", "at::native::run_single_conv("
-                                                        "cudnnBackendDescriptorType_t)"));
+  autotuning.stack.push_back(Native("libtorch_cuda.so",
+                                    "at::native::run_single_conv("
+                                    "cudnnBackendDescriptorType_t)"));
   EXPECT_NE(FrameworkHint(autotuning).find("cuDNN autotuning (torch.backends.cudnn.benchmark)"),
             std::string::npos)
       << FrameworkHint(autotuning);

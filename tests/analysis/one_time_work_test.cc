@@ -424,13 +424,17 @@ TraceBuilder PlanPerTransformLoop(int plans) {
     const uint64_t alloc = b.Api("cuMemAlloc", t, t + 30, 1, 0, ApiDomain::kDriver);
     b.records().api_calls.back().stack_id = plan;
     b.records().memory_ops.push_back({.operation = MemoryOperation::kAllocation,
-                                      .memory_kind = MemoryKind::kDevice, .address = 0x7000,
-                                      .bytes = 8 << 20, .time_ns = Us(t + 1),
+                                      .memory_kind = MemoryKind::kDevice,
+                                      .address = 0x7000,
+                                      .bytes = 8 << 20,
+                                      .time_ns = Us(t + 1),
                                       .correlation_id = alloc});
     const uint64_t free = b.Api("cuMemFree", t + 445, t + 450, 1, 0, ApiDomain::kDriver);
     b.records().memory_ops.push_back({.operation = MemoryOperation::kRelease,
-                                      .memory_kind = MemoryKind::kDevice, .address = 0x7000,
-                                      .bytes = 8 << 20, .time_ns = Us(t + 446),
+                                      .memory_kind = MemoryKind::kDevice,
+                                      .address = 0x7000,
+                                      .bytes = 8 << 20,
+                                      .time_ns = Us(t + 446),
                                       .correlation_id = free});
     const uint64_t corr = b.Api("cuMemcpyHtoD", t + 300, t + 400);
     b.records().api_calls.back().stack_id = plan;

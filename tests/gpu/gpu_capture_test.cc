@@ -1186,8 +1186,7 @@ TEST_F(GpuPipelineTest, IdleWaitingForTheOtherGpuIsItsOwnCause) {
   const auto trace = LoadOne(c.traces[0].path);
   ASSERT_TRUE(trace);
   bool found = false;
-  for (const analysis::Finding& f :
-       analysis::FindFindings(*trace, analysis::FindingsOptions{})) {
+  for (const analysis::Finding& f : analysis::FindFindings(*trace, analysis::FindingsOptions{})) {
     if (f.rule != analysis::RuleId::kGpuIdleBreakdown || f.device_id != 0u) continue;
     found = true;
     std::printf("%s\n", f.explanation.c_str());

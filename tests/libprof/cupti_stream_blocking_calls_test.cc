@@ -1,12 +1,12 @@
 // Tests of stream_blocking_calls: which calls enqueue a host function or a memory wait, the
 // stream each names (from parameter structs as CUPTI hands them over), and the join of those
 // streams onto the calls' records.
-#include "libprof/cupti/stream_blocking_calls.h"
-
 #include <cupti.h>
 #include <gtest/gtest.h>
 
 #include <vector>
+
+#include "libprof/cupti/stream_blocking_calls.h"
 
 namespace libprof {
 namespace {
@@ -37,7 +37,8 @@ TEST(StreamBlockingCallsTest, EveryFormOfTheCallsIsWatched) {
 TEST(StreamBlockingCallsTest, StreamArgumentFromEachCall) {
   cudaLaunchHostFunc_v10000_params runtime{};
   runtime.stream = reinterpret_cast<cudaStream_t>(Handle(0x1234));
-  auto arg = StreamBlockingCallStream(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000, &runtime);
+  auto arg =
+      StreamBlockingCallStream(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000, &runtime);
   ASSERT_TRUE(arg);
   EXPECT_EQ(arg->stream, Handle(0x1234));
   EXPECT_FALSE(arg->per_thread);
@@ -51,7 +52,8 @@ TEST(StreamBlockingCallsTest, StreamArgumentFromEachCall) {
   // A null stream in a per-thread-stream call is the thread's own stream; in the plain call,
   // the legacy default stream. The special handles say which they stand for.
   cudaLaunchHostFunc_ptsz_v10000_params ptsz{};
-  arg = StreamBlockingCallStream(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_ptsz_v10000, &ptsz);
+  arg = StreamBlockingCallStream(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_ptsz_v10000,
+                                 &ptsz);
   ASSERT_TRUE(arg);
   EXPECT_EQ(arg->stream, nullptr);
   EXPECT_TRUE(arg->per_thread);
