@@ -105,32 +105,39 @@ bool StreamBlockers::AddOtherDeviceWaits(const TraceIndex& index) {
   for (const CudaEvent& e : r.cuda_events) {
     if (e.sync_id != 0) recording[e.sync_id] = &e;
   }
-  // Each stream's operations by correlation id, with their ends and device.
+  std::unordered_map<uint32_t, uint32_t> device_of_context;
+  for (const ContextInfo& c : r.contexts) device_of_context[c.context_id] = c.device_id;
+  // The waits on a recording of another device (the waiting stream's device is its context's),
+  // and the streams those recordings are on.
+  std::vector<std::pair<const Synchronization*, const CudaEvent*>> crossing;
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> ends;
-  std::unordered_map<uint32_t, uint32_t> device_of;
-  for (const DeviceOp& op : index.device_ops()) {
-    ends[op.stream_id].push_back({op.correlation_id, op.end_ns});
-    device_of.try_emplace(op.stream_id, op.device_id);
-  }
-  for (auto& [id, list] : ends) std::sort(list.begin(), list.end());
-  bool added = false;
   for (const Synchronization& w : r.synchronizations) {
     if (w.type != SyncType::kStreamWaitEvent || w.stream_id == kNoStream) continue;
     auto e = recording.find(w.event_sync_id);
-    auto waiting = device_of.find(w.stream_id);
-    if (e == recording.end() || waiting == device_of.end()) continue;
+    auto waiting = device_of_context.find(w.context_id);
+    if (e == recording.end() || waiting == device_of_context.end()) continue;
     if (e->second->device_id == waiting->second) continue;
+    crossing.push_back({&w, e->second});
+    ends.try_emplace(e->second->stream_id);
+  }
+  if (crossing.empty()) return false;
+  // Those streams' operations by correlation id, with their ends.
+  for (const DeviceOp& op : index.device_ops()) {
+    auto list = ends.find(op.stream_id);
+    if (list != ends.end()) list->second.push_back({op.correlation_id, op.end_ns});
+  }
+  for (auto& [id, list] : ends) std::sort(list.begin(), list.end());
+  bool added = false;
+  for (const auto& [w, e] : crossing) {
     // The work the recording follows on its stream: the last operation issued before it.
-    auto list = ends.find(e->second->stream_id);
-    if (list == ends.end()) continue;
-    auto after = std::lower_bound(list->second.begin(), list->second.end(),
-                                  std::pair<uint64_t, uint64_t>{e->second->correlation_id, 0});
-    if (after == list->second.begin()) continue;
-    const int64_t call = index.LaunchingCall(w.correlation_id);
-    if (call < 0) continue;
-    streams_[w.stream_id].blockers.push_back({w.correlation_id,
-                                              r.api_calls[static_cast<size_t>(call)].name_id,
-                                              Kind::kOtherDevice, std::prev(after)->second});
+    const auto& list = ends[e->stream_id];
+    auto after = std::lower_bound(list.begin(), list.end(),
+                                  std::pair<uint64_t, uint64_t>{e->correlation_id, 0});
+    const int64_t call = index.LaunchingCall(w->correlation_id);
+    if (after == list.begin() || call < 0) continue;
+    streams_[w->stream_id].blockers.push_back(
+        {w->correlation_id, r.api_calls[static_cast<size_t>(call)].name_id, Kind::kOtherDevice,
+         std::prev(after)->second});
     added = true;
   }
   return added;
