@@ -82,10 +82,14 @@ void MemoryAnalysis::Add(const TraceIndex& index, const StreamModel& model) {
   std::set<uint32_t> new_peaks;  // devices whose peak this window reached
 
   // The window's explicitly synchronising top-level calls, by start, to take in time order
-  // with the memory records (release synchronisations).
+  // with the memory records (release synchronisations): only where a pool's release may be
+  // pending (a window with pool records, or one carried), not over every window's calls.
+  const bool pools =
+      !released_to_pool_.empty() ||
+      std::any_of(ops.begin(), ops.end(), [](const MemoryOp& op) { return op.pool_type == 1; });
   std::vector<uint32_t> syncs;
   const std::vector<ApiCall>& api_calls = index.records().api_calls;
-  for (uint32_t k = 0; k < api_calls.size(); ++k) {
+  for (uint32_t k = 0; pools && k < api_calls.size(); ++k) {
     if (index.Outermost(k) == k && index.Traits(api_calls[k]).explicit_sync != SyncScope::kNone) {
       syncs.push_back(k);
     }

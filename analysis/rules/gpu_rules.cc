@@ -70,7 +70,6 @@ struct IdleApis {
   const IdleByApi& other;
   const IdleByApi& host_functions;
   const IdleByApi& memory_waits;
-  const IdleByApi& other_devices;
 };
 
 // "X (p%) while the host was launching the next work, Y (q%) ..." for the non-zero causes.
@@ -312,18 +311,17 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     IdleGapDetails details;
     details.host_activity = HostActivity(window, earlier_calls, g);
     details.idle = causes;
-    IdleByApi sync, other, host_functions, memory_waits, other_devices;
+    IdleByApi sync, other, host_functions, memory_waits;
     AddByApi(in_gap, IdleCause::kSync, g.start_ns, g.end_ns, &sync);
     AddByApi(in_gap, IdleCause::kOther, g.start_ns, g.end_ns, &other);
     AddByApi(in_gap, IdleCause::kHostFunction, g.start_ns, g.end_ns, &host_functions);
     AddByApi(in_gap, IdleCause::kMemoryWait, g.start_ns, g.end_ns, &memory_waits);
-    AddByApi(in_gap, IdleCause::kOtherDevice, g.start_ns, g.end_ns, &other_devices);
-    f.explanation =
-        "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) + " from " +
-        Dur(f.host_start_ns) + " (after " + prev.value_or("earlier work") + "; before " +
-        AbbreviateName(window.OpName(next), kProseNameChars) + ", corr " +
-        std::to_string(next.correlation_id) + "): " + details.host_activity + "; of the gap, " +
-        CauseText(trace, causes, {sync, other, host_functions, memory_waits, other_devices});
+    f.explanation = "GPU " + std::to_string(d.device_id) + " was idle for " + Dur(g.length()) +
+                    " from " + Dur(f.host_start_ns) + " (after " + prev.value_or("earlier work") +
+                    "; before " + AbbreviateName(window.OpName(next), kProseNameChars) + ", corr " +
+                    std::to_string(next.correlation_id) + "): " + details.host_activity +
+                    "; of the gap, " +
+                    CauseText(trace, causes, {sync, other, host_functions, memory_waits});
     f.details = std::move(details);
     dev.gaps.push_back(std::move(f));
   }
@@ -354,7 +352,6 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
         if (p.cause == IdleCause::kOther) c.other.Add(p, length);
         if (p.cause == IdleCause::kHostFunction) c.host_functions.Add(p, length);
         if (p.cause == IdleCause::kMemoryWait) c.memory_waits.Add(p, length);
-        if (p.cause == IdleCause::kOtherDevice) c.other_devices.Add(p, length);
       });
     }
     cursor = 0;
@@ -391,7 +388,6 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   AddByApi(d.pieces, IdleCause::kOther, s0, s1, &dev.whole.other);
   AddByApi(d.pieces, IdleCause::kHostFunction, s0, s1, &dev.whole.host_functions);
   AddByApi(d.pieces, IdleCause::kMemoryWait, s0, s1, &dev.whole.memory_waits);
-  AddByApi(d.pieces, IdleCause::kOtherDevice, s0, s1, &dev.whole.other_devices);
   // Each launching call counted once: a bit per call of the window (a hash set of the calls
   // was most of this function's time).
   std::vector<bool> launchers(window.records().api_calls.size());
@@ -470,7 +466,6 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
       run.other.Merge(c.other);
       run.host_functions.Merge(c.host_functions);
       run.memory_waits.Merge(c.memory_waits);
-      run.other_devices.Merge(c.other_devices);
     }
     const uint64_t from = low[i].from, to = low[j - 1].to;
     const size_t count = j - i;
@@ -493,8 +488,7 @@ void GpuRulesAccumulator::LowUtilization(const ProcessTrace& whole, uint32_t id,
                    : "chunks " + std::to_string(index + 1) + "-" + std::to_string(index + count);
     const std::string gpu = "GPU " + std::to_string(id);
     const std::string causes =
-        CauseText(whole, run.idle,
-                  {run.sync, run.other, run.host_functions, run.memory_waits, run.other_devices});
+        CauseText(whole, run.idle, {run.sync, run.other, run.host_functions, run.memory_waits});
     if (first.kernels == 0 && count > 1) {
       f.explanation = gpu + " ran no kernel for " + Dur(length) + " from " +
                       Dur(f.host_start_ns) + " (" + which + " of " + std::to_string(chunks) +
@@ -649,17 +643,17 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
   if (d.whole.one_time_idle_ns > 0) details.one_time_idle_ns = d.whole.one_time_idle_ns;
   f.details = details;
   const std::string gpu = "GPU " + std::to_string(id);
-  f.explanation = gpu + " was idle " + Pct(idle, span) + " of its steady state (" + Dur(idle) +
-                  " of " + Dur(span) + " from " + Dur(f.host_start_ns) +
-                  (d.whole.one_time_idle_ns > 0
-                       ? ", leaving out " + Dur(d.whole.one_time_idle_ns) + " idle during " +
-                             OneTimeWorkNames(d.whole.one_time_kinds) + ", paid once"
-                       : "") +
-                  "): " +
-                  CauseText(whole, causes,
-                            {d.whole.sync, d.whole.other, d.whole.host_functions,
-                             d.whole.memory_waits, d.whole.other_devices}) +
-                  ". ";
+  f.explanation =
+      gpu + " was idle " + Pct(idle, span) + " of its steady state (" + Dur(idle) + " of " +
+      Dur(span) + " from " + Dur(f.host_start_ns) +
+      (d.whole.one_time_idle_ns > 0
+           ? ", leaving out " + Dur(d.whole.one_time_idle_ns) + " idle during " +
+                 OneTimeWorkNames(d.whole.one_time_kinds) + ", paid once"
+           : "") +
+      "): " +
+      CauseText(whole, causes,
+                {d.whole.sync, d.whole.other, d.whole.host_functions, d.whole.memory_waits}) +
+      ". ";
   if (2 * d.whole.set_up_idle_ns >= idle) {
     // Whatever the host did in those gaps, it was making plans or handles again and again.
     f.explanation += "Most idle time (" + Dur(d.whole.set_up_idle_ns) + ", " +

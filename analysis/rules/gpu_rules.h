@@ -68,7 +68,7 @@ class GpuRulesAccumulator {
     // Of `idle`, the idle gaps' time in which the program made CUDA library plans or handles
     // again and again (StartUp::recurring_set_ups); only over the steady state (`whole`).
     uint64_t set_up_idle_ns = 0;
-    IdleByApi sync, other, host_functions, memory_waits, other_devices;
+    IdleByApi sync, other, host_functions, memory_waits;
   };
   struct Device {
     Interval active;         // the whole trace's

@@ -420,22 +420,20 @@ TraceBuilder PlanPerTransformLoop(int plans) {
   double t = 100;
   b.Launch("warm", t, t + 5, t + 10, t + 20, 7);
   t += 100;
+  // The plan's 8 MiB work area: `api`'s record of `op` at `at`.
+  const auto work_area = [&](const char* api, MemoryOperation op, double at, double end) {
+    const uint64_t corr = b.Api(api, at, end, 1, 0, ApiDomain::kDriver);
+    b.records().memory_ops.push_back({.operation = op,
+                                      .memory_kind = MemoryKind::kDevice,
+                                      .address = 0x7000,
+                                      .bytes = 8 << 20,
+                                      .time_ns = Us(at + 1),
+                                      .correlation_id = corr});
+  };
   for (int i = 0; i < plans; ++i, t += 500) {
-    const uint64_t alloc = b.Api("cuMemAlloc", t, t + 30, 1, 0, ApiDomain::kDriver);
+    work_area("cuMemAlloc", MemoryOperation::kAllocation, t, t + 30);
     b.records().api_calls.back().stack_id = plan;
-    b.records().memory_ops.push_back({.operation = MemoryOperation::kAllocation,
-                                      .memory_kind = MemoryKind::kDevice,
-                                      .address = 0x7000,
-                                      .bytes = 8 << 20,
-                                      .time_ns = Us(t + 1),
-                                      .correlation_id = alloc});
-    const uint64_t free = b.Api("cuMemFree", t + 445, t + 450, 1, 0, ApiDomain::kDriver);
-    b.records().memory_ops.push_back({.operation = MemoryOperation::kRelease,
-                                      .memory_kind = MemoryKind::kDevice,
-                                      .address = 0x7000,
-                                      .bytes = 8 << 20,
-                                      .time_ns = Us(t + 446),
-                                      .correlation_id = free});
+    work_area("cuMemFree", MemoryOperation::kRelease, t + 445, t + 450);
     const uint64_t corr = b.Api("cuMemcpyHtoD", t + 300, t + 400);
     b.records().api_calls.back().stack_id = plan;
     b.AddMemcpy(CopyKind::kHtoD, MemoryKind::kPageable, MemoryKind::kDevice, 1 << 20, t + 350,
