@@ -157,6 +157,11 @@ void StartUpScan::Add(const TraceIndex& window) {
   const CallsWork work = StartUpWorkOfCalls(window);
   std::vector<Piece> defining;
   for (const Interval& loading : work.unclaimed) defining.push_back({loading, 0, false});
+  // A context created inside another call (the runtime's primary context, inside the first
+  // call that needs one, and again after cudaDeviceReset): up to the creation.
+  for (const auto& [i, created_ns] : ContextsCreatedIn(window, work.kinds)) {
+    if (created_ns > calls[i].start_ns) defining.push_back({{calls[i].start_ns, created_ns}, 0});
+  }
   for (size_t i = 0; i < calls.size(); ++i) {
     const ApiCall& c = calls[i];
     const StartUpWork kind = work.kinds[i];
@@ -380,13 +385,20 @@ void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {
         {std::max(c.start_ns, s.end_ns), c.end_ns});
   }
   // What start-up spent its time on. A call that created a context (ContextsCreatedIn) spent
-  // its time up to the creation on context creation, whatever the call.
+  // its time up to the creation on context creation, whatever the call; after start-up (a
+  // context created again after cudaDeviceReset), that is later work like a late module load.
   const std::map<size_t, uint64_t> created = ContextsCreatedIn(window, kinds);
   for (size_t i = 0; i < calls.size(); ++i) {
     const ApiCall& c = calls[i];
     uint64_t own_start = c.start_ns;
     if (auto it = created.find(i); it != created.end()) {
       own_start = it->second;
+      if (it->second > s.end_ns && it->second > c.start_ns) {
+        ++later_calls_;
+        later_contexts_ = true;
+        later_by_api_[window.ApiName(c) + " creating the context"].push_back(
+            {std::max(c.start_ns, s.end_ns), it->second});
+      }
       const Interval creating{std::max(c.start_ns, s.start_ns), std::min(it->second, s.end_ns)};
       if (creating.start_ns < creating.end_ns) {
         Tally& t = tallies_[StartUpWork::kContext];
@@ -410,6 +422,7 @@ void StartUpTally::Add(const TraceIndex& window, const StartUp& s) {
 void StartUpTally::Finish(StartUp* s) const {
   if (!s->known) return;
   s->later_load.calls = later_calls_;
+  s->later_context = later_contexts_;
   for (const auto& [api, pieces] : later_by_api_) {
     const uint64_t ns = UnionLength(pieces);
     if (ns > s->later_load.top_api_ns) {

@@ -6,7 +6,9 @@
 //
 // Start-up runs from the recording start until the first kernel starts (the first device
 // operation when no kernel ran), and moves on to the end of each later call that loads device
-// code or creates a context (api_names.h StartUpWork: kModuleLoad, kContext) when such calls
+// code or creates a context (api_names.h StartUpWork: kModuleLoad, kContext, or a call inside
+// which a context was created, up to its creation: the runtime's primary context, first and
+// again after cudaDeviceReset) when such calls
 // fill at least half of the time from where start-up ended so far to that call's end. CUDA's
 // lazy loading loads each kernel's module inside its first launch, so a first iteration that
 // loads a module per kernel stays in start-up, while a module loaded late in a long run does not
@@ -79,6 +81,7 @@ struct StartUp {
   // rules leave it out wherever it happens.
   std::vector<Interval> later_loading;
   Work later_load;
+  bool later_context = false;  // later_load has a context's creation (StartUpTally's)
   // One-time work (one_time_work.h) told from call stacks: each stretch from the first to the
   // last of consecutive stacked calls (all threads' in time order) inside an autotuner or a
   // compiler, merged, each with the kinds seen in it (OneTimeWorkBit's). The GPU rules leave out the idle
@@ -171,6 +174,7 @@ class StartUpTally {
   std::map<StartUpWork, Tally> tallies_;
   std::map<std::string, std::vector<Interval>> later_by_api_;
   uint64_t later_calls_ = 0;
+  bool later_contexts_ = false;
 };
 
 }  // namespace libprof::analysis

@@ -80,9 +80,14 @@ namespace {
 // What a group is waiting for: waits paid once (start-up's, an autotuner's) are grouped without
 // it, since the kernels they waited for are no fix (cuDNN's benchmark mode synchronised 80 times
 // in a conv net's warm-up, on some 30 candidate kernels: 30 rows of one paid-once search).
+// CUDA graphs are grouped as one, whichever graph: a program that captures and instantiates a
+// graph per step waits on a new graph id each time (.carry/s17/graph_reinstantiate.cu: 300 rows
+// of one wait), and the group's worst still names its own graph.
 std::string_view GroupBlamed(const Finding& f) {
   if (PaidOnce(f) || f.blamed.empty()) return {};
-  return f.blamed.front().name;
+  const Blamed& b = f.blamed.front();
+  if (b.kind == "graph" && b.name.starts_with("[graph ")) return "[graph]";
+  return b.name;
 }
 
 // Where a group's calls came from: one-time work is grouped without it, since its calls come

@@ -67,6 +67,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(UnifiedMemoryDetails, kernel, fault_groups, m
                                    migrations, migration_ns, event, events, allocation)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LateRankDetails, rank, communicator, seq, late_by_ns,
                                    waiting_ranks)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GraphRebuildDetails, instantiations, graph_launches,
+                                   exec_updates, instantiate_ns, capture_ns, destroy_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveCall, op, comm, comm_size, comm_rank, seq, bytes,
                                    reduction, root, host_start_ns, host_end_ns, start_ns, end_ns,
                                    has_device_work, device_ops, device_id, thread_id)

@@ -43,7 +43,8 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 //    back); the GPU rules' idle time behind memory waits and other GPUs' work (IdleTotals'
 //    memory_wait_ns, other_device_ns); start-up's
 //    recurring_library_set_ups and recurring_module_loads.
-inline constexpr uint32_t kFindingsPartialVersion = 6;
+// 7: the graph-rebuild rule's findings (its details).
+inline constexpr uint32_t kFindingsPartialVersion = 7;
 
 struct FindingsPartial {
   FindingsOptions thresholds;  // with the call-site rule

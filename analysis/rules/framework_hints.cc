@@ -87,11 +87,16 @@ std::string FrameworkHint(const Finding& f) {
   // torch/cuda/memory.py's; cuDNN's autotuning's, the module's forward).
   if (f.rule == RuleId::kImplicitSync) {
     std::vector<std::string_view> native;
+    std::vector<PythonFrameRef> python_frames;
     for (const FindingFrame& frame : f.stack) {
-      if (frame.python_file.empty()) native.push_back(frame.function);
+      if (frame.python_file.empty()) {
+        native.push_back(frame.function);
+      } else {
+        python_frames.push_back({frame.python_file, frame.function});
+      }
     }
-    const CacheEmptying emptying = WhoEmptiedCache(native);
-    if (emptying.who == CacheEmptying::Who::kProgram) {
+    const CacheEmptying emptying = WhoEmptiedCache(native, python_frames);
+    if (emptying.who == CacheEmptying::Who::kProgram && !emptying.host) {
       return "; in PyTorch, this is torch.cuda.empty_cache(), which gives the caching "
              "allocator's free memory back to CUDA (each cudaFree waits for the device), so "
              "that later tensors need cudaMalloc again: call it only when another program needs "
@@ -153,21 +158,42 @@ bool RecordedInJax(const ProcessTrace& trace) {
   return PythonWithModule(trace, {"xla_cuda_plugin", "xla_extension"});
 }
 
-CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions) {
-  const auto empties = [](std::string_view function) {
+CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions,
+                              std::span<const PythonFrameRef> python_frames) {
+  const auto empties_device = [](std::string_view function) {
     return function.find("CachingAllocator") != std::string_view::npos &&
            function.find("emptyCache") != std::string_view::npos;
   };
+  const auto empties_host = [](std::string_view function) {
+    return function.find("CachingHostAllocator") != std::string_view::npos &&
+           function.find("empty_cache") != std::string_view::npos;
+  };
+  const auto empties = [&](std::string_view function) {
+    return empties_device(function) || empties_host(function);
+  };
   auto it = std::find_if(native_functions.begin(), native_functions.end(), empties);
   if (it == native_functions.end()) return {};
-  while (it != native_functions.end() && empties(*it)) ++it;  // (its inline wrapper too)
   CacheEmptying emptying;
+  emptying.host = empties_host(*it);
+  while (it != native_functions.end() && empties(*it)) ++it;  // (its inline wrapper too)
   emptying.who = CacheEmptying::Who::kProgram;
-  if (it == native_functions.end() || !it->starts_with("at::")) return emptying;
-  emptying.caller = std::string(*it);
-  const bool convolution = it->find("run_single_conv") != std::string_view::npos ||
-                           it->find("findAlgorithm") != std::string_view::npos;
-  emptying.who = convolution ? CacheEmptying::Who::kCudnnBenchmark : CacheEmptying::Who::kPyTorch;
+  if (it != native_functions.end() && it->starts_with("at::")) {
+    emptying.caller = std::string(*it);
+    const bool convolution = it->find("run_single_conv") != std::string_view::npos ||
+                             it->find("findAlgorithm") != std::string_view::npos;
+    emptying.who = convolution ? CacheEmptying::Who::kCudnnBenchmark : CacheEmptying::Who::kPyTorch;
+    return emptying;
+  }
+  // Through the Python binding: the first Python frame past torch.cuda.empty_cache()'s own
+  // (torch/cuda/memory.py) says who asked.
+  for (const PythonFrameRef& frame : python_frames) {
+    if (frame.file.ends_with("torch/cuda/memory.py") && TorchFile(frame.file)) continue;
+    if (!TorchFile(frame.file)) break;  // the program's line
+    emptying.caller = std::string(frame.function);
+    emptying.who = frame.file.ends_with("torch/cuda/graphs.py") ? CacheEmptying::Who::kGraphCapture
+                                                                : CacheEmptying::Who::kPyTorch;
+    break;
+  }
   return emptying;
 }
 
@@ -176,9 +202,21 @@ std::string CacheEmptyingAdvice(const CacheEmptying& emptying) {
     case CacheEmptying::Who::kNone:
       return "";
     case CacheEmptying::Who::kProgram:
+      if (emptying.host) {
+        return "the program emptied PyTorch's pinned host memory cache, giving its free memory "
+               "back to CUDA, so that later pinned tensors need cudaHostAlloc again: empty it "
+               "only when the memory is needed elsewhere, not in a loop";
+      }
       return "PyTorch's torch.cuda.empty_cache() gave the caching allocator's free memory back "
              "to CUDA, so that later tensors need cudaMalloc again: call it only when another "
              "program needs the memory, not in a loop";
+    case CacheEmptying::Who::kGraphCapture:
+      return std::string("PyTorch's torch.cuda.graph() empties the ") +
+             (emptying.host ? "pinned host memory cache" : "caching allocator") +
+             " each time it captures a graph, giving its free memory back to CUDA, so that "
+             "later tensors need " +
+             (emptying.host ? "cudaHostAlloc" : "cudaMalloc") +
+             " again: capture the graph once, before the loop, and call g.replay() each step";
     case CacheEmptying::Who::kCudnnBenchmark:
       return "PyTorch's cuDNN autotuning (torch.backends.cudnn.benchmark) empties the caching "
              "allocator after it searches the algorithms of each new input shape, giving its "
@@ -186,9 +224,11 @@ std::string CacheEmptyingAdvice(const CacheEmptying& emptying) {
              "(padded or bucketed) pay it rarely; "
              "torch._C._cudnn_set_conv_benchmark_empty_cache(False) keeps the memory";
     case CacheEmptying::Who::kPyTorch:
-      return "PyTorch emptied its caching allocator itself (in " + emptying.caller +
-             "), giving its free memory back to CUDA, so that later tensors need cudaMalloc "
-             "again";
+      return std::string("PyTorch emptied its ") +
+             (emptying.host ? "pinned host memory cache" : "caching allocator") + " itself (in " +
+             emptying.caller +
+             "), giving its free memory back to CUDA, so that later tensors need " +
+             (emptying.host ? "cudaHostAlloc" : "cudaMalloc") + " again";
   }
   return "";
 }

@@ -26,18 +26,28 @@ bool RecordedInPyTorch(const ProcessTrace& trace);
 // xla_extension.so).
 bool RecordedInJax(const ProcessTrace& trace);
 
-// Who emptied PyTorch's caching allocator (NativeCachingAllocator::emptyCache frees its cached
-// blocks, one cudaFree each) in a stack whose native functions are given innermost first: told
-// by the frame that called it. The program (torch.cuda.empty_cache(), through its Python
-// binding, or its own C++), cuDNN's autotuning (PyTorch's convolution empties the cache after
-// searching a new shape's algorithms under torch.backends.cudnn.benchmark: Conv_v8.cpp's
-// run_single_conv, Conv_v7.cpp's findAlgorithm), or other PyTorch code (`caller` names it).
+// Who emptied one of PyTorch's caching allocators (NativeCachingAllocator::emptyCache frees the
+// device cache's blocks, one cudaFree each; CachingHostAllocatorImpl::empty_cache the pinned
+// host cache's, one cudaFreeHost each) in a stack whose native functions and Python frames
+// are given innermost first: told by the frame that called it. The program
+// (torch.cuda.empty_cache(), through its Python binding, or its own C++), cuDNN's autotuning
+// (PyTorch's convolution empties the cache after searching a new shape's algorithms under
+// torch.backends.cudnn.benchmark: Conv_v8.cpp's run_single_conv, Conv_v7.cpp's findAlgorithm),
+// torch.cuda.graph() (its __enter__ empties both caches before each capture: PyTorch 2.11's
+// torch/cuda/graphs.py), or other PyTorch code, native or Python (`caller` names it).
 struct CacheEmptying {
-  enum class Who { kNone, kProgram, kCudnnBenchmark, kPyTorch };
+  enum class Who { kNone, kProgram, kCudnnBenchmark, kGraphCapture, kPyTorch };
   Who who = Who::kNone;
+  bool host = false;   // the pinned host memory cache
   std::string caller;  // the calling frame's function
 };
-CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions);
+// A Python frame of a stack, as WhoEmptiedCache reads it.
+struct PythonFrameRef {
+  std::string_view file;
+  std::string_view function;
+};
+CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions,
+                              std::span<const PythonFrameRef> python_frames);
 // The advice for a cudaFree of that emptying (the host and pattern rules name it), starting
 // "PyTorch": why the memory went back to CUDA and what keeps it; "" for kNone.
 std::string CacheEmptyingAdvice(const CacheEmptying& emptying);

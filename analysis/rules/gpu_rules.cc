@@ -45,6 +45,13 @@ void AddByApi(std::span<const IdlePiece> pieces, IdleCause cause, uint64_t from,
 
 // The API with the most idle time of a cause (by name: ids of one name add up, and the first
 // name in order wins a tie), that time, and the time of that cause spent inside any call.
+// Whether `api` allocates or frees memory (cudaMalloc, cudaHostAlloc, cudaFree, cudaFreeHost,
+// their driver calls).
+bool AllocatesOrFrees(std::string_view api) {
+  return TraitsOf(api).start_up == StartUpWork::kAllocation || api.starts_with("cudaFree") ||
+         api.starts_with("cuMemFree");
+}
+
 struct TopApi {
   std::string name;
   uint64_t ns = 0;
@@ -584,7 +591,9 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
                      "compile it on the host first)";
   }
   if (s.later_load.calls > 0) {
-    f.explanation += "; module loading after it, " + Dur(s.later_load.ns) + " (" +
+    f.explanation += std::string(s.later_context ? "; module loading and context creation"
+                                                 : "; module loading") +
+                     " after it, " + Dur(s.later_load.ns) + " (" +
                      std::to_string(s.later_load.calls) +
                      (s.later_load.calls == 1 ? " call, " : " calls, most in ") +
                      s.later_load.top_api + "), counts as start-up too";
@@ -691,6 +700,14 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
     f.explanation += "Most idle time was spent waiting for launches although kernels (mean " +
                      Dur(mean_kernel) + ") outlast their launch calls (mean " + Dur(mean_launch) +
                      "): the host issued work late; look at what it does between launches";
+  } else if (2 * causes.sync_ns >= idle && AllocatesOrFrees(TopOf(whole, d.whole.sync).name)) {
+    // Dropping these is no advice: the memory is needed; reusing it is.
+    const TopApi top = TopOf(whole, d.whole.sync);
+    f.explanation += "Most idle time had the host blocked in synchronising calls (most in " +
+                     top.name +
+                     "), which allocate or free memory: allocate once and reuse it (a caching "
+                     "allocator or a pool; the alloc-churn finding prices that where one size "
+                     "repeats)";
   } else if (2 * causes.sync_ns >= idle) {
     const TopApi top = TopOf(whole, d.whole.sync);
     f.explanation += "Most idle time had the host blocked in synchronising calls (most in " +

@@ -26,11 +26,20 @@ std::optional<uint64_t> SteadyPairNs(const ChurnGroup& g) {
 CacheEmptying EmptiedBy(const ProcessTrace& trace, uint32_t free_stack_id) {
   const std::vector<FrameView> frames = FramesOfStack(trace, free_stack_id);
   std::vector<std::string_view> native;
+  std::vector<PythonFrameRef> python_frames;
   for (const FrameView& frame : frames) {
-    if (!frame.python) native.push_back(frame.function);
+    if (frame.python) {
+      python_frames.push_back({frame.file, frame.function});
+    } else {
+      native.push_back(frame.function);
+    }
   }
-  return WhoEmptiedCache(native);
+  return WhoEmptiedCache(native, python_frames);
 }
+
+// Whether `api` allocates pinned host memory (cudaHostAlloc, cudaMallocHost, cuMemHostAlloc,
+// cuMemAllocHost).
+bool IsHostAllocation(std::string_view api) { return api.find("Host") != std::string_view::npos; }
 
 // Whether a stream-ordered group's pool gave its memory back to the OS between the pairs: its
 // release threshold was below the size allocated, and synchronisations followed the frees.
@@ -45,7 +54,7 @@ std::optional<std::string> KnownCause(const ProcessTrace& trace, const ChurnGrou
                                       uint64_t later) {
   const std::string saving = Dur(later) + " (every pair after the first)";
   const CacheEmptying emptying = EmptiedBy(trace, g.free_stack_id);
-  if (emptying.who == CacheEmptying::Who::kProgram) {
+  if (emptying.who == CacheEmptying::Who::kProgram && !emptying.host) {
     return "PyTorch's caching allocator would keep this memory and reuse it, but "
            "torch.cuda.empty_cache() gave it back to CUDA each time: without that call in the "
            "loop, up to " +
@@ -64,7 +73,7 @@ std::optional<std::string> KnownCause(const ProcessTrace& trace, const ChurnGrou
   }
   // JAX frees device memory only with its platform allocator, which its documentation calls
   // very slow (pinned host memory, cuMemHostAlloc's, is another matter).
-  if (RecordedInJax(trace) && g.api.find("Host") == std::string::npos) {
+  if (RecordedInJax(trace) && !IsHostAllocation(g.api)) {
     return "In JAX, only XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates and frees each buffer "
            "like this; without it, JAX's allocator keeps and reuses the memory "
            "(XLA_PYTHON_CLIENT_PREALLOCATE=false lets its pool grow as needed), saving up to " +
@@ -174,6 +183,18 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
     // PyTorch's caching allocator already reuses memory, unless its cache is emptied.
     if (const std::optional<std::string> advice = KnownCause(trace, g, later)) {
       f.explanation += *advice;
+      f.details = std::move(details);
+      out->push_back(std::move(f));
+      continue;
+    }
+    // Pinned host memory has no stream-ordered allocator to offer: reuse is the advice.
+    if (IsHostAllocation(g.api)) {
+      f.explanation +=
+          "Pinned host memory is slow to allocate (the driver pins and maps every page) and to "
+          "free (cudaFreeHost synchronises the device): allocating the pinned buffers once and "
+          "reusing them (a pool of pinned buffers, as PyTorch's pin_memory() and CuPy's "
+          "PinnedMemoryPool keep) would save up to " +
+          Dur(later) + " (every pair after the first)";
       f.details = std::move(details);
       out->push_back(std::move(f));
       continue;

@@ -12,6 +12,11 @@ std::string AllocChurnDetails::WaitingFor(std::optional<uint32_t> /*device_id*/)
   return FormatBytes(bytes) + " × " + std::to_string(pairs);
 }
 
+std::string GraphRebuildDetails::WaitingFor(std::optional<uint32_t> /*device_id*/) const {
+  return std::to_string(instantiations) + " graphs, " + std::to_string(graph_launches) +
+         " launches";
+}
+
 std::string StartUpDetails::WaitingFor(std::optional<uint32_t> /*device_id*/) const {
   if (module_load_ns == 0) return "first kernel";
   return "module loading " + FormatDuration(static_cast<double>(module_load_ns));

@@ -266,10 +266,26 @@ struct LateRankDetails : DetailsBase {
   }
 };
 
+// graph-rebuild: the process's graph instantiations and launches (graph_rules.h).
+struct GraphRebuildDetails : DetailsBase {
+  uint64_t instantiations = 0, graph_launches = 0, exec_updates = 0;
+  uint64_t instantiate_ns = 0, capture_ns = 0, destroy_ns = 0;
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "300 graphs × 1.0 launch"
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("instantiations", instantiations, FieldUse::kTimeline);
+    out("graph_launches", graph_launches, FieldUse::kTimeline);
+    out("exec_updates", exec_updates, FieldUse::kMeasure);
+    out("instantiate_ns", instantiate_ns, FieldUse::kMeasure);
+    out("capture_ns", capture_ns, FieldUse::kMeasure);
+    out("destroy_ns", destroy_ns, FieldUse::kMeasure);
+  }
+};
+
 using FindingDetails =
     std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
                  IdleBreakdownDetails, AllocChurnDetails, OverlapDetails, StartUpDetails,
-                 UnifiedMemoryDetails, LateRankDetails>;
+                 UnifiedMemoryDetails, LateRankDetails, GraphRebuildDetails>;
 
 // The position of T in FindingDetails, for the registry (RuleInfo::details).
 template <class T, size_t I = 0>

@@ -6,6 +6,7 @@
 
 #include "analysis/rules/findings.h"
 #include "analysis/rules/gpu_rules.h"
+#include "analysis/rules/graph_rules.h"
 #include "analysis/rules/memory_rules.h"
 #include "analysis/rules/overlap_rules.h"
 #include "analysis/rules/rank_rules.h"
@@ -56,6 +57,9 @@ constexpr std::string_view kChurnFields[] = {"bytes",
                                              "async_saving_ns",
                                              "pool_release_threshold",
                                              "release_sync_ns"};
+constexpr std::string_view kGraphRebuildFields[] = {"instantiations", "graph_launches",
+                                                    "exec_updates",   "instantiate_ns",
+                                                    "capture_ns",     "destroy_ns"};
 constexpr std::string_view kLateRankFields[] = {"rank", "communicator", "seq", "late_by_ns",
                                                 "waiting_ranks"};
 constexpr std::string_view kOverlapFields[] = {"kernels", "serialised_by", "copies", "copy_ns",
@@ -126,6 +130,11 @@ constexpr RuleInfo kRules[] = {
      "pairs, when it has some); or cudaMallocAsync/cudaFreeAsync pairs whose pool gives the "
      "memory back to the OS at each synchronisation (release threshold below the size)",
      DetailsIndex<AllocChurnDetails>(), kChurnFields, FindMemoryFindings},
+    {RuleId::kGraphRebuild, "graph-rebuild", RuleFamily::kPattern,
+     ">= --churn-min-pairs CUDA graph instantiations with fewer than two graph launches each: "
+     "the host time of instantiating, capturing and destroying graphs that a graph "
+     "instantiated once would save (all but one graph's share)",
+     DetailsIndex<GraphRebuildDetails>(), kGraphRebuildFields, FindGraphFindings},
     {RuleId::kNoOverlapDefaultStream, "no-overlap-default-stream", RuleFamily::kPattern,
      "host copies and kernels serialised by the legacy default stream (could overlap: min(copy, "
      "kernel time) minus what already overlapped) or by pageable memory (a copy that held the "

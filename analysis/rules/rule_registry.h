@@ -45,6 +45,7 @@ enum class RuleId : uint8_t {
   kStartUp,
   kLateRank,
   kAllocChurn,
+  kGraphRebuild,
   kNoOverlapDefaultStream,
   kUvmGpuPageFaults,
   kUvmCpuFaults,

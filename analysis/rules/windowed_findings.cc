@@ -16,6 +16,7 @@
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
 #include "analysis/rules/gpu_rules.h"
+#include "analysis/rules/graph_rules.h"
 #include "analysis/rules/memory_rules.h"
 #include "analysis/rules/overlap_rules.h"
 #include "analysis/rules/rank_rules.h"
@@ -42,7 +43,7 @@ constexpr size_t kFindingsDecoders = 2;
 // Where each pass stands in the registry (its findings' seq), or none for a pass this engine
 // does not know.
 struct PassPlaces {
-  uint64_t host = 0, gpu = 0, memory = 0, overlap = 0;
+  uint64_t host = 0, gpu = 0, memory = 0, graph = 0, overlap = 0;
   std::vector<uint64_t> order;  // the non-host passes with findings here, in registry order
   bool known = true;
 };
@@ -58,6 +59,9 @@ PassPlaces Places() {
       p.order.push_back(k);
     } else if (pass == FindMemoryFindings) {
       p.memory = k;
+      p.order.push_back(k);
+    } else if (pass == FindGraphFindings) {
+      p.graph = k;
       p.order.push_back(k);
     } else if (pass == FindOverlapFindings) {
       p.overlap = k;
@@ -257,6 +261,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   StartUpTally tally;
   OverlapAccumulator overlap(bounds_);
   MemoryAnalysis memory;
+  GraphRebuildAccumulator graphs;
   std::vector<NvtxEvent> open_nvtx;  // ranges of earlier windows still open at the last cut
   uint64_t next = places.host << kFindingsPassShift;
   std::vector<TraceRecords> spare;  // finished windows' lists, for the read to reuse their room
@@ -324,6 +329,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
           tally.Add(*w->index, bounds_);
           overlap.Add(*w->index, *w->model);
           memory.Add(*w->index, *w->model);
+          graphs.Add(*w->index);
         }, 1);
         // The GPU rules' sums, in the third chain: behind the idle timeline in the first, the
         // two bounded the read (the 10M synthetic trace's run read on 16 cores: 0.58-0.64 s
@@ -387,6 +393,8 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
       gpu.Finish(whole_, start_up, &found);
     } else if (k == places.memory) {
       ChurnFindings(whole_, memory.Finish(whole_), options_, &found);
+    } else if (k == places.graph) {
+      graphs.Finish(whole_, options_, &found);
     } else if (k == places.overlap) {
       overlap.Finish(whole_, options_, &found);
     }

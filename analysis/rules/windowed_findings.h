@@ -10,20 +10,21 @@
 // (as `streams` does). The second read (Run) analyses each window and carries over:
 //   host rules    the events recorded in earlier windows (an event synchronisation names them;
 //                 StreamModel's earlier events) and the streams of the whole trace (a stream
-//                 synchronised in a window without its work still follows its links), the NVTX ranges still open at the cut (a call's
-//                 enclosing ranges; a range written when it ends may arrive windows after it
-//                 began: the first read keeps those, and each goes into every window it
-//                 overlaps) and the call stacks read so far;
+//                 synchronised in a window without its work still follows its links), the NVTX
+//                 ranges still open at the cut (a call's enclosing ranges; a range written when it
+//                 ends may arrive windows after it began: the first read keeps those, and each goes
+//                 into every window it overlaps) and the call stacks read so far;
 //   GPU rules     per device sums per utilization chunk and over the steady state, and the gap
 //                 that runs over a cut (IdleTimeline keeps the calls it may span);
 //   start-up      its tally (StartUpTally); host findings are marked with the bounds known;
 //   memory        live allocations, running sums and churn groups (MemoryAnalysis);
+//   graphs        graph instantiations, launches and the captures still open (graph_rules.h);
 //   overlap       unions of copies and kernels per stream and device (OverlapAccumulator).
 // What the windows cannot answer makes the plan inexact: NCCL ranges (collectives need the whole
 // process), unified-memory counters, per-thread default streams, a stream's class seen
-// differently before its STREAM record arrived, an event synchronisation naming a recording that an earlier window no longer carries,
-// a call stack read after the window that needed it, a pageable copy whose pairing runs past its
-// window, a rule pass this engine does not know.
+// differently before its STREAM record arrived, an event synchronisation naming a recording that an
+// earlier window no longer carries, a call stack read after the window that needed it, a pageable
+// copy whose pairing runs past its window, a rule pass this engine does not know.
 //
 // Layer: analysis/rules/. Reads through analysis/model/trace_windows.h.
 #pragma once

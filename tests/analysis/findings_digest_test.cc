@@ -227,5 +227,33 @@ TEST(FindingsDigestTest, ReportsOfProcessesAddedInTurnEqualTheConcatenatedList) 
   }
 }
 
+// Waits on CUDA graphs group whichever graph they waited for: a program that captures and
+// instantiates a graph per step waits on a new graph id every time (.carry/s17/
+// graph_reinstantiate.cu: 300 groups of one). A kernel is still its own group.
+TEST(FindingsDigestTest, WaitsOnDifferentGraphsAreOneGroup) {
+  FindingsDigest digest;
+  digest.BeginProcess();
+  uint64_t seq = 0;
+  for (const auto& [kind, name, blocked] :
+       {std::tuple{"graph", "[graph 7]", 10u}, std::tuple{"graph", "[graph 8]", 30u},
+        std::tuple{"graph", "[graph 9]", 20u}, std::tuple{"kernel", "gemm", 5u}}) {
+    Finding f;
+    f.rule = RuleId::kSyncApi;
+    f.api = "cudaStreamSynchronize";
+    f.pid = 1;
+    f.correlation_id = seq + 1;
+    f.host_start_ns = seq * 100;
+    f.blocked_ns = blocked;
+    f.blamed.push_back({.kind = kind, .name = name});
+    digest.Add(std::move(f), seq++);
+  }
+  const std::vector<FindingGroup> groups = digest.Groups();
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].count, 3u);
+  EXPECT_EQ(groups[0].total_blocked_ns, 60u);
+  EXPECT_EQ(groups[0].worst.blamed.front().name, "[graph 8]");
+  EXPECT_EQ(groups[1].count, 1u);
+}
+
 }  // namespace
 }  // namespace libprof::analysis::testing

@@ -106,6 +106,9 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
   // Every sixth seed: a cuFFT plan made at every step (a library's set-up that recurs,
   // start_up.h: not paid once), each step's end stacked too. (Not drawn.)
   const bool plans = seed % 6 == 5;
+  // Every seventh seed: a CUDA graph captured, instantiated, launched once and destroyed at
+  // every step (graph_rules.h). (Not drawn.)
+  const bool graphs = seed % 7 == 2;
   const uint32_t own_stack = recompiles || plans ? NativeStack(b, "train_step") : 0;
   const uint32_t plan_stack = plans ? NativeStack(b, "cufftPlan1d") : 0;
   for (int step = 0; step < steps; ++step) {
@@ -131,6 +134,18 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
         b.Api("cuMemAlloc", now, now + 40, tid);
         b.records().api_calls.back().stack_id = plan_stack;
         now += 150;  // the plan's host work
+      }
+      if (graphs && t == 0) {
+        b.Api("cudaStreamBeginCapture", now, now + 1, tid);
+        b.Api("cudaLaunchKernel", now + 2, now + 4, tid);  // captured
+        b.Api("cudaStreamEndCapture", now + 5, now + 7, tid);
+        b.Api("cudaGraphInstantiate", now + 8, now + 48, tid);
+        const uint64_t corr = b.Api("cudaGraphLaunch", now + 50, now + 58, tid);
+        const double start = std::max(now + 60, stream_free[stream]);
+        b.AddKernel("graph_step", start, start + 10, corr, stream).graph_id = 5 + step;
+        stream_free[stream] = start + 10;
+        b.Api("cudaGraphExecDestroy", now + 59, now + 65, tid);
+        now += 70;
       }
       const int iterations = 1 + static_cast<int>(rng() % 3);
       for (int it = 0; it < iterations; ++it) {

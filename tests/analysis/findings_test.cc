@@ -1014,6 +1014,86 @@ TEST_F(FindingsTest, AllocChurnFreedByCudnnAutotuningIsNotTheProgramsEmptyCache)
       << other;
 }
 
+// torch.cuda.graph() empties both of PyTorch's caches before each capture (its __enter__, in
+// torch/cuda/graphs.py, calls torch.cuda.empty_cache() and the host cache's binding; as .carry/
+// s17/torch_graph_recapture.py recorded them on the H200): a program capturing a graph per
+// step is told that, not that its own empty_cache() call did it; the pinned host cache's
+// churn (one cudaFreeHost a block) is named as that cache's.
+TEST_F(FindingsTest, AllocChurnFreedByGraphCaptureNamesTorchCudaGraph) {
+  const auto advice = [&](bool host, const std::vector<std::pair<const char*, const char*>>& py) {
+    TraceBuilder b;
+    TraceRecords& r = b.records();
+    const MemoryKind kind = host ? MemoryKind::kPinned : MemoryKind::kDevice;
+    for (int i = 0; i < 6; ++i) {
+      const double s = 100.0 * i;
+      for (const auto& [api, op, at] :
+           {std::tuple{host ? "cudaHostAlloc" : "cudaMalloc", MemoryOperation::kAllocation, s},
+            std::tuple{host ? "cudaFreeHost" : "cudaFree", MemoryOperation::kRelease, s + 20}}) {
+        MemoryOp m{.operation = op,
+                   .memory_kind = kind,
+                   .address = 0x1000,
+                   .bytes = 1 << 20,
+                   .time_ns = Us(at)};
+        m.correlation_id = b.Api(api, at, at + 20);
+        if (op == MemoryOperation::kRelease) r.api_calls.back().stack_id = 1;
+        r.memory_ops.push_back(m);
+      }
+    }
+    CallStack stack{.id = 1};
+    const std::vector<const char*> native =
+        host ? std::vector<const char*>{"at::CachingHostAllocatorImpl<c10::cuda::CUDAStream>::"
+                                        "free_from_pool()",
+                                        "at::CachingHostAllocatorImpl<c10::cuda::CUDAStream>::"
+                                        "empty_cache()",
+                                        "THCPModule_hostEmptyCache(_object*, _object*)"}
+             : std::vector<const char*>{
+                   "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::"
+                   "release_block",
+                   "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache",
+                   "THCPModule_emptyCache(_object*, _object*)"};
+    for (const char* function : native) {
+      const uint32_t id = static_cast<uint32_t>(r.stack_frames.size() + 1);
+      r.stack_frames.push_back(
+          {.id = id, .address = 0x5000 + id, .function_id = b.Intern(function)});
+      stack.frame_ids.push_back(id);
+    }
+    for (const auto& [file, function] : py) {
+      stack.python_frames.push_back({b.Intern(file), 10, b.Intern(function)});
+    }
+    r.call_stacks.push_back(stack);
+    b.SetEnd(1000);
+    const auto found = Of(FindFindings(Load(b), {}), "alloc-churn");
+    return found.size() == 1 ? found[0].explanation : std::string("no single finding");
+  };
+  constexpr const char* kTorch = "/venv/lib/python3.12/site-packages/torch/";
+  const std::string memory_py = std::string(kTorch) + "cuda/memory.py";
+  const std::string graphs_py = std::string(kTorch) + "cuda/graphs.py";
+  const std::string module_py = std::string(kTorch) + "nn/modules/module.py";
+  const std::pair<const char*, const char*> program{"/home/me/train.py", "<module>"};
+  // torch.cuda.empty_cache() called by torch.cuda.graph's __enter__, then the program's line.
+  const std::string device = advice(
+      false, {{memory_py.c_str(), "empty_cache"}, {graphs_py.c_str(), "graph.__enter__"}, program});
+  EXPECT_NE(device.find("PyTorch's torch.cuda.graph() empties the caching allocator each time "
+                        "it captures a graph"),
+            std::string::npos)
+      << device;
+  EXPECT_EQ(device.find("torch.cuda.empty_cache() gave it back"), std::string::npos) << device;
+  // The host cache's binding called from graphs.py directly.
+  const std::string host = advice(true, {{graphs_py.c_str(), "graph.__enter__"}, program});
+  EXPECT_NE(host.find("empties the pinned host memory cache each time it captures a graph"),
+            std::string::npos)
+      << host;
+  // torch.cuda.empty_cache() on the program's own line is the program's.
+  const std::string own = advice(false, {{memory_py.c_str(), "empty_cache"}, program});
+  EXPECT_NE(own.find("torch.cuda.empty_cache() gave it back to CUDA"), std::string::npos) << own;
+  // Other PyTorch Python code is named.
+  const std::string other = advice(
+      false, {{memory_py.c_str(), "empty_cache"}, {module_py.c_str(), "Module.cuda"}, program});
+  EXPECT_NE(other.find("PyTorch emptied its caching allocator itself (in Module.cuda)"),
+            std::string::npos)
+      << other;
+}
+
 // Device memory allocated and freed per buffer in a JAX process (as XLA_PYTHON_CLIENT_ALLOCATOR=
 // platform made it on the H200, .carry/s16/jax_platform_alloc.py): JAX's words, not "a caching
 // allocator"; pinned host memory's churn keeps the general advice.
@@ -1063,7 +1143,10 @@ TEST_F(FindingsTest, AllocChurnInJaxNamesItsPlatformAllocator) {
                       "allocates and frees each buffer like this"),
             std::string::npos)
       << jax.at("cuMemAlloc");
-  EXPECT_NE(jax.at("cuMemHostAlloc").find("A caching allocator"), std::string::npos)
+  EXPECT_NE(jax.at("cuMemHostAlloc").find("Pinned host memory is slow to allocate"),
+            std::string::npos)
+      << jax.at("cuMemHostAlloc");
+  EXPECT_EQ(jax.at("cuMemHostAlloc").find("cudaMallocAsync"), std::string::npos)
       << jax.at("cuMemHostAlloc");
 }
 
@@ -1292,6 +1375,77 @@ TEST_F(FindingsTest, AContextCreatedInsideTheFirstCallIsContextCreation) {
   const StartUp before = FindStartUp(TraceIndex(Load(old)));
   EXPECT_EQ(before.context.ns, 10'000u);
   EXPECT_EQ(before.allocation.ns, 198'000'000u + 100'000u + 100'000u);
+}
+
+// A context created again inside a call long after start-up (the runtime's primary context
+// after cudaDeviceReset, as .carry/s17/device_reset.cu ran on the H200: 122 ms in a cudaMalloc)
+// is later start-up work, like a late module load: the GPU rules leave its idle time out, and
+// the start-up finding names it.
+TEST_F(FindingsTest, AContextCreatedAgainLaterIsStartUpWorkNotSynchronisation) {
+  TraceBuilder b(79);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.records().contexts.back().created_ns = Us(100);
+  b.records().contexts.back().created_thread_id = 1;
+  double t = 200;
+  for (int step = 0; step < 3000; ++step, t += 100) b.Launch("scale", t, t + 5, t + 10, t + 90, 7);
+  // The same context id created again 120 ms into a 130 ms cudaMalloc 300 ms later (a later
+  // context record: the device was reset).
+  ContextInfo again = b.records().contexts.back();
+  again.created_ns = Us(t + 120'000);
+  b.records().contexts.push_back(again);
+  b.Api("cudaMalloc", t, t + 130'000, 1);
+  t += 130'000;
+  for (int step = 0; step < 200; ++step, t += 100) b.Launch("scale", t, t + 5, t + 10, t + 90, 7);
+  b.SetEnd(t);
+  const ProcessTrace trace = Load(b);
+  const StartUp s = FindStartUp(TraceIndex(trace));
+  ASSERT_TRUE(s.known);
+  ASSERT_EQ(s.later_loading.size(), 1u);
+  EXPECT_EQ(s.later_loading[0].length(), 120'000'000u);
+  EXPECT_TRUE(s.later_context);
+  EXPECT_EQ(s.later_load.top_api, "cudaMalloc creating the context");
+  const std::vector<Finding> all = FindFindings(trace, {});
+  const auto start_up = Of(all, "start-up");
+  ASSERT_EQ(start_up.size(), 1u);
+  EXPECT_NE(start_up[0].explanation.find("module loading and context creation after it, 120.0 ms "
+                                         "(1 call, cudaMalloc creating the context)"),
+            std::string::npos)
+      << start_up[0].explanation;
+  // The GPU's idle time in the steady state is the 10 µs gaps and the allocation's last 10 ms,
+  // not its 120 ms of context creation.
+  for (const Finding& f : Of(all, "gpu-idle-breakdown")) {
+    EXPECT_LT(f.blocked_ns, 20'000'000u) << f.explanation;
+  }
+}
+
+// A CUDA graph captured, instantiated, launched once and destroyed per step (as .carry/s17/
+// graph_reinstantiate.cu ran on the H200): graph-rebuild prices the rebuilding; a graph
+// instantiated once and launched every step, or rebuilt but launched three times each, is none.
+TEST_F(FindingsTest, GraphRebuildWhenEachGraphIsLaunchedAboutOnce) {
+  const auto scenario = [&](int steps, int launches_per_graph, bool rebuild) {
+    return Of(FindFindings(Load(GraphRebuildScenario(steps, launches_per_graph, rebuild)), {}),
+              "graph-rebuild");
+  };
+  const std::vector<Finding> found = scenario(12, 1, true);
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = found[0];
+  const auto& d = std::get<GraphRebuildDetails>(f.details);
+  EXPECT_EQ(d.instantiations, 12u);  // the runtime calls, not their nested driver calls
+  EXPECT_EQ(d.graph_launches, 12u);
+  EXPECT_EQ(d.instantiate_ns, 12u * 40'000);
+  EXPECT_EQ(d.capture_ns, 12u * (1'000 + 1'000 + 1'000 + 2'000));
+  EXPECT_EQ(d.destroy_ns, 12u * (6'000 + 2'000));
+  const uint64_t rebuild = 12u * (40'000 + 5'000 + 8'000);
+  EXPECT_EQ(f.blocked_ns, rebuild - rebuild / 12);
+  EXPECT_EQ(f.api, "cudaGraphInstantiate");
+  EXPECT_NE(f.explanation.find("CUDA graphs were instantiated 12 times for 12 graph launches"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_EQ(f.explanation.find("in PyTorch"), std::string::npos) << f.explanation;
+  EXPECT_TRUE(scenario(12, 12, false).empty());  // instantiated once
+  EXPECT_TRUE(scenario(12, 3, true).empty());    // each graph ran three times
+  EXPECT_TRUE(scenario(4, 1, true).empty());     // below --churn-min-pairs
 }
 
 // A just-in-time compiler's warm-up: a first kernel at 6 ms, 2 s of host work with the GPU idle

@@ -146,8 +146,8 @@ TEST(RuleRegistryTest, FindingsHoldTheDetailsTheirEntryNames) {
   int n = 0;
   for (const TraceBuilder& b :
        {Nrm2Scenario(), StreamsScenario(), ThreadsScenario(), IdleScenario(), LaunchBoundScenario(),
-        OverlapScenario(), CallSitesScenario(), UnifiedMemoryScenario(),
-        StagedPeerCopyScenario(), HostFunctionScenario()}) {
+        OverlapScenario(), CallSitesScenario(), UnifiedMemoryScenario(), StagedPeerCopyScenario(),
+        HostFunctionScenario(), GraphRebuildScenario(12, 1, true)}) {
     CheckFindings(b.RoundTrip(dir.Path(std::to_string(n++) + ".pb")), &seen);
   }
   for (const auto& entry : std::filesystem::directory_iterator(LIBPROF_SAMPLE_TRACES)) {

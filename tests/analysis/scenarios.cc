@@ -670,4 +670,33 @@ TraceBuilder StartUpScenario() {
   return b;
 }
 
+TraceBuilder GraphRebuildScenario(int steps, int launches_per_graph, bool rebuild) {
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  double t = 10;
+  for (int step = 0; step < steps; ++step) {
+    if (rebuild || step == 0) {
+      b.Api("cudaStreamBeginCapture", t, t + 1);
+      b.Api("cudaLaunchKernel", t + 2, t + 3);  // captured: no kernel of its own
+      b.Api("cudaLaunchKernel", t + 4, t + 5);
+      b.Api("cudaStreamEndCapture", t + 6, t + 8);
+      b.Api("cudaGraphInstantiate", t + 10, t + 50);
+      b.Api("cuGraphInstantiateWithParams", t + 11, t + 49, 1, 0, ApiDomain::kDriver, true);
+      t += 50;
+    }
+    for (int l = 0; l < launches_per_graph; ++l, t += 40) {
+      const uint64_t corr = b.Api("cudaGraphLaunch", t, t + 10);
+      b.AddKernel("step", t + 12, t + 20, corr, 7).graph_id = 3;
+    }
+    if (rebuild) {
+      b.Api("cudaGraphExecDestroy", t, t + 6);
+      b.Api("cudaGraphDestroy", t + 7, t + 9);
+      t += 10;
+    }
+  }
+  b.SetEnd(t + 10);
+  return b;
+}
+
 }  // namespace libprof::analysis::testing

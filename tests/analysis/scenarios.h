@@ -103,4 +103,9 @@ TraceBuilder UnifiedMemoryScenario();
 // 4 MiB from a pool imported from another process.
 TraceBuilder MemoryPoolScenario();
 
+// A CUDA graph captured (two launches), instantiated, launched `launches_per_graph` times and,
+// when `rebuild`, destroyed at each of `steps` steps; else instantiated at the first step only
+// (graph-rebuild, graph_rules.h).
+TraceBuilder GraphRebuildScenario(int steps, int launches_per_graph, bool rebuild);
+
 }  // namespace libprof::analysis::testing

@@ -71,7 +71,7 @@ Windowed WindowedFindingsOf(const std::string& path, const FindingsOptions& opti
 TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
   TempDir dir;
   size_t several = 0, findings = 0, cases = 0, warm_ups = 0, warm_up_waits = 0, recompiles = 0,
-         pools_giving_back = 0, recurring_set_ups = 0;
+         pools_giving_back = 0, recurring_set_ups = 0, graph_rebuilds = 0;
   std::map<RuleId, size_t> rules;
   for (uint64_t seed = 1; seed <= 24; ++seed) {
     SCOPED_TRACE(seed);
@@ -108,6 +108,7 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
         if (const auto* d = std::get_if<StartUpDetails>(&f.details)) {
           recurring_set_ups += d->recurring_library_set_ups > 0;
         }
+        graph_rebuilds += f.rule == RuleId::kGraphRebuild;
       }
       for (const Finding& f : FindFindings(t, OptionSets()[1])) ++rules[f.rule];
     }
@@ -121,6 +122,8 @@ TEST(WindowedFindingsTest, WindowsGiveTheWholeTraceFindingsWithTheirSeqs) {
   EXPECT_GE(pools_giving_back, 6u);
   // Every sixth seed's plan per step (seeds 5, 11, 17, 23).
   EXPECT_EQ(recurring_set_ups, 4u);
+  // Every seventh seed's graph rebuilt per step (seeds 2, 9, 16, 23).
+  EXPECT_EQ(graph_rebuilds, 4u);
   EXPECT_GT(several, cases * 3 / 4);  // windows were really cut
   EXPECT_GT(findings, 1000u);
   // Every rule family of one process fired somewhere.
