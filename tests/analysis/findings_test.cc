@@ -1419,6 +1419,30 @@ TEST_F(FindingsTest, AContextCreatedAgainLaterIsStartUpWorkNotSynchronisation) {
   }
 }
 
+// A loop that pins a fresh host buffer at each step (cudaHostAlloc, 2 ms, then cudaFreeHost, as
+// .carry/s17/pinned_churn.cu did on the H200): the GPU idles behind allocation calls, and the
+// breakdown's advice is to reuse the memory, not to drop the calls or use cudaMallocAsync.
+TEST_F(FindingsTest, IdleBehindAllocationCallsAdvisesReuse) {
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  double t = 10;
+  for (int step = 0; step < 20; ++step, t += 2400) {
+    b.Api("cudaHostAlloc", t, t + 2000);
+    b.Launch("scale", t + 2010, t + 2015, t + 2020, t + 2100, 7);
+    b.Api("cudaFreeHost", t + 2110, t + 2300);
+  }
+  b.SetEnd(t);
+  const auto breakdown = Of(FindFindings(Load(b), {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const std::string& text = breakdown[0].explanation;
+  EXPECT_NE(text.find("(most in cudaHostAlloc), which allocate or free memory: allocate once and "
+                      "reuse it"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("drop the ones not needed"), std::string::npos) << text;
+}
+
 // A CUDA graph captured, instantiated, launched once and destroyed per step (as .carry/s17/
 // graph_reinstantiate.cu ran on the H200): graph-rebuild prices the rebuilding; a graph
 // instantiated once and launched every step, or rebuilt but launched three times each, is none.
