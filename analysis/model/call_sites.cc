@@ -32,6 +32,15 @@ std::string Hex(uint64_t value) {
 
 // The call site among the Python frames: the innermost that is not framework code, else the
 // innermost; nullptr when there are none.
+// A frame of libc's that starts a thread (start_thread, clone3; unnamed where libc has no
+// symbols for them).
+bool IsThreadStart(const FrameView& frame) {
+  const std::string_view module = frame.module;
+  if (!module.starts_with("libc.so") && !module.starts_with("libpthread")) return false;
+  return frame.function.empty() || frame.function == "start_thread" ||
+         frame.function.starts_with("clone");
+}
+
 const FrameView* PythonCaller(const std::vector<FrameView>& frames) {
   const FrameView* innermost = nullptr;
   for (const FrameView& frame : frames) {
@@ -55,6 +64,15 @@ CallSite Resolve(const std::vector<FrameView>& frames) {
   for (const FrameView& frame : frames) {
     if (frame.python) continue;
     if (!frame.cuda) {
+      // A library's own thread (NCCL's, cuFFT's callbacks): past its frames only the thread's
+      // start in libc, which says nothing; the library's innermost-but-last frame is the site.
+      if (python == nullptr && through != nullptr && IsThreadStart(frame) &&
+          !IsRuntimeOrDriver(through->module)) {
+        site.caller = through->Label();
+        site.caller_module = through->module;
+        site.caller_frame = static_cast<size_t>(through - frames.data());
+        return site;
+      }
       if (python == nullptr) {
         site.caller = frame.Label();
         site.caller_module = frame.module;

@@ -44,9 +44,10 @@ constexpr std::array<Kind, kOneTimeWorkKinds> kKinds = {{
      "the results file it wrote (PYTORCH_TUNABLEOP_FILENAME) and PYTORCH_TUNABLEOP_TUNING=0, "
      "later runs skip it"},
     {OneTimeWork::kLibrarySetUp, "library-setup", "a CUDA library's set-up",
-     "; inside a CUDA library's set-up (a cuFFT plan, or a cuBLAS, cuDNN, cuSPARSE or cuSOLVER "
-     "handle), which uploads its tables or allocates its workspace: paid once per plan or "
-     "handle; if it recurs through the run, the program makes them again (create them once and "
+     "; inside a CUDA library's set-up (a cuFFT plan, a cuBLAS, cuDNN, cuSPARSE or cuSOLVER "
+     "handle, or an NCCL communicator's connections), which uploads its tables or allocates its "
+     "workspace: paid once per plan or handle; if it recurs through the run, the program makes "
+     "them again (create them once and "
      "reuse them; PyTorch caches cuFFT plans per shape, torch.backends.cuda.cufft_plan_cache)"},
 }};
 
@@ -117,6 +118,13 @@ bool IsLibrarySetUp(const FrameView& f) {
   for (std::string_view handle : {"cublasCreate_v2", "cublasLtCreate", "cudnnCreate",
                                   "cusparseCreate", "cusolverDnCreate"}) {
     if (f.function == handle) return true;
+  }
+  // NCCL sets a communicator up on its own threads: its ranks (ncclCommInitRankFunc) and the
+  // connections of each algorithm at its first collective (ncclCollPreconnectFunc), copying
+  // its tables to the device from pageable memory (.carry/s17b/dataparallel.py on the H200).
+  for (std::string_view nccl :
+       {"ncclCommInitRankFunc(", "ncclCollPreconnectFunc(", "ncclTransportP2pSetup("}) {
+    if (f.function.starts_with(nccl)) return true;  // (C++: demangled with parameters)
   }
   return false;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_set>
 #include <variant>
 
 namespace libprof::analysis {
@@ -186,12 +187,20 @@ CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions
   }
   // Through the Python binding: the first Python frame past torch.cuda.empty_cache()'s own
   // (torch/cuda/memory.py) says who asked.
-  for (const PythonFrameRef& frame : python_frames) {
+  for (size_t i = 0; i < python_frames.size(); ++i) {
+    const PythonFrameRef& frame = python_frames[i];
     if (frame.file.ends_with("torch/cuda/memory.py") && TorchFile(frame.file)) continue;
     if (!TorchFile(frame.file)) break;  // the program's line
     emptying.caller = std::string(frame.function);
-    emptying.who = frame.file.ends_with("torch/cuda/graphs.py") ? CacheEmptying::Who::kGraphCapture
-                                                                : CacheEmptying::Who::kPyTorch;
+    emptying.who = CacheEmptying::Who::kPyTorch;
+    if (frame.file.ends_with("torch/cuda/graphs.py")) {
+      // torch.compile's CUDA graph trees record through torch.cuda.graph() too.
+      const bool compiled =
+          i + 1 < python_frames.size() &&
+          python_frames[i + 1].file.ends_with("torch/_inductor/cudagraph_trees.py");
+      emptying.who =
+          compiled ? CacheEmptying::Who::kCompiledGraphs : CacheEmptying::Who::kGraphCapture;
+    }
     break;
   }
   return emptying;
@@ -223,6 +232,13 @@ std::string CacheEmptyingAdvice(const CacheEmptying& emptying) {
              "free memory back to CUDA: paid once per shape, so inputs of a few fixed shapes "
              "(padded or bucketed) pay it rarely; "
              "torch._C._cudnn_set_conv_benchmark_empty_cache(False) keeps the memory";
+    case CacheEmptying::Who::kCompiledGraphs:
+      return std::string(
+                 "torch.compile(mode=\"reduce-overhead\") records a CUDA graph for each "
+                 "new input shape through torch.cuda.graph(), which empties PyTorch's ") +
+             (emptying.host ? "pinned host memory cache" : "caching allocator") +
+             " each time, giving its free memory back to CUDA: keep the input shapes few (pad or "
+             "bucket them) or mark the varying dimension dynamic";
     case CacheEmptying::Who::kPyTorch:
       return std::string("PyTorch emptied its ") +
              (emptying.host ? "pinned host memory cache" : "caching allocator") + " itself (in " +
@@ -231,6 +247,24 @@ std::string CacheEmptyingAdvice(const CacheEmptying& emptying) {
              (emptying.host ? "cudaHostAlloc" : "cudaMalloc") + " again";
   }
   return "";
+}
+
+bool RecordedInDataParallel(const ProcessTrace& trace) {
+  std::unordered_set<uint32_t> files;
+  for (const CallStack& s : trace.records.call_stacks) {
+    for (const PythonFrame& f : s.python_frames) files.insert(f.file_id);
+  }
+  return std::any_of(files.begin(), files.end(), [&](uint32_t id) {
+    const std::string_view file = trace.Str(id);
+    return file.ends_with("torch/nn/parallel/data_parallel.py") && TorchFile(file);
+  });
+}
+
+std::string DataParallelHint() {
+  return "; in PyTorch, nn.DataParallel replicates the model to every GPU, scatters the inputs "
+         "and gathers the outputs from one Python process at every step, and its GPUs wait for "
+         "that: DistributedDataParallel, one process per GPU, does none of it (PyTorch's own "
+         "advice)";
 }
 
 std::string PyTorchSideStreamHint() {

@@ -34,9 +34,11 @@ bool RecordedInJax(const ProcessTrace& trace);
 // (PyTorch's convolution empties the cache after searching a new shape's algorithms under
 // torch.backends.cudnn.benchmark: Conv_v8.cpp's run_single_conv, Conv_v7.cpp's findAlgorithm),
 // torch.cuda.graph() (its __enter__ empties both caches before each capture: PyTorch 2.11's
-// torch/cuda/graphs.py), or other PyTorch code, native or Python (`caller` names it).
+// torch/cuda/graphs.py), torch.compile's CUDA graph trees recording through it (a graph per new
+// input shape: torch/_inductor/cudagraph_trees.py below it), or other PyTorch code, native or
+// Python (`caller` names it).
 struct CacheEmptying {
-  enum class Who { kNone, kProgram, kCudnnBenchmark, kGraphCapture, kPyTorch };
+  enum class Who { kNone, kProgram, kCudnnBenchmark, kGraphCapture, kCompiledGraphs, kPyTorch };
   Who who = Who::kNone;
   bool host = false;   // the pinned host memory cache
   std::string caller;  // the calling frame's function
@@ -51,6 +53,11 @@ CacheEmptying WhoEmptiedCache(std::span<const std::string_view> native_functions
 // The advice for a cudaFree of that emptying (the host and pattern rules name it), starting
 // "PyTorch": why the memory went back to CUDA and what keeps it; "" for kNone.
 std::string CacheEmptyingAdvice(const CacheEmptying& emptying);
+
+// Whether a recorded stack runs PyTorch's nn.DataParallel (a Python frame in torch/nn/parallel/
+// data_parallel.py), and the GPU rules' advice for its host-bound steps, starting "; ".
+bool RecordedInDataParallel(const ProcessTrace& trace);
+std::string DataParallelHint();
 
 // no-overlap-default-stream's advice in PyTorch's terms, to append to its explanation.
 std::string PyTorchSideStreamHint();

@@ -5,9 +5,11 @@
 #include <optional>
 #include <span>
 
+#include "analysis/model/device_ops.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/kernel_names.h"
 #include "analysis/model/units.h"
+#include "analysis/rules/framework_hints.h"
 
 namespace libprof::analysis {
 namespace {
@@ -43,8 +45,6 @@ void AddByApi(std::span<const IdlePiece> pieces, IdleCause cause, uint64_t from,
   }
 }
 
-// The API with the most idle time of a cause (by name: ids of one name add up, and the first
-// name in order wins a tie), that time, and the time of that cause spent inside any call.
 // Whether `api` allocates or frees memory (cudaMalloc, cudaHostAlloc, cudaFree, cudaFreeHost,
 // their driver calls).
 bool AllocatesOrFrees(std::string_view api) {
@@ -52,6 +52,8 @@ bool AllocatesOrFrees(std::string_view api) {
          api.starts_with("cuMemFree");
 }
 
+// The API with the most idle time of a cause (by name: ids of one name add up, and the first
+// name in order wins a tie), that time, and the time of that cause spent inside any call.
 struct TopApi {
   std::string name;
   uint64_t ns = 0;
@@ -395,10 +397,16 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   AddByApi(d.pieces, IdleCause::kOther, s0, s1, &dev.whole.other);
   AddByApi(d.pieces, IdleCause::kHostFunction, s0, s1, &dev.whole.host_functions);
   AddByApi(d.pieces, IdleCause::kMemoryWait, s0, s1, &dev.whole.memory_waits);
+  AddByApi(d.pieces, IdleCause::kLaunch, s0, s1, &dev.whole.launches);
   // Each launching call counted once: a bit per call of the window (a hash set of the calls
   // was most of this function's time).
   std::vector<bool> launchers(window.records().api_calls.size());
   for (uint32_t o : d.ops) {
+    if (ops[o].kind == DeviceOpKind::kMemcpy) {
+      ++dev.whole.copies;
+      dev.whole.copy_bytes += ops[o].bytes;
+      dev.whole.copy_ns += ops[o].duration();
+    }
     if (ops[o].kind != DeviceOpKind::kKernel) continue;
     ++dev.whole.kernels;
     dev.whole.kernel_ns += ops[o].duration();
@@ -408,13 +416,13 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     const int64_t call = window.LaunchingCall(ops[o].correlation_id);
     if (call < 0) continue;
     const uint32_t outer = window.Outermost(static_cast<size_t>(call));
-    if (!launchers[outer]) {
+    const ApiCall& c = window.records().api_calls[outer];
+    // Only calls and their parts in the steady state: the first kernel's launch call began in
+    // start-up, often loading its module lazily (.carry/s17/cdp.cu on the H200: 10.97 ms of the
+    // 100 launches' 11.83 ms, which made "launches cost 118.35 µs" of 6.4 µs calls).
+    if (!launchers[outer] && c.end_ns > s0) {
       launchers[outer] = true;
-      const ApiCall& c = window.records().api_calls[outer];
       ++dev.launches;
-      // Only its part in the steady state: the first kernel's launch call began in start-up,
-      // often loading its module lazily (.carry/s17/cdp.cu on the H200: 10.97 ms of the 100
-      // launches' 11.83 ms, which made "launches cost 118.35 µs" of 6.4 µs calls).
       dev.launch_ns += Duration(std::max(c.start_ns, s0), c.end_ns);
       if (in_graph) ++dev.graph_launches;
     }
@@ -628,6 +636,30 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
 }
 
 // gpu-idle-breakdown: the whole steady-state span, when idle for at least --idle-share of it.
+std::optional<std::string> GpuRulesAccumulator::SmallCopiesVerdict(const ProcessTrace& whole,
+                                                                   const Device& d,
+                                                                   const IdleTotals& causes,
+                                                                   uint64_t idle) {
+  const Sums& s = d.whole;
+  if (2 * causes.launch_ns < idle || s.copies == 0) return std::nullopt;
+  const TopApi top = TopOf(whole, s.launches);
+  // Most of the launch idle in copy calls, of copies small enough on average that per-copy
+  // costs, not bandwidth, set their time (device_ops.h; the H200 moved 4 KiB pinned copies at
+  // 2.77 GB/s, .carry/s17b/small_copies.cu).
+  if (top.name.find("Memcpy") == std::string::npos || 2 * top.ns < causes.launch_ns ||
+      s.copy_bytes / s.copies > kSmallCopyBytes) {
+    return std::nullopt;
+  }
+  return "Most idle time had the host issuing copies (most in " + top.name + ", " + Dur(top.ns) +
+         "): the device ran " + std::to_string(s.copies) + " copies of " +
+         FormatBytes(s.copy_bytes / s.copies) + " on average at " +
+         FormatBandwidth(s.copy_bytes, s.copy_ns) +
+         ", each costing the host more time to issue than the GPU took to move it; fewer, "
+         "larger copies would keep it busy: pack the small pieces into one contiguous (pinned) "
+         "buffer and copy that at once, or issue them in one call (cudaMemcpyBatchAsync, "
+         "CUDA 12.8 and later)";
+}
+
 void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, const Device& d,
                                     std::vector<Finding>* out) const {
   const IdleTotals& causes = d.whole.idle;
@@ -674,6 +706,8 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                      "again (cuFFT plans, or cuBLAS, cuDNN, cuSPARSE or cuSOLVER handles, " +
                      std::to_string(bounds_.library_set_ups) +
                      " set-ups): make each once, outside the loop, and reuse it";
+  } else if (const auto copies = SmallCopiesVerdict(whole, d, causes, idle)) {
+    f.explanation += *copies;
   } else if (2 * causes.launch_ns >= idle && kernels > 0 && d.launches > 0 &&
              2 * d.graph_launches >= d.launches) {
     // The usual cure for launch-bound work, CUDA graphs, is in place already.
@@ -762,11 +796,12 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
     const TopApi top = TopOf(whole, d.whole.other);
     f.explanation +=
         2 * top.in_calls_ns >= causes.other_ns
-            ? "Most idle time had the host in CUDA calls that issue no work (most in " +
-                  top.name + ", " + Dur(top.ns) + "): see whether they can move out of the loop"
+            ? "Most idle time had the host in CUDA calls that issue no work (most in " + top.name +
+                  ", " + Dur(top.ns) + "): see whether they can move out of the loop"
             : "Most idle time had the host outside CUDA calls (host computation, I/O, "
               "interpreter overhead): the GPU waited for the program, not for CUDA; profile "
-              "the host code between launches";
+              "the host code between launches" +
+                  std::string(RecordedInDataParallel(whole) ? DataParallelHint() : "");
   } else {
     f.explanation += "No single cause holds half of it";
   }

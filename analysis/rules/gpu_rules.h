@@ -16,6 +16,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -69,6 +70,9 @@ class GpuRulesAccumulator {
     // again and again (StartUp::recurring_set_ups); only over the steady state (`whole`).
     uint64_t set_up_idle_ns = 0;
     IdleByApi sync, other, host_functions, memory_waits;
+    // Over the steady state only (`whole`): launch idle by the issuing call, and the copies.
+    IdleByApi launches;
+    uint64_t copies = 0, copy_bytes = 0, copy_ns = 0;
   };
   struct Device {
     Interval active;         // the whole trace's
@@ -93,6 +97,10 @@ class GpuRulesAccumulator {
                       std::vector<Finding>* out) const;
   void Breakdown(const ProcessTrace& whole, uint32_t id, const Device& d,
                  std::vector<Finding>* out) const;
+  // The breakdown's verdict when the host spent most idle time issuing small copies; none
+  // otherwise.
+  static std::optional<std::string> SmallCopiesVerdict(const ProcessTrace& whole, const Device& d,
+                                                       const IdleTotals& causes, uint64_t idle);
   void StartUpFinding(const ProcessTrace& whole, const StartUp& s,
                       std::vector<Finding>* out) const;
 

@@ -124,7 +124,7 @@ void GraphRebuildAccumulator::Finish(const ProcessTrace& whole, const FindingsOp
       "CUDA graphs were instantiated " + std::to_string(instantiations_) + " times for " +
       std::to_string(launches_) + " graph launches (" +
       FormatNumber(static_cast<double>(launches_) / static_cast<double>(instantiations_)) +
-      " a graph): the instantiations took " + Dur(instantiate_ns_) + " of host time" +
+      " launches per graph): the instantiations took " + Dur(instantiate_ns_) + " of host time" +
       (capture_ns_ > 0 ? ", the stream captures that built them " + Dur(capture_ns_) : "") +
       (destroy_ns_ > 0 ? ", destroying graphs and executables " + Dur(destroy_ns_) : "") +
       ". A graph pays off when it is instantiated once and launched many times: instantiate it "
@@ -136,9 +136,10 @@ void GraphRebuildAccumulator::Finish(const ProcessTrace& whole, const FindingsOp
     f.explanation +=
         "; in PyTorch, capture once with torch.cuda.graph(g) before the loop and call "
         "g.replay() each step, copying new inputs into the captured input tensors "
-        "(torch.cuda.make_graphed_callables and torch.compile(mode=\"reduce-overhead\") capture "
-        "once per input shape): each torch.cuda.graph() capture also empties PyTorch's caching "
-        "allocators, so their memory is allocated again after it";
+        "(torch.cuda.make_graphed_callables captures once); torch.compile(mode="
+        "\"reduce-overhead\") records a graph for each new input shape, so inputs of many shapes "
+        "rebuild them: pad or bucket them to a few. Each torch.cuda.graph() capture also empties "
+        "PyTorch's caching allocators, so their memory is allocated again after it";
   }
   f.details = std::move(details);
   out->push_back(std::move(f));

@@ -166,6 +166,13 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
       continue;
     }
     if (g.pairs < options.churn_min_pairs || g.host_ns < options.min_wait_ns) continue;
+    // An autotuner's or a compiler's allocations are paid once per compilation, like its waits
+    // (one_time_work.h): XLA's autotuning allocated 8 B of pinned memory 172 times to check its
+    // candidates (.carry/s17b/jax_scan.py on the H200). A library's set-up is said below.
+    if (const OneTimeWork work = OneTimeWorkOf(FramesOfStack(trace, g.alloc_stack_id));
+        work != OneTimeWork::kNone && work != OneTimeWork::kLibrarySetUp) {
+      continue;
+    }
     AllocChurnDetails details;
     Finding f = ChurnFinding(trace, g, &details);
     const uint64_t later = g.host_ns - g.first_pair_host_ns;

@@ -61,6 +61,40 @@ TEST(CallSitesTest, NoStacksAndOnlyCudaFrames) {
   EXPECT_EQ(sites.Of(1).Text(), "CUDA's own code");
 }
 
+// A library's call on its own thread (NCCL's async jobs under PyTorch's nn.DataParallel, on an
+// H200): past its frames only libc's thread start, so the library's outermost frame is the
+// call site, not "0x9cb84 (libc.so.6)".
+TEST(CallSitesTest, ALibrarysOwnThreadIsItsCallSite) {
+  testing::TraceBuilder b;
+  TraceRecords& r = b.records();
+  r.stack_modules.push_back({.id = 1, .path_id = b.Intern("/venv/lib/nccl/lib/libnccl.so.2")});
+  r.stack_modules.push_back({.id = 2, .path_id = b.Intern("/usr/lib/x86_64-linux-gnu/libc.so.6")});
+  r.stack_frames.push_back({.id = 1,
+                            .address = 0x10,
+                            .module_id = 1,
+                            .module_offset = 0x10,
+                            .function_id = b.Intern("cudaMemcpyAsync")});
+  r.stack_frames.push_back({.id = 2,
+                            .address = 0x20,
+                            .module_id = 1,
+                            .module_offset = 0x20,
+                            .function_id = b.Intern("ncclAsyncJobMain(void*)")});
+  r.stack_frames.push_back({.id = 3, .address = 0x30, .module_id = 2, .module_offset = 0x9cb84});
+  r.stack_frames.push_back({.id = 4, .address = 0x40, .module_id = 2, .module_offset = 0x129ecc});
+  r.call_stacks.push_back({.id = 1, .frame_ids = {1, 2, 3, 4}});
+  // The same call from a program's own thread: its function is the call site.
+  r.stack_modules.push_back({.id = 3, .path_id = b.Intern("/home/me/app")});
+  r.stack_frames.push_back({.id = 5,
+                            .address = 0x50,
+                            .module_id = 3,
+                            .module_offset = 0x50,
+                            .function_id = b.Intern("Worker(void*)")});
+  r.call_stacks.push_back({.id = 2, .frame_ids = {1, 2, 5, 3, 4}});
+  const CallSites sites(b.Build());
+  EXPECT_EQ(sites.Of(1).caller, "ncclAsyncJobMain (libnccl.so.2)");
+  EXPECT_EQ(sites.Of(2).caller, "Worker (app)");
+}
+
 // A stack as libprof records it under PyTorch: cudart, libtorch_cuda, then the interpreter, with
 // the Python frames of the calling thread (innermost first) on top.
 ProcessTrace PythonStack(const std::vector<std::pair<std::string, uint32_t>>& python) {

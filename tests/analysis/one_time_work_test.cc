@@ -97,6 +97,21 @@ TEST(OneTimeWorkTest, EachTunerIsToldFromTheFramesItsLibraryRecorded) {
   EXPECT_EQ(OneTimeWorkOf({Native("cudaMalloc", "libcudart.so.13"),
                            Native("cublasCreate_v2", "libcublas.so.13")}),
             OneTimeWork::kLibrarySetUp);
+  // NCCL setting a communicator up on its own thread (PyTorch's nn.DataParallel, an H200):
+  // its ranks, and the connections of an algorithm at its first collective.
+  EXPECT_EQ(OneTimeWorkOf({Native("cudaMemcpyAsync", "libnccl.so.2"),
+                           Native("initChannel(ncclComm*, int) [clone .part.4]", "libnccl.so.2"),
+                           Native("ncclCommInitRankFunc(ncclAsyncJob*)", "libnccl.so.2"),
+                           Native("ncclAsyncJobMain(void*)", "libnccl.so.2")}),
+            OneTimeWork::kLibrarySetUp);
+  EXPECT_EQ(OneTimeWorkOf({Native("cudaMemcpyAsync", "libnccl.so.2"),
+                           Native("ncclCollPreconnectFunc(ncclAsyncJob*)", "libnccl.so.2")}),
+            OneTimeWork::kLibrarySetUp);
+  // A collective itself is no set-up.
+  EXPECT_EQ(OneTimeWorkOf({Native("cudaLaunchKernelExC", "libnccl.so.2"),
+                           Native("ncclLaunchKernel(ncclComm*, ncclKernelPlan*)", "libnccl.so.2"),
+                           Native("ncclGroupEnd()", "libnccl.so.2")}),
+            OneTimeWork::kNone);
   // torch.compile's lowering, with no tuner in sight.
   EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_inductor/fx_passes/fuse_attention.py"),
                                   "_get_sfdp_patterns"),
