@@ -97,12 +97,20 @@ std::string_view GroupCallSite(const Finding& f) {
   return f.one_time != OneTimeWork::kNone ? std::string_view() : std::string_view(f.call_site);
 }
 
-// A finding's group key (FindingsDigest::Key) as views into it.
+// A finding's group key (FindingsDigest::Key) as views into it. Device findings group per
+// device: a process on two GPUs (nn.DataParallel, a pipeline) has one row per GPU, not the
+// worst GPU's row counting both.
 std::tuple<bool, OneTimeWork, std::string_view, std::string_view, std::string_view,
-           std::string_view, std::string_view>
+           std::string_view, std::string_view, int64_t>
 KeyView(const Finding& f) {
-  return {PaidOnce(f),    f.one_time,     RuleName(f.rule), f.api, GroupBlamed(f),
-          DetailsGroupKey(f.details), GroupCallSite(f)};
+  return {PaidOnce(f),
+          f.one_time,
+          RuleName(f.rule),
+          f.api,
+          GroupBlamed(f),
+          DetailsGroupKey(f.details),
+          GroupCallSite(f),
+          f.device_id ? int64_t{*f.device_id} : int64_t{-1}};
 }
 
 }  // namespace

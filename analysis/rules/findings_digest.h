@@ -116,7 +116,7 @@ class FindingsDigest {
   // The grouping key of findings.h's FindingGroup; the rule by its name, so that groups of
   // equal time keep the name order. Views compare as the owned strings do.
   using Key = std::tuple<bool, OneTimeWork, std::string_view, std::string, std::string,
-                         std::string, std::string>;
+                         std::string, std::string, int64_t>;  // int64_t: the device, or -1
 
   struct Group {
     FindingGroup group;

@@ -636,6 +636,23 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
 }
 
 // gpu-idle-breakdown: the whole steady-state span, when idle for at least --idle-share of it.
+// Kernels at most this long on average, in a host-bound PyTorch process, are eager mode's small
+// operations (an H200 ran a batch-1 fp16 MLP's at 3-10 µs: .carry/s17c/torch_infer_bs1.py).
+constexpr uint64_t kShortKernelNs = 20'000;
+
+// The host-bound verdict's framework advice, starting "; ", or "": nn.DataParallel's, else
+// PyTorch eager mode's when its kernels are short.
+std::string HostBoundHint(const ProcessTrace& whole, uint64_t mean_kernel_ns) {
+  if (RecordedInDataParallel(whole)) return DataParallelHint();
+  if (mean_kernel_ns > kShortKernelNs || !RecordedInPyTorch(whole)) return "";
+  return "; in PyTorch, eager mode spends Python and dispatcher time on every operation, longer "
+         "than kernels this short (mean " +
+         Dur(mean_kernel_ns) +
+         "): torch.compile fuses operations into fewer kernels, and CUDA graphs "
+         "(torch.compile(mode=\"reduce-overhead\"), torch.cuda.graph) replay a whole step in "
+         "one launch";
+}
+
 std::optional<std::string> GpuRulesAccumulator::SmallCopiesVerdict(const ProcessTrace& whole,
                                                                    const Device& d,
                                                                    const IdleTotals& causes,
@@ -801,7 +818,7 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
             : "Most idle time had the host outside CUDA calls (host computation, I/O, "
               "interpreter overhead): the GPU waited for the program, not for CUDA; profile "
               "the host code between launches" +
-                  std::string(RecordedInDataParallel(whole) ? DataParallelHint() : "");
+                  HostBoundHint(whole, mean_kernel);
   } else {
     f.explanation += "No single cause holds half of it";
   }

@@ -21,18 +21,19 @@ namespace libprof::analysis::testing {
 namespace {
 
 // The grouping as the reports did it over one list before the digest (findings.cc, 2026-11-24),
-// with start-up's waits grouped without what they waited for (2026-11-29): the oracle the
-// digest is held to.
+// with start-up's waits grouped without what they waited for (2026-11-29) and device findings
+// per device (2026-11-30): the oracle the digest is held to.
 std::vector<FindingGroup> ReferenceGroups(const std::vector<Finding>& findings) {
   using Key = std::tuple<bool, std::string_view, std::string_view, std::string_view,
-                         std::string_view, std::string_view>;
+                         std::string_view, std::string_view, int64_t>;
   std::map<Key, FindingGroup> groups;
   for (const Finding& f : findings) {
     FindingGroup& g =
         groups[{f.in_start_up, RuleName(f.rule), f.api,
                 f.blamed.empty() || f.in_start_up ? std::string_view()
                                                   : std::string_view(f.blamed.front().name),
-                DetailsGroupKey(f.details), f.call_site}];
+                DetailsGroupKey(f.details), f.call_site,
+                f.device_id ? int64_t{*f.device_id} : int64_t{-1}}];
     if (g.count == 0 || f.blocked_ns > g.worst.blocked_ns) g.worst = f;
     ++g.count;
     g.total_blocked_ns += f.blocked_ns;

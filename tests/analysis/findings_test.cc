@@ -1500,11 +1500,13 @@ TEST_F(FindingsTest, IdleBehindManySmallCopiesAdvisesBatching) {
   EXPECT_EQ(text.find("the host issued work late"), std::string::npos) << text;
 }
 
-// A host-bound loop in a process whose stacks run PyTorch's nn.DataParallel (as .carry/s17b/
-// dataparallel.py did on two H200s: 93% idle outside CUDA calls): the breakdown adds PyTorch's
-// own advice, DistributedDataParallel; without that frame it does not.
-TEST_F(FindingsTest, HostBoundDataParallelIsToldAboutDistributedDataParallel) {
-  const auto verdict = [&](const char* file) {
+// A host-bound loop of 10 µs kernels in a process whose stacks run PyTorch's nn.DataParallel
+// (as .carry/s17b/dataparallel.py did on two H200s: 93% idle outside CUDA calls): the breakdown
+// adds PyTorch's own advice, DistributedDataParallel. In another PyTorch process (libtorch among
+// the modules) it names eager mode's per-operation cost (.carry/s17c/torch_infer_bs1.py); in a
+// process without PyTorch, neither.
+TEST_F(FindingsTest, HostBoundPyTorchIsToldWhatToUse) {
+  const auto verdict = [&](const char* file, bool torch = true) {
     TraceBuilder b;
     b.AddContext(1, 7);
     b.AddStream(7, StreamType::kNull);
@@ -1515,6 +1517,13 @@ TEST_F(FindingsTest, HostBoundDataParallelIsToldAboutDistributedDataParallel) {
     CallStack stack;
     stack.id = 1;
     stack.python_frames.push_back({b.Intern(file), 171, b.Intern("DataParallel.forward")});
+    if (torch) {
+      r.stack_modules.push_back(
+          {.id = 1, .path_id = b.Intern("/venv/lib/python3.12/site-packages/torch/lib/"
+                                        "libtorch_cuda.so")});
+      r.stack_frames.push_back({.id = 1, .address = 0x10, .module_id = 1});
+      stack.frame_ids = {1};
+    }
     r.call_stacks.push_back(stack);
     r.api_calls.back().stack_id = 1;
     const auto breakdown = Of(FindFindings(Load(b), {}), "gpu-idle-breakdown");
@@ -1526,9 +1535,15 @@ TEST_F(FindingsTest, HostBoundDataParallelIsToldAboutDistributedDataParallel) {
                     "replicates the model"),
             std::string::npos)
       << dp;
-  const std::string own = verdict("/home/me/train.py");
-  EXPECT_NE(own.find("profile the host code between launches"), std::string::npos) << own;
-  EXPECT_EQ(own.find("DataParallel"), std::string::npos) << own;
+  const std::string eager = verdict("/home/me/train.py");
+  EXPECT_NE(eager.find("profile the host code between launches; in PyTorch, eager mode spends "
+                       "Python and dispatcher time on every operation"),
+            std::string::npos)
+      << eager;
+  EXPECT_EQ(eager.find("DataParallel"), std::string::npos) << eager;
+  const std::string plain = verdict("/home/me/train.py", false);
+  EXPECT_TRUE(plain.ends_with("profile the host code between launches")) << plain;
+  EXPECT_EQ(plain.find("PyTorch"), std::string::npos) << plain;
 }
 
 // A CUDA graph captured, instantiated, launched once and destroyed per step (as .carry/s17/
