@@ -52,6 +52,9 @@ class ActivitySource {
   virtual bool TakeBuffer(TraceRecords* out) = 0;
   // Records the backend dropped since the last call (no buffer space).
   virtual uint64_t TakeDropped() = 0;
+  // Records that came in but could not be decoded since the last call (a kind this build does
+  // not decode, a decoding that failed): lost too, and reported apart from TakeDropped's.
+  virtual uint64_t TakeUndecoded() { return 0; }
   virtual ActivityCounters Counters() = 0;
   // Counts kernel launches (a callback per launch) while on; the takeover watch decides.
   virtual void CountLaunches(bool on) = 0;

@@ -259,7 +259,10 @@ void Recorder::TakeDrops() {
     records_dropped_ += count;
     writer_.Add(DropReport{source, count, now});
   };
-  if (sources_.activity != nullptr) report("cupti", sources_.activity->TakeDropped());
+  if (sources_.activity != nullptr) {
+    report("cupti", sources_.activity->TakeDropped());
+    report("cupti-undecoded", sources_.activity->TakeUndecoded());
+  }
   if (sources_.nvtx != nullptr) report("nvtx", sources_.nvtx->TakeDropped());
 }
 

@@ -26,6 +26,7 @@ struct FakeActivity final : ActivitySource {
   std::atomic<int> flushes{0};
   std::atomic<int> final_flushes{0};
   std::atomic<uint64_t> dropped{0};
+  std::atomic<uint64_t> undecoded{0};
   std::atomic<bool> emit_device{false};
   // Takeover: buffers never come while launches go on.
   std::atomic<bool> launching{false};
@@ -57,6 +58,7 @@ struct FakeActivity final : ActivitySource {
     return true;
   }
   uint64_t TakeDropped() override { return dropped.exchange(0); }
+  uint64_t TakeUndecoded() override { return undecoded.exchange(0); }
   ActivityCounters Counters() override {
     if (launching) launches += 10;
     return {.buffers = 0, .launches = launches.load(), .recording = launching.load()};
@@ -232,6 +234,7 @@ TEST(RecorderTest, StopWritesEverything) {
   Fixture f("recorder-stop");
   f.Complete({Call(ApiDomain::kDriver, 110, 120, 2), Call(ApiDomain::kRuntime, 100, 130, 1)});
   f.activity.dropped = 3;
+  f.activity.undecoded = 2;  // records of a kind this build does not decode
   f.recorder->Stop("exit");
   f.recorder->Stop("exit");  // idempotent
   EXPECT_EQ(f.activity.final_flushes.load(), 1);
@@ -244,14 +247,16 @@ TEST(RecorderTest, StopWritesEverything) {
   for (const ApiCall& c : all.api_calls) EXPECT_EQ(c.nested, c.correlation_id == 2);
   ASSERT_EQ(all.nvtx_events.size(), 1u);
   EXPECT_TRUE(all.nvtx_events[0].open);
-  ASSERT_EQ(all.drops.size(), 1u);
+  ASSERT_EQ(all.drops.size(), 2u);
   EXPECT_EQ(all.drops[0].source, "cupti");
   EXPECT_EQ(all.drops[0].count, 3u);
+  EXPECT_EQ(all.drops[1].source, "cupti-undecoded");
+  EXPECT_EQ(all.drops[1].count, 2u);
   ASSERT_TRUE(all.run_end.has_value());
   EXPECT_EQ(all.run_end->reason, "exit");
-  EXPECT_EQ(all.run_end->records_dropped, 3u);
+  EXPECT_EQ(all.run_end->records_dropped, 5u);
   EXPECT_EQ(all.run_end->records_written, 3u);  // 2 API calls + 1 NVTX range
-  EXPECT_EQ(f.recorder->records_dropped(), 3u);
+  EXPECT_EQ(f.recorder->records_dropped(), 5u);
   uint8_t* recycled = f.pool.Acquire();  // the decoded buffer went back to the pool
   EXPECT_NE(recycled, nullptr);
   f.pool.Release(recycled, 0);
