@@ -58,6 +58,45 @@ FindingsOptions MinWait(uint64_t ns) {
 class FindingsTest : public ::testing::Test {
  protected:
   ProcessTrace Load(const TraceBuilder& b) { return b.RoundTrip(dir_.Path("t.pb")); }
+
+  // The explanation of the one alloc-churn finding of six 1 MiB pairs (cudaMalloc/cudaFree, or
+  // cudaHostAlloc/cudaFreeHost for `host`) whose frees were called from `native` (innermost
+  // first) under the Python frames `python` (file, function; innermost first).
+  std::string ChurnFreedFrom(bool host, const std::vector<std::string>& native,
+                             const std::vector<std::pair<std::string, std::string>>& python = {}) {
+    TraceBuilder b;
+    TraceRecords& r = b.records();
+    for (int i = 0; i < 6; ++i) {
+      const double s = 100.0 * i;
+      for (const auto& [api, op, at] :
+           {std::tuple{host ? "cudaHostAlloc" : "cudaMalloc", MemoryOperation::kAllocation, s},
+            std::tuple{host ? "cudaFreeHost" : "cudaFree", MemoryOperation::kRelease, s + 20}}) {
+        MemoryOp m{.operation = op,
+                   .memory_kind = host ? MemoryKind::kPinned : MemoryKind::kDevice,
+                   .address = 0x1000,
+                   .bytes = 1 << 20,
+                   .time_ns = Us(at)};
+        m.correlation_id = b.Api(api, at, at + 20);
+        if (op == MemoryOperation::kRelease) r.api_calls.back().stack_id = 1;
+        r.memory_ops.push_back(m);
+      }
+    }
+    CallStack stack{.id = 1};
+    for (const std::string& function : native) {
+      const uint32_t id = static_cast<uint32_t>(r.stack_frames.size() + 1);
+      r.stack_frames.push_back(
+          {.id = id, .address = 0x5000 + id, .function_id = b.Intern(function)});
+      stack.frame_ids.push_back(id);
+    }
+    for (const auto& [file, function] : python) {
+      stack.python_frames.push_back({b.Intern(file), 10, b.Intern(function)});
+    }
+    r.call_stacks.push_back(stack);
+    b.SetEnd(1000);
+    const auto found = Of(FindFindings(Load(b), {}), "alloc-churn");
+    return found.size() == 1 ? found[0].explanation : std::string("no single finding");
+  }
+
   TempDir dir_;
 };
 
@@ -967,36 +1006,10 @@ TEST_F(FindingsTest, AllocChurnWithImplicitSyncsAndSavings) {
 // the program's torch.cuda.empty_cache().
 TEST_F(FindingsTest, AllocChurnFreedByCudnnAutotuningIsNotTheProgramsEmptyCache) {
   const auto with_caller = [&](const char* caller) {
-    TraceBuilder b;
-    TraceRecords& r = b.records();
-    for (int i = 0; i < 6; ++i) {
-      const double s = 100.0 * i;
-      for (const auto& [api, op, at] :
-           {std::tuple{"cudaMalloc", MemoryOperation::kAllocation, s},
-            std::tuple{"cudaFree", MemoryOperation::kRelease, s + 20}}) {
-        MemoryOp m{.operation = op,
-                   .memory_kind = MemoryKind::kDevice,
-                   .address = 0x1000,
-                   .bytes = 1 << 20,
-                   .time_ns = Us(at)};
-        m.correlation_id = b.Api(api, at, at + 20);
-        if (op == MemoryOperation::kRelease) r.api_calls.back().stack_id = 1;
-        r.memory_ops.push_back(m);
-      }
-    }
-    CallStack stack{.id = 1};
-    for (const char* function :
-         {"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::release_block",
-          "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache", caller}) {
-      const uint32_t id = static_cast<uint32_t>(r.stack_frames.size() + 1);
-      r.stack_frames.push_back(
-          {.id = id, .address = 0x5000 + id, .function_id = b.Intern(function)});
-      stack.frame_ids.push_back(id);
-    }
-    r.call_stacks.push_back(stack);
-    b.SetEnd(1000);
-    const auto found = Of(FindFindings(Load(b), {}), "alloc-churn");
-    return found.size() == 1 ? found[0].explanation : std::string("no single finding");
+    return ChurnFreedFrom(
+        false, {"c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::release_block",
+                "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache",
+                caller});
   };
   const std::string cudnn =
       with_caller("at::native::run_single_conv(cudnnBackendDescriptorType_t, at::Tensor const&)");
@@ -1021,78 +1034,47 @@ TEST_F(FindingsTest, AllocChurnFreedByCudnnAutotuningIsNotTheProgramsEmptyCache)
 // step is told that, not that its own empty_cache() call did it; the pinned host cache's
 // churn (one cudaFreeHost a block) is named as that cache's.
 TEST_F(FindingsTest, AllocChurnFreedByGraphCaptureNamesTorchCudaGraph) {
-  const auto advice = [&](bool host, const std::vector<std::pair<const char*, const char*>>& py) {
-    TraceBuilder b;
-    TraceRecords& r = b.records();
-    const MemoryKind kind = host ? MemoryKind::kPinned : MemoryKind::kDevice;
-    for (int i = 0; i < 6; ++i) {
-      const double s = 100.0 * i;
-      for (const auto& [api, op, at] :
-           {std::tuple{host ? "cudaHostAlloc" : "cudaMalloc", MemoryOperation::kAllocation, s},
-            std::tuple{host ? "cudaFreeHost" : "cudaFree", MemoryOperation::kRelease, s + 20}}) {
-        MemoryOp m{.operation = op,
-                   .memory_kind = kind,
-                   .address = 0x1000,
-                   .bytes = 1 << 20,
-                   .time_ns = Us(at)};
-        m.correlation_id = b.Api(api, at, at + 20);
-        if (op == MemoryOperation::kRelease) r.api_calls.back().stack_id = 1;
-        r.memory_ops.push_back(m);
-      }
-    }
-    CallStack stack{.id = 1};
-    const std::vector<const char*> native =
-        host ? std::vector<const char*>{"at::CachingHostAllocatorImpl<c10::cuda::CUDAStream>::"
+  const auto advice = [&](bool host, const std::vector<std::pair<std::string, std::string>>& py) {
+    const std::vector<std::string> native =
+        host ? std::vector<std::string>{"at::CachingHostAllocatorImpl<c10::cuda::CUDAStream>::"
                                         "free_from_pool()",
                                         "at::CachingHostAllocatorImpl<c10::cuda::CUDAStream>::"
                                         "empty_cache()",
                                         "THCPModule_hostEmptyCache(_object*, _object*)"}
-             : std::vector<const char*>{
+             : std::vector<std::string>{
                    "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::"
                    "release_block",
                    "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache",
                    "THCPModule_emptyCache(_object*, _object*)"};
-    for (const char* function : native) {
-      const uint32_t id = static_cast<uint32_t>(r.stack_frames.size() + 1);
-      r.stack_frames.push_back(
-          {.id = id, .address = 0x5000 + id, .function_id = b.Intern(function)});
-      stack.frame_ids.push_back(id);
-    }
-    for (const auto& [file, function] : py) {
-      stack.python_frames.push_back({b.Intern(file), 10, b.Intern(function)});
-    }
-    r.call_stacks.push_back(stack);
-    b.SetEnd(1000);
-    const auto found = Of(FindFindings(Load(b), {}), "alloc-churn");
-    return found.size() == 1 ? found[0].explanation : std::string("no single finding");
+    return ChurnFreedFrom(host, native, py);
   };
   constexpr const char* kTorch = "/venv/lib/python3.12/site-packages/torch/";
   const std::string memory_py = std::string(kTorch) + "cuda/memory.py";
   const std::string graphs_py = std::string(kTorch) + "cuda/graphs.py";
   const std::string module_py = std::string(kTorch) + "nn/modules/module.py";
-  const std::pair<const char*, const char*> program{"/home/me/train.py", "<module>"};
+  const std::pair<std::string, std::string> program{"/home/me/train.py", "<module>"};
   // torch.cuda.empty_cache() called by torch.cuda.graph's __enter__, then the program's line.
   const std::string device = advice(
-      false, {{memory_py.c_str(), "empty_cache"}, {graphs_py.c_str(), "graph.__enter__"}, program});
+      false, {{memory_py, "empty_cache"}, {graphs_py, "graph.__enter__"}, program});
   EXPECT_NE(device.find("PyTorch's torch.cuda.graph() empties the caching allocator each time "
                         "it captures a graph"),
             std::string::npos)
       << device;
   EXPECT_EQ(device.find("torch.cuda.empty_cache() gave it back"), std::string::npos) << device;
   // The host cache's binding called from graphs.py directly.
-  const std::string host = advice(true, {{graphs_py.c_str(), "graph.__enter__"}, program});
+  const std::string host = advice(true, {{graphs_py, "graph.__enter__"}, program});
   EXPECT_NE(host.find("empties the pinned host memory cache each time it captures a graph"),
             std::string::npos)
       << host;
   // torch.cuda.empty_cache() on the program's own line is the program's.
-  const std::string own = advice(false, {{memory_py.c_str(), "empty_cache"}, program});
+  const std::string own = advice(false, {{memory_py, "empty_cache"}, program});
   EXPECT_NE(own.find("torch.cuda.empty_cache() gave it back to CUDA"), std::string::npos) << own;
   // torch.compile's CUDA graph trees recording a new shape's graph through torch.cuda.graph()
   // (as .carry/s17b/torch_ro_shapes.py did with a new batch size every other step).
   const std::string trees = std::string(kTorch) + "_inductor/cudagraph_trees.py";
   const std::string compiled = advice(
       true,
-      {{graphs_py.c_str(), "graph.__enter__"}, {trees.c_str(), "CUDAGraphNode._record"}, program});
+      {{graphs_py, "graph.__enter__"}, {trees, "CUDAGraphNode._record"}, program});
   EXPECT_NE(compiled.find("torch.compile(mode=\"reduce-overhead\") records a CUDA graph for "
                           "each new input shape through torch.cuda.graph(), which empties "
                           "PyTorch's pinned host memory cache each time"),
@@ -1100,7 +1082,7 @@ TEST_F(FindingsTest, AllocChurnFreedByGraphCaptureNamesTorchCudaGraph) {
       << compiled;
   // Other PyTorch Python code is named.
   const std::string other = advice(
-      false, {{memory_py.c_str(), "empty_cache"}, {module_py.c_str(), "Module.cuda"}, program});
+      false, {{memory_py, "empty_cache"}, {module_py, "Module.cuda"}, program});
   EXPECT_NE(other.find("PyTorch emptied its caching allocator itself (in Module.cuda)"),
             std::string::npos)
       << other;
