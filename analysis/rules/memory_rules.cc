@@ -63,9 +63,24 @@ std::optional<std::string> KnownCause(const ProcessTrace& trace, const ChurnGrou
   if (emptying.who != CacheEmptying::Who::kNone) {
     return CacheEmptyingAdvice(emptying) + "; keeping the memory would save up to " + saving;
   }
+  // Thrust's algorithms allocate their temporary storage per call through cudaMalloc (its
+  // default memory resource; .carry/s16/thrust_sort.cu on the H200): the fix is thrust's
+  // allocator, passed in its execution policy.
+  const std::vector<FrameView> alloc_frames = FramesOfStack(trace, g.alloc_stack_id);
+  if (std::any_of(alloc_frames.begin(), alloc_frames.end(), [](const FrameView& f) {
+        return f.function.starts_with("thrust::") &&
+               f.function.find("temporary_allocator") != std::string::npos;
+      })) {
+    return "These are thrust's temporary storage: each algorithm call (sort, reduce, scan...) "
+           "allocates it with cudaMalloc and frees it with cudaFree. Pass thrust a caching "
+           "allocator in its execution policy (thrust::cuda::par(allocator).on(stream), as "
+           "thrust's custom_temporary_allocation example does), or call CUB with a buffer "
+           "allocated once: that would save up to " +
+           saving;
+  }
   // A library's plan or handle made per call allocates its workspace each time: the fix is the
   // plan's or handle's, not an allocator.
-  if (OneTimeWorkOf(FramesOfStack(trace, g.alloc_stack_id)) == OneTimeWork::kLibrarySetUp) {
+  if (OneTimeWorkOf(alloc_frames) == OneTimeWork::kLibrarySetUp) {
     return "These allocations are a CUDA library's set-up (a cuFFT plan, or a cuBLAS, cuDNN, "
            "cuSPARSE or cuSOLVER handle, allocating its workspace): made once and reused, the "
            "plan or handle would save up to " +

@@ -60,10 +60,12 @@ class FindingsTest : public ::testing::Test {
   ProcessTrace Load(const TraceBuilder& b) { return b.RoundTrip(dir_.Path("t.pb")); }
 
   // The explanation of the one alloc-churn finding of six 1 MiB pairs (cudaMalloc/cudaFree, or
-  // cudaHostAlloc/cudaFreeHost for `host`) whose frees were called from `native` (innermost
-  // first) under the Python frames `python` (file, function; innermost first).
+  // cudaHostAlloc/cudaFreeHost for `host`) whose frees (or, `on_alloc`, allocations) were called
+  // from `native` (innermost first) under the Python frames `python` (file, function; innermost
+  // first).
   std::string ChurnFreedFrom(bool host, const std::vector<std::string>& native,
-                             const std::vector<std::pair<std::string, std::string>>& python = {}) {
+                             const std::vector<std::pair<std::string, std::string>>& python = {},
+                             bool on_alloc = false) {
     TraceBuilder b;
     TraceRecords& r = b.records();
     for (int i = 0; i < 6; ++i) {
@@ -77,7 +79,7 @@ class FindingsTest : public ::testing::Test {
                    .bytes = 1 << 20,
                    .time_ns = Us(at)};
         m.correlation_id = b.Api(api, at, at + 20);
-        if (op == MemoryOperation::kRelease) r.api_calls.back().stack_id = 1;
+        if ((op == MemoryOperation::kRelease) != on_alloc) r.api_calls.back().stack_id = 1;
         r.memory_ops.push_back(m);
       }
     }
@@ -1086,6 +1088,26 @@ TEST_F(FindingsTest, AllocChurnFreedByGraphCaptureNamesTorchCudaGraph) {
   EXPECT_NE(other.find("PyTorch emptied its caching allocator itself (in Module.cuda)"),
             std::string::npos)
       << other;
+}
+
+// Thrust's temporary storage, allocated per algorithm call by its default memory resource (the
+// H200's frames of .carry/s16/thrust_sort.cu): thrust's allocator is the advice, not a caching
+// allocator in general nor cudaMallocAsync.
+TEST_F(FindingsTest, AllocChurnOfThrustTemporaryStorageNamesItsAllocator) {
+  const std::string thrust = ChurnFreedFrom(
+      false,
+      {"thrust::THRUST_300001_SM_900_NS::device_ptr_memory_resource<thrust::THRUST_300001_SM_900_"
+       "NS::system::cuda::detail::cuda_memory_resource<&cudaMalloc, &cudaFree, ...> >::"
+       "do_allocate(unsigned long, unsigned long)",
+       "thrust::THRUST_300001_SM_900_NS::detail::temporary_allocator<unsigned char, thrust::"
+       "THRUST_300001_SM_900_NS::cuda_cub::tag>::allocate(unsigned long) [clone .isra.0]",
+       "main"},
+      {}, /*on_alloc=*/true);
+  EXPECT_NE(thrust.find("These are thrust's temporary storage"), std::string::npos) << thrust;
+  EXPECT_EQ(thrust.find("cudaMallocAsync"), std::string::npos) << thrust;
+  // A program's own allocation in a loop keeps the general advice.
+  const std::string own = ChurnFreedFrom(false, {"Step(float*)", "main"}, {}, true);
+  EXPECT_NE(own.find("A caching allocator"), std::string::npos) << own;
 }
 
 // Device memory allocated and freed per buffer in a JAX process (as XLA_PYTHON_CLIENT_ALLOCATOR=
