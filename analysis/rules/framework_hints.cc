@@ -249,14 +249,32 @@ std::string CacheEmptyingAdvice(const CacheEmptying& emptying) {
   return "";
 }
 
-bool RecordedInDataParallel(const ProcessTrace& trace) {
+namespace {
+
+// Whether a Python frame of a recorded stack lies in a file `is` says yes to (each file once).
+template <typename Predicate>
+bool AnyPythonFile(const ProcessTrace& trace, Predicate is) {
   std::unordered_set<uint32_t> files;
   for (const CallStack& s : trace.records.call_stacks) {
     for (const PythonFrame& f : s.python_frames) files.insert(f.file_id);
   }
-  return std::any_of(files.begin(), files.end(), [&](uint32_t id) {
-    const std::string_view file = trace.Str(id);
+  return std::any_of(files.begin(), files.end(),
+                     [&](uint32_t id) { return is(std::string_view(trace.Str(id))); });
+}
+
+}  // namespace
+
+bool RecordedInDataParallel(const ProcessTrace& trace) {
+  return AnyPythonFile(trace, [](std::string_view file) {
     return file.ends_with("torch/nn/parallel/data_parallel.py") && TorchFile(file);
+  });
+}
+
+bool RecordedWithTorchCompile(const ProcessTrace& trace) {
+  return AnyPythonFile(trace, [](std::string_view file) {
+    return (TorchFile(file) && (file.find("torch/_inductor/") != std::string_view::npos ||
+                                file.find("torch/_dynamo/") != std::string_view::npos)) ||
+           file.find("/torchinductor_") != std::string_view::npos;
   });
 }
 

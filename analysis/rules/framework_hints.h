@@ -57,6 +57,9 @@ std::string CacheEmptyingAdvice(const CacheEmptying& emptying);
 // Whether a recorded stack runs PyTorch's nn.DataParallel (a Python frame in torch/nn/parallel/
 // data_parallel.py), and the GPU rules' advice for its host-bound steps, starting "; ".
 bool RecordedInDataParallel(const ProcessTrace& trace);
+// Whether a recorded stack runs torch.compile's code: its compiler (torch/_dynamo/, torch/
+// _inductor/) or the code Inductor generated (a torchinductor_ cache folder).
+bool RecordedWithTorchCompile(const ProcessTrace& trace);
 std::string DataParallelHint();
 
 // no-overlap-default-stream's advice in PyTorch's terms, to append to its explanation.

@@ -645,6 +645,13 @@ constexpr uint64_t kShortKernelNs = 20'000;
 std::string HostBoundHint(const ProcessTrace& whole, uint64_t mean_kernel_ns) {
   if (RecordedInDataParallel(whole)) return DataParallelHint();
   if (mean_kernel_ns > kShortKernelNs || !RecordedInPyTorch(whole)) return "";
+  if (RecordedWithTorchCompile(whole)) {
+    // Compiled already (.carry/s17e/compile_train.py): what it leaves to eager mode is the rest.
+    return "; this PyTorch process runs torch.compile already, so the host time left is in what "
+           "it does not compile (the optimizer step, Python between steps, graph breaks): "
+           "mode=\"reduce-overhead\" replays the compiled code as CUDA graphs, and compiling "
+           "the optimizer step (or the fused=True of Adam and AdamW) covers more of each step";
+  }
   return "; in PyTorch, eager mode spends Python and dispatcher time on every operation, longer "
          "than kernels this short (mean " +
          Dur(mean_kernel_ns) +

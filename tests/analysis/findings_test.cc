@@ -1545,6 +1545,12 @@ TEST_F(FindingsTest, HostBoundPyTorchIsToldWhatToUse) {
             std::string::npos)
       << eager;
   EXPECT_EQ(eager.find("DataParallel"), std::string::npos) << eager;
+  // A process that runs torch.compile (Inductor's generated code among its frames, as in
+  // .carry/s17e/compile_train.py) is not told to use it.
+  const std::string compiled = verdict("/tmp/torchinductor_root/ab/cab12.py");
+  EXPECT_NE(compiled.find("this PyTorch process runs torch.compile already"), std::string::npos)
+      << compiled;
+  EXPECT_EQ(compiled.find("eager mode spends"), std::string::npos) << compiled;
   const std::string plain = verdict("/home/me/train.py", false);
   EXPECT_TRUE(plain.ends_with("profile the host code between launches")) << plain;
   EXPECT_EQ(plain.find("PyTorch"), std::string::npos) << plain;
