@@ -35,6 +35,31 @@ Finding Base(const ProcessTrace& trace, RuleId rule, uint32_t device_id, uint64_
 }
 
 // The pieces' idle time of `cause` inside [from, to) by the API of the call they were in.
+// How many of `calls` ran while a call of another thread ran: a sweep by start, keeping the
+// latest end and the latest end of any other thread than its.
+uint64_t LaunchesOverlappingOtherThreads(std::vector<const ApiCall*> calls) {
+  std::sort(calls.begin(), calls.end(),
+            [](const ApiCall* a, const ApiCall* b) { return a->start_ns < b->start_ns; });
+  uint64_t overlapped = 0;
+  uint64_t latest_end = 0, other_end = 0;  // other_end: the latest end of a thread not latest's
+  uint32_t latest_thread = 0;
+  bool any = false;
+  for (const ApiCall* c : calls) {
+    const bool overlaps = any && ((latest_thread != c->thread_id && latest_end > c->start_ns) ||
+                                  other_end > c->start_ns);
+    overlapped += overlaps;
+    if (!any || c->end_ns >= latest_end) {
+      if (any && latest_thread != c->thread_id) other_end = latest_end;
+      latest_end = c->end_ns;
+      latest_thread = c->thread_id;
+    } else if (c->thread_id != latest_thread) {
+      other_end = std::max(other_end, c->end_ns);
+    }
+    any = true;
+  }
+  return overlapped;
+}
+
 void AddByApi(std::span<const IdlePiece> pieces, IdleCause cause, uint64_t from, uint64_t to,
               IdleByApi* out) {
   for (const IdlePiece& p : pieces) {
@@ -401,6 +426,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   // Each launching call counted once: a bit per call of the window (a hash set of the calls
   // was most of this function's time).
   std::vector<bool> launchers(window.records().api_calls.size());
+  std::vector<const ApiCall*> launch_calls;
   for (uint32_t o : d.ops) {
     if (ops[o].kind == DeviceOpKind::kMemcpy) {
       ++dev.whole.copies;
@@ -423,10 +449,12 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     if (!launchers[outer] && c.end_ns > s0) {
       launchers[outer] = true;
       ++dev.launches;
+      launch_calls.push_back(&c);
       dev.launch_ns += Duration(std::max(c.start_ns, s0), c.end_ns);
       if (in_graph) ++dev.graph_launches;
     }
   }
+  dev.overlapped_launches += LaunchesOverlappingOtherThreads(std::move(launch_calls));
 }
 
 void GpuRulesAccumulator::Finish(const ProcessTrace& whole, const StartUp& start_up,
@@ -757,6 +785,15 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                      " launch calls): the host cannot issue work as fast as the GPU "
                      "finishes it; capture the launch sequence in a CUDA graph (one "
                      "cudaGraphLaunch replaces many launches) or fuse the kernels";
+    if (4 * d.overlapped_launches >= d.launches) {
+      // .carry/s17/mt_launch.cu on the H200: 8 threads launching tiny kernels into their own
+      // streams, 14.49 µs a launch call (a median of 9.0 µs when another thread's launch
+      // overlapped, 4.5 µs otherwise).
+      f.explanation += "; " + Pct(d.overlapped_launches, d.launches) +
+                       " of the launch calls ran while another thread launched: more launching "
+                       "threads do not launch faster, as launches into one GPU contend in the "
+                       "driver and each call takes longer";
+    }
   } else if (2 * causes.launch_ns >= idle) {
     f.explanation += "Most idle time was spent waiting for launches although kernels (mean " +
                      Dur(mean_kernel) + ") outlast their launch calls (mean " + Dur(mean_launch) +

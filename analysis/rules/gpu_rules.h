@@ -83,6 +83,9 @@ class GpuRulesAccumulator {
     std::vector<uint64_t> chunk_from;  // where each chunk starts, then where the last ends
     Sums whole;                // over `steady`
     uint64_t launches = 0, launch_ns = 0;
+    // Of those, the calls that ran while another thread's launch call ran (no call crosses a
+    // window's cut, so a window's sweep is exact).
+    uint64_t overlapped_launches = 0;
     // Of those, the calls that launched CUDA graphs, and the kernels their graphs ran: advice to
     // "use CUDA graphs" is wrong for a program whose launches already are graph launches.
     uint64_t graph_launches = 0, graph_kernels = 0;

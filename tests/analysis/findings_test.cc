@@ -1556,6 +1556,36 @@ TEST_F(FindingsTest, HostBoundPyTorchIsToldWhatToUse) {
   EXPECT_EQ(plain.find("PyTorch"), std::string::npos) << plain;
 }
 
+// Launch-bound work launched from two threads at once (as 8 threads did in .carry/s17/
+// mt_launch.cu on the H200, 91.86% of their calls overlapping another thread's): the verdict
+// says more threads do not launch faster. Two threads taking turns (PyTorch's forward on the
+// main thread, backward on autograd's) do not get it.
+TEST_F(FindingsTest, LaunchBoundFromSeveralThreadsAtOnceSaysThreadsDoNotHelp) {
+  const auto verdict = [&](bool at_once) {
+    TraceBuilder b;
+    b.AddContext(1, 7);
+    b.AddStream(7, StreamType::kNonBlocking);
+    b.AddStream(8, StreamType::kNonBlocking);
+    double t = 10;
+    for (int i = 0; i < 200; ++i, t += 10) {
+      const uint32_t tid = at_once ? 1 + i % 2 : 1 + (i / 50) % 2;
+      const double start = at_once && tid == 2 ? t - 5 : t;  // half into the other's call
+      b.Launch("tiny", start, start + 10, start + 11, start + 12, tid == 1 ? 7 : 8, tid);
+    }
+    b.SetEnd(t + 20);
+    const auto breakdown = Of(FindFindings(Load(b), {}), "gpu-idle-breakdown");
+    return breakdown.size() == 1 ? breakdown[0].explanation : std::string("no single finding");
+  };
+  const std::string at_once = verdict(true);
+  EXPECT_NE(at_once.find("of the launch calls ran while another thread launched: more launching "
+                         "threads do not launch faster"),
+            std::string::npos)
+      << at_once;
+  const std::string in_turns = verdict(false);
+  EXPECT_NE(in_turns.find("Launch-bound"), std::string::npos) << in_turns;
+  EXPECT_EQ(in_turns.find("another thread"), std::string::npos) << in_turns;
+}
+
 // A CUDA graph captured, instantiated, launched once and destroyed per step (as .carry/s17/
 // graph_reinstantiate.cu ran on the H200): graph-rebuild prices the rebuilding; a graph
 // instantiated once and launched every step, or rebuilt but launched three times each, is none.
