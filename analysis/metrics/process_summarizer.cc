@@ -10,6 +10,7 @@
 #include "analysis/model/call_sites.h"
 #include "analysis/model/kernel_names.h"
 #include "analysis/model/trace_index.h"
+#include "analysis/model/units.h"
 
 namespace libprof::analysis {
 namespace {
@@ -194,6 +195,7 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
   for (const ContextInfo& context : r.contexts) {
     if (context.created_ns != 0) contexts_.push_back(context);
   }
+  for (const DeviceInfo& device : r.devices) device_uuids_[device.id] = device.uuid;
   const FilterOptions& f = setup_.filters;
   const bool by_nvtx = !f.nvtx.empty();
   if (!selected_) {
@@ -218,6 +220,10 @@ void ProcessSummarizer::Add(const TraceRecords& r, const std::vector<std::string
   }
   ForEachDeviceOp(r, [&]<typename T>(const DeviceOp& op, const T& x) {
     if (window_filter_ && !InWindow(op.start_ns)) return;
+    if (op.device_id != last_device_) {
+      devices_with_work_.insert(op.device_id);
+      last_device_ = op.device_id;
+    }
     DeviceRecord d{.start_ns = op.start_ns,
                    .end_ns = op.end_ns,
                    .bytes = op.bytes,
@@ -422,6 +428,12 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
   s.pid = setup_.header.pid;
   s.hostname = setup_.header.hostname;
   s.rank = setup_.header.rank;
+  for (uint32_t device : devices_with_work_) {
+    auto it = device_uuids_.find(device);
+    if (it == device_uuids_.end()) continue;
+    if (std::string uuid = FormatGpuUuid(it->second); !uuid.empty()) s.gpus.push_back(uuid);
+  }
+  std::sort(s.gpus.begin(), s.gpus.end());
   if (setup_.windows) {
     s.windows = *setup_.windows;
   } else {
@@ -444,6 +456,7 @@ Summary ProcessSummarizer::Finish(const std::vector<std::string>& strings) {
     if (!setup_.filters.nvtx.empty()) s.windows = Intersect(s.windows, selection_.spans());
   }
   for (const Interval& w : s.windows) s.trace_ns += w.length();
+  if (!s.windows.empty()) s.span = {s.windows.front().start_ns, s.windows.back().end_ns};
   s.events = events_;
   s.dropped_records = std::max(drops_, run_end_ ? run_end_->records_dropped : 0);
   s.repaired_ends = repaired_ends_;

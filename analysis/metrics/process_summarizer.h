@@ -22,20 +22,21 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/metrics/nvtx_projection.h"
+#include "analysis/metrics/streaming_union.h"
+#include "analysis/metrics/summary.h"
+#include "analysis/model/filters.h"
+#include "analysis/model/nvtx_selection.h"
+#include "analysis/model/trace_index.h"   // DeviceOpKind
+#include "analysis/model/trace_loader.h"  // ArrivalHorizon
 #include "proto/api_nesting.h"
 #include "proto/correlation_join.h"
 #include "proto/trace_model.h"
-#include "analysis/model/filters.h"
-#include "analysis/metrics/nvtx_projection.h"
-#include "analysis/model/nvtx_selection.h"
-#include "analysis/metrics/streaming_union.h"
-#include "analysis/metrics/summary.h"
-#include "analysis/model/trace_index.h"  // DeviceOpKind
-#include "analysis/model/trace_loader.h"  // ArrivalHorizon
 
 namespace libprof::analysis {
 
@@ -181,6 +182,9 @@ class ProcessSummarizer {
   uint64_t lo_ = UINT64_MAX, hi_ = 0;
   std::optional<RunEnd> run_end_;
   uint64_t drops_ = 0;
+  std::map<uint32_t, std::string> device_uuids_;  // device id -> raw UUID, from its definition
+  std::set<uint32_t> devices_with_work_;          // ids of the devices of kept operations
+  uint32_t last_device_ = UINT32_MAX;             // (the last id added: ops come in runs)
   uint64_t repaired_ends_ = 0;
   uint64_t events_ = 0;
   uint64_t call_seq_ = 0;

@@ -94,6 +94,12 @@ struct Summary {
   uint64_t hidden_ns = 0;
   uint64_t hidden_nested_calls = 0;
   std::optional<ProcessFindings> findings;  // summary --findings, per process only
+  // The GPUs this process ran work on, as their UUIDs (FormatGpuUuid), sorted; per process only
+  // (the per-process table names GPUs that several processes of one host shared).
+  std::vector<std::string> gpus;
+  // The recording from its first window's start to its last one's end, on the process's trace
+  // clock (which a host's processes share); kept when the interval lists go to a total.
+  Interval span;
 
   // For totals over processes: sorted, merged intervals (on the common timebase once a
   // SummaryTotal has them). The interval lists are kept only when a total is wanted.

@@ -165,6 +165,8 @@ json ProcessJson(const Summary& s) {
   return json{{"path", s.path},
               {"pid", s.pid},
               {"hostname", s.hostname},
+              {"gpus", s.gpus},
+              {"span", json::array({s.span.start_ns, s.span.end_ns})},
               {"rank", s.rank ? json(*s.rank) : json(nullptr)},
               {"trace_ns", s.trace_ns},
               {"events", s.events},
@@ -293,6 +295,8 @@ void ParseProcess(const json& j, Summary* s) {
   s->path = j.at("path").get<std::string>();
   s->pid = j.at("pid").get<uint32_t>();
   s->hostname = j.at("hostname").get<std::string>();
+  s->gpus = j.at("gpus").get<std::vector<std::string>>();
+  s->span = {j.at("span").at(0).get<uint64_t>(), j.at("span").at(1).get<uint64_t>()};
   if (!j.at("rank").is_null()) s->rank = j.at("rank").get<uint32_t>();
   s->trace_ns = j.at("trace_ns").get<uint64_t>();
   s->events = j.at("events").get<uint64_t>();

@@ -32,7 +32,8 @@ namespace libprof::analysis {
 
 inline constexpr std::string_view kSummaryPartialFormat = "libprof-summary-partial";
 // 6: a process's top finding says its one-time work (top_one_time).
-inline constexpr uint32_t kSummaryPartialVersion = 6;
+// 7: a process's GPUs (gpus: the UUIDs of the devices it ran work on) and its recording's span.
+inline constexpr uint32_t kSummaryPartialVersion = 7;
 
 struct SummaryPartial {
   SummaryOptions options;

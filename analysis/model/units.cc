@@ -79,6 +79,19 @@ std::string FormatDuration(double ns) {
   return FormatNumber(InUnit(ns, unit)) + " " + UnitName(unit);
 }
 
+std::string FormatGpuUuid(std::string_view raw) {
+  if (raw.size() != 16) return "";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "GPU-";
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    const auto byte = static_cast<unsigned char>(raw[i]);
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xF];
+  }
+  return out;
+}
+
 std::string FormatBytes(uint64_t bytes) {
   if (bytes < 1024) return std::to_string(bytes) + " B";
   static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};

@@ -28,6 +28,10 @@ std::string FormatDuration(double ns);
 // "4 B", "1.50 KiB", "16.00 MiB", "2.00 GiB" (binary units, exact bytes below 1 KiB).
 std::string FormatBytes(uint64_t bytes);
 
+// A GPU's UUID as nvidia-smi prints it, "GPU-222b92b5-443f-05f8-b663-f5f7c17b5e63", from its 16
+// raw bytes (DeviceInfo::uuid); "" for any other length.
+std::string FormatGpuUuid(std::string_view raw);
+
 // Achieved bandwidth in decimal GB/s ("12.34 GB/s"); "" when `ns` is 0.
 std::string FormatBandwidth(uint64_t bytes, uint64_t ns);
 double GigabytesPerSecond(uint64_t bytes, uint64_t ns);  // 0 when ns is 0

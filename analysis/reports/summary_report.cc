@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
+#include "analysis/model/kernel_names.h"
+#include "analysis/model/units.h"
 #include "analysis/reports/findings_report.h"
 #include "analysis/reports/formats.h"
-#include "analysis/model/kernel_names.h"
 #include "analysis/reports/table_renderer.h"
-#include "analysis/model/units.h"
 
 namespace libprof::analysis {
 namespace {
@@ -439,6 +440,45 @@ uint64_t SyncCallNs(const Summary& s) {
   return ns;
 }
 
+namespace {
+
+// A line for each GPU that several processes of one host ran work on at the same time ("" if
+// none): CUDA time-slices a GPU between processes (without MPS), so ranks that forgot to pick
+// their own device (torch.cuda.set_device(local_rank)) share one (.carry/s17e/ddp_same_gpu.py
+// on the H200: two DDP ranks on cuda:0, each 90% idle). Processes of one host share its clock;
+// two runs one after the other on one GPU are no sharing.
+std::string SharedGpuNotes(const std::vector<const Summary*>& processes) {
+  std::map<std::pair<std::string, std::string>, std::vector<const Summary*>> users;  // host, GPU
+  for (const Summary* s : processes) {
+    for (const std::string& gpu : s->gpus) users[{s->hostname, gpu}].push_back(s);
+  }
+  std::string out;
+  for (auto& [where, sharing] : users) {
+    std::vector<uint32_t> list;  // the pids whose recordings overlap another's on this GPU
+    for (const Summary* a : sharing) {
+      if (std::any_of(sharing.begin(), sharing.end(), [&](const Summary* b) {
+            return a != b && a->span.start_ns < b->span.end_ns && b->span.start_ns < a->span.end_ns;
+          })) {
+        list.push_back(a->pid);
+      }
+    }
+    if (list.size() < 2) continue;
+    std::sort(list.begin(), list.end());
+    std::string names;
+    for (size_t i = 0; i < list.size(); ++i) {
+      names += (i == 0 ? "" : i + 1 == list.size() ? " and " : ", ") + std::to_string(list[i]);
+    }
+    out += "Processes " + names + (where.first.empty() ? "" : " on " + where.first) +
+           " ran work on the same GPU (" + where.second +
+           "): CUDA time-slices a GPU between processes, so each waits for the others' work; "
+           "give each process its own GPU (torch.cuda.set_device(local_rank), "
+           "CUDA_VISIBLE_DEVICES) unless they are meant to share it (MPS)\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string RankTable(const std::vector<Summary>& parts, size_t terminal_width) {
   // With summary --findings every process has its findings: their host time lost and top
   // finding replace the time in sync calls and the top API, which only hint at them.
@@ -496,11 +536,12 @@ std::string RankTable(const std::vector<Summary>& parts, size_t terminal_width) 
     }
     rows.push_back(std::move(row));
   }
-  return std::string("Per process, slowest first (longest GPU busy time; a rank that computes "
-                     "longest holds the others back in their ") +
+  return std::string(
+             "Per process, slowest first (longest GPU busy time; a rank that computes "
+             "longest holds the others back in their ") +
          (findings ? "waits; host time lost and top finding as profview findings counts them)\n"
                    : "sync calls)\n") +
-         RenderTable(columns, rows, terminal_width);
+         RenderTable(columns, rows, terminal_width) + SharedGpuNotes(order);
 }
 
 std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total) {
@@ -512,6 +553,9 @@ std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total)
     j.BeginObject().Field("pid", p.pid);
     if (p.rank) j.Field("rank", *p.rank);
     j.Field("hostname", p.hostname).Field("file", p.path);
+    j.Key("gpus").BeginArray();
+    for (const std::string& gpu : p.gpus) j.String(gpu);
+    j.EndArray();
     SummaryFields(j, p);
     if (p.findings) ProcessFindingsJson(j, *p.findings);
     j.EndObject();

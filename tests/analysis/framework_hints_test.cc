@@ -125,6 +125,35 @@ TEST(FrameworkHintsTest, NamesWhatPyTorchWasDoing) {
 // A virtual environment under a folder named torch (the H200's /opt/torch/.venv) does not make
 // every installed package PyTorch's: Lightning moving a batch from pageable memory is a line of
 // the program's stack outside PyTorch, which gets the words; PyTorch's own files still do not.
+// A model moved by nn.Module.cuda()/.cpu() (Module._apply copies each parameter), as the H200
+// recorded .carry/s17f/torch_model_shuffle.py moving its model both ways at every step: named,
+// in either direction, though the innermost Python frames are PyTorch's own.
+TEST(FrameworkHintsTest, NamesAModelMovedByModuleApply) {
+  const auto frame = [](const char* function) {
+    FindingFrame f = Python("/venv/lib/python3.12/site-packages/torch/nn/modules/module.py");
+    f.function = function;
+    return f;
+  };
+  const std::vector<FindingFrame> to_cpu = {
+      frame("Module.cpu.<locals>.<lambda>"),
+      frame("Module._apply"),
+      frame("Module._apply"),
+      frame("Module.cpu"),
+      Python("/home/me/train.py"),
+      Native("libcudart.so.13"),
+      Native("libtorch_cuda.so", "at::native::copy_kernel_cuda(at::TensorIterator&, bool)")};
+  const std::string back =
+      FrameworkHint(Copy(RuleId::kPageableAsyncMemcpy, "DtoH", "device", to_cpu));
+  EXPECT_NE(back.find("this is nn.Module.cpu() copying the model's parameters"), std::string::npos)
+      << back;
+  std::vector<FindingFrame> to_gpu = to_cpu;
+  to_gpu[0] = frame("Module.cuda.<locals>.<lambda>");
+  to_gpu[3] = frame("Module.cuda");
+  const std::string up =
+      FrameworkHint(Copy(RuleId::kPageableAsyncMemcpy, "HtoD", "pageable", to_gpu));
+  EXPECT_NE(up.find("this is nn.Module.cuda() copying"), std::string::npos) << up;
+}
+
 TEST(FrameworkHintsTest, OnlyTorchsPackageIsPyTorchsCode) {
   const std::string venv = "/opt/torch/.venv/lib/python3.12/site-packages/";
   const Finding lightning =

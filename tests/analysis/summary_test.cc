@@ -268,5 +268,36 @@ TEST_F(SummaryTest, JsonShapeHasTheDocumentedFields) {
   }
 }
 
+// Processes of one host whose work ran on the same GPU at the same time (two DDP ranks that
+// forgot torch.cuda.set_device, as .carry/s17e/ddp_same_gpu.py ran on the H200) are named under
+// the per-process table; the same GPU used one run after the other is no sharing.
+TEST(SharedGpuTest, ProcessesSharingAGpuAtOnceAreNamed) {
+  const std::string uuid("\x22\x2b\x92\xb5\x44\x3f\x05\xf8\xb6\x63\xf5\xf7\xc1\x7b\x5e\x63", 16);
+  const auto process = [&](uint32_t pid, double start_us) {
+    TraceBuilder b(pid);
+    b.header().start_time_ns = Us(start_us - 5);  // each recording starts just before its work
+    b.AddContext(1, 7);
+    b.AddStream(7, StreamType::kNull);
+    b.records().devices.push_back({.id = 0, .name = "H200", .uuid = uuid});
+    b.Launch("step", start_us, start_us + 5, start_us + 6, start_us + 50, 7);
+    b.SetEnd(start_us + 100);
+    Summary s = Summarize(b.Build(), {});
+    s.hostname = "node1";
+    return s;
+  };
+  const Summary a = process(10, 10);
+  EXPECT_EQ(a.gpus, std::vector<std::string>{"GPU-222b92b5-443f-05f8-b663-f5f7c17b5e63"});
+  const Summary together = process(11, 40);  // overlaps a's recording
+  const Summary later = process(12, 5000);   // after it
+  const std::string shared = SummaryTable({a, together}, a, 120);
+  EXPECT_NE(shared.find("Processes 10 and 11 on node1 ran work on the same GPU "
+                        "(GPU-222b92b5-443f-05f8-b663-f5f7c17b5e63)"),
+            std::string::npos)
+      << shared;
+  const std::string one_after_the_other = SummaryTable({a, later}, a, 120);
+  EXPECT_EQ(one_after_the_other.find("ran work on the same GPU"), std::string::npos)
+      << one_after_the_other;
+}
+
 }  // namespace
 }  // namespace libprof::analysis::testing

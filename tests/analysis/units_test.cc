@@ -77,5 +77,14 @@ TEST(UnitsTest, ParsesDurations) {
   EXPECT_FALSE(ParseDuration("-5ms").has_value());
 }
 
+TEST(UnitsTest, GpuUuidAsNvidiaSmiPrintsIt) {
+  EXPECT_EQ(FormatGpuUuid(std::string("\x22\x2b\x92\xb5\x44\x3f\x05\xf8\xb6\x63\xf5\xf7"
+                                      "\xc1\x7b\x5e\x63",
+                                      16)),
+            "GPU-222b92b5-443f-05f8-b663-f5f7c17b5e63");
+  EXPECT_EQ(FormatGpuUuid("short"), "");
+  EXPECT_EQ(FormatGpuUuid(""), "");
+}
+
 }  // namespace
 }  // namespace libprof::analysis
