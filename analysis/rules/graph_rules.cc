@@ -30,8 +30,8 @@ GraphRebuildAccumulator::GraphCall GraphRebuildAccumulator::Classify(const Trace
     kind = GraphCall::kLaunch;
   } else if (StartsWithEither(name, "cudaGraphExecUpdate", "cuGraphExecUpdate")) {
     kind = GraphCall::kUpdate;
-  } else if (StartsWithEither(name, "cudaGraphExecDestroy", "cuGraphExecDestroy") ||
-             StartsWithEither(name, "cudaGraphDestroy", "cuGraphDestroy")) {
+  } else if (name == "cudaGraphExecDestroy" || name == "cuGraphExecDestroy" ||
+             name == "cudaGraphDestroy" || name == "cuGraphDestroy") {  // (not ...DestroyNode)
     kind = GraphCall::kDestroy;
   } else if (StartsWithEither(name, "cudaStreamBeginCapture", "cuStreamBeginCapture")) {
     kind = GraphCall::kBeginCapture;
