@@ -39,6 +39,25 @@ struct Wait {
 // Said after a start-up finding's explanation (MarkStartUp).
 constexpr const char* kStartUpNote = " (during start-up: paid once)";
 
+// The end of `index`'s last kernel or graph with a duration (0 if none), as the windowed read's
+// plan takes it (window_facts.h).
+uint64_t LastKernelEnd(const TraceIndex& index) {
+  uint64_t end = 0;
+  for (const DeviceOp& op : index.device_ops()) {
+    if (op.end_ns > op.start_ns &&
+        (op.kind == DeviceOpKind::kKernel || op.kind == DeviceOpKind::kGraph)) {
+      end = std::max(end, op.end_ns);
+    }
+  }
+  return end;
+}
+
+// Said of a wait after which the process ran no kernel (a program's last wait for its results,
+// as .carry/s17c/gemm_bound.py's torch.cuda.synchronize(): 313.52 ms of a GPU-bound loop, then
+// a read of one value): it kept no work from running.
+constexpr const char* kNothingAfter =
+    "; no kernel ran after it, so it held no work back (a last wait for the results)";
+
 class Analyzer {
  public:
   Analyzer(const RuleInput& input, const HostFindingsOut& out)
@@ -48,6 +67,8 @@ class Analyzer {
         options_(input.options),
         records_(input.trace.records),
         call_sites_(input.trace, input.options.call_sites),
+        last_kernel_end_(input.last_kernel_end_ns ? *input.last_kernel_end_ns
+                                                  : LastKernelEnd(input.index)),
         out_(&out) {}
 
   void Run() {
@@ -435,7 +456,8 @@ class Analyzer {
           SetBlamed(f, wait, call);
           f->explanation = name + (Details().empty() ? "" : " (" + Details() + ")") + " took " +
                            Dur(f->host_duration_ns) + " on the host: " + Dur(f->blocked_ns) +
-                           " waiting for " + BlameText(*f);
+                           " waiting for " + BlameText(*f) +
+                           (call.end_ns >= last_kernel_end_ ? kNothingAfter : "");
         });
       } else {
         wait = {};
@@ -579,6 +601,7 @@ class Analyzer {
   const FindingsOptions& options_;
   const TraceRecords& records_;
   CallSites call_sites_;
+  uint64_t last_kernel_end_;  // of the process's kernels and graphs (RuleInput's)
   // The units each outermost call launched: own_units_[own_begin_[call] .. own_begin_[call + 1]).
   std::vector<uint32_t> own_begin_;
   std::vector<uint32_t> own_units_;
@@ -705,7 +728,7 @@ constexpr int kPassShift = kFindingsPassShift;
 void StreamFindings(const ProcessTrace& trace, const TraceIndex& index, const StreamModel& model,
                     const FindingsOptions& options, const FindingSink& sink,
                     const FindingFilter& wants_whole) {
-  const RuleInput input{trace, index, model, options};
+  const RuleInput input{trace, index, model, options, std::nullopt};
   // Every pass but the host calls' first: their findings are few (a handful per device and
   // pattern), and the start-up finding among them marks host findings as they are found.
   const std::vector<RulePass> passes = RulePasses();

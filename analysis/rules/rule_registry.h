@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -78,6 +79,9 @@ struct RuleInput {
   const TraceIndex& index;
   const StreamModel& model;
   const FindingsOptions& options;
+  // The end of the process's last kernel or graph (of those with a duration), where `index`
+  // holds only a window of the process (windowed_findings.h); none: the index's own.
+  std::optional<uint64_t> last_kernel_end_ns;
 };
 // Appends the findings of its rules to *out. Rules that share their work (the seven host rules
 // account a call's wait and own cost together; the GPU rules share the idle breakdown) share

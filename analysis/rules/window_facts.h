@@ -76,6 +76,7 @@ struct PlanWindow {
   };
   std::vector<Stream> streams;
   std::unordered_map<uint32_t, Interval> busy;  // device -> first start, last end
+  uint64_t last_kernel_end = 0;                 // of its kernels and graphs (LastKernelEnd's rule)
   std::unordered_set<uint64_t> recorded;        // sync ids this window resolves itself
   std::vector<uint64_t> named;  // sync ids its event synchronisations name and it does not record
   MissingStacks missing;

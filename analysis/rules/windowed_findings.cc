@@ -170,6 +170,7 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
     }
     unpaired_threads.insert(w.unpaired_threads.begin(), w.unpaired_threads.end());
     scan.Add(w.scan);
+    plan.last_kernel_end_ = std::max(plan.last_kernel_end_, w.last_kernel_end);
     for (const auto& [device, span] : w.busy) {
       auto [it, added] = plan.active_.try_emplace(device, span);
       it->second.start_ns = std::min(it->second.start_ns, span.start_ns);
@@ -253,6 +254,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   const Finding* marker = start_up_span ? &*start_up_span : nullptr;
   std::map<uint32_t, uint64_t> last_end;
   for (const auto& [device, span] : active_) last_end[device] = span.end_ns;
+
   // Each the workers', one window at a time in window order: `events` and `timeline` in their
   // turn's first chain, `gpu` in the third, the others in the second (PipelineTurn).
   CarriedEvents events;
@@ -318,7 +320,8 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
         });
         w->model.emplace(*w->index,
                          StreamModel::Elsewhere{.events = w->earlier, .streams = streams_});
-        w->host.emplace(RuleInput{w->trace, *w->index, *w->model, options_}, marker);
+        w->host.emplace(RuleInput{w->trace, *w->index, *w->model, options_, last_kernel_end_},
+                        marker);
         w->whole = !wants_whole || mostly_wanted.load(std::memory_order_relaxed);
         w->found = w->host->Find(w->whole);
         // The passes that carry state across cuts and need the stream model, in window order

@@ -145,6 +145,7 @@ class WindowedFindings {
   std::vector<std::string> warnings_;
   StartUp bounds_;                               // StartUpScan's
   std::map<uint32_t, Interval> active_;          // per device with busy time
+  uint64_t last_kernel_end_ = 0;                 // of every kernel and graph (RuleInput's)
   // NVTX ranges that arrived in a window after the cut they start before (long ones, written
   // when they end): each goes into every window it overlaps.
   std::vector<NvtxEvent> late_nvtx_;

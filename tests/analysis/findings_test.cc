@@ -1586,6 +1586,35 @@ TEST_F(FindingsTest, LaunchBoundFromSeveralThreadsAtOnceSaysThreadsDoNotHelp) {
   EXPECT_EQ(in_turns.find("another thread"), std::string::npos) << in_turns;
 }
 
+// A program's last synchronisation, after which no kernel ran (as .carry/s17c/gemm_bound.py's
+// torch.cuda.synchronize() before reading one value, 313.52 ms of a GPU-bound loop on the
+// H200), is said to hold no work back; a synchronisation in the loop is not.
+TEST_F(FindingsTest, TheLastWaitForResultsIsSaidToHoldNothingBack) {
+  TraceBuilder b;
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  double t = 10;
+  for (int step = 0; step < 3; ++step, t += 1000) {
+    b.Launch("gemm", t, t + 5, t + 6, t + 900, 7);
+    b.Api("cudaDeviceSynchronize", t + 10, t + 905);
+  }
+  // Then one value read back: a copy, no kernel.
+  const uint64_t corr = b.Api("cudaMemcpy", t, t + 20);
+  b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPageable, 4, t + 10, t + 12, corr,
+              7, false);
+  b.SetEnd(t + 100);
+  const auto syncs = Of(FindFindings(Load(b), {}), "sync-api");
+  ASSERT_EQ(syncs.size(), 3u);
+  size_t last = 0;
+  for (const Finding& f : syncs) {
+    const bool said =
+        f.explanation.find("no kernel ran after it, so it held no work back") != std::string::npos;
+    EXPECT_EQ(said, f.host_start_ns == syncs.back().host_start_ns) << f.explanation;
+    last += said;
+  }
+  EXPECT_EQ(last, 1u);
+}
+
 // A CUDA graph captured, instantiated, launched once and destroyed per step (as .carry/s17/
 // graph_reinstantiate.cu ran on the H200): graph-rebuild prices the rebuilding; a graph
 // instantiated once and launched every step, or rebuilt but launched three times each, is none.
@@ -1934,7 +1963,7 @@ TEST(HostCallFindingsTest, InTwoStepsTheyAreTheOnePassOnes) {
     options.min_wait_ns = 1'000;
     const TraceIndex index(t);
     const StreamModel model(index);
-    const RuleInput input{t, index, model, options};
+    const RuleInput input{t, index, model, options, std::nullopt};
     std::optional<Finding> start_up;
     for (Finding& f : FindFindings(t, index, model, options)) {
       if (f.rule == RuleId::kStartUp) start_up = std::move(f);
