@@ -68,6 +68,9 @@ struct DeviceOp {
   uint32_t graph_id = 0;
   uint64_t bytes = 0;  // memcpy/memset
   uint64_t duration() const { return end_ns > start_ns ? end_ns - start_ns : 0; }
+  // A kernel or a whole CUDA graph (GRAPH_TRACE): the device running code, not moving or
+  // setting memory.
+  bool runs_code() const { return kind == DeviceOpKind::kKernel || kind == DeviceOpKind::kGraph; }
 };
 
 // The DeviceOp of record `x`, element `index` of its list.

@@ -44,10 +44,7 @@ constexpr const char* kStartUpNote = " (during start-up: paid once)";
 uint64_t LastKernelEnd(const TraceIndex& index) {
   uint64_t end = 0;
   for (const DeviceOp& op : index.device_ops()) {
-    if (op.end_ns > op.start_ns &&
-        (op.kind == DeviceOpKind::kKernel || op.kind == DeviceOpKind::kGraph)) {
-      end = std::max(end, op.end_ns);
-    }
+    if (op.end_ns > op.start_ns && op.runs_code()) end = std::max(end, op.end_ns);
   }
   return end;
 }

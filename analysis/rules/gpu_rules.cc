@@ -798,22 +798,19 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
     f.explanation += "Most idle time was spent waiting for launches although kernels (mean " +
                      Dur(mean_kernel) + ") outlast their launch calls (mean " + Dur(mean_launch) +
                      "): the host issued work late; look at what it does between launches";
-  } else if (2 * causes.sync_ns >= idle && AllocatesOrFrees(TopOf(whole, d.whole.sync).name)) {
-    // Dropping these is no advice: the memory is needed; reusing it is.
-    const TopApi top = TopOf(whole, d.whole.sync);
-    f.explanation += "Most idle time had the host blocked in synchronising calls (most in " +
-                     top.name +
-                     "), which allocate or free memory: allocate once and reuse it (a caching "
-                     "allocator or a pool; the alloc-churn finding prices that where one size "
-                     "repeats)";
   } else if (2 * causes.sync_ns >= idle) {
     const TopApi top = TopOf(whole, d.whole.sync);
-    f.explanation += "Most idle time had the host blocked in synchronising calls (most in " +
-                     top.name +
-                     "): each one drains the GPU's queue before more work is "
-                     "issued; drop the ones not needed (cudaMallocAsync/cudaFreeAsync or a "
-                     "caching allocator instead of cudaMalloc/cudaFree, pinned memory for "
-                     "async copies, events instead of device-wide synchronisation)";
+    f.explanation +=
+        "Most idle time had the host blocked in synchronising calls (most in " + top.name;
+    // Calls that allocate or free are no advice to drop: the memory is needed; reusing it is.
+    f.explanation += AllocatesOrFrees(top.name)
+                         ? "), which allocate or free memory: allocate once and reuse it (a "
+                           "caching allocator or a pool; the alloc-churn finding prices that "
+                           "where one size repeats)"
+                         : "): each one drains the GPU's queue before more work is "
+                           "issued; drop the ones not needed (cudaMallocAsync/cudaFreeAsync or a "
+                           "caching allocator instead of cudaMalloc/cudaFree, pinned memory for "
+                           "async copies, events instead of device-wide synchronisation)";
   } else if (2 * causes.in_graph_ns >= idle &&
              2 * d.device_launched_graph_kernels >= d.graph_kernels) {
     f.explanation +=

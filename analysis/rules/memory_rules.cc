@@ -47,11 +47,12 @@ bool GivesMemoryBack(const ChurnGroup& g) {
   return g.pool_release_threshold < g.bytes && g.release_syncs > 0;
 }
 
-// The advice for a group whose frees or allocations say why they churn, ending with the saving
-// (`later`): PyTorch's cache emptied, a library's plan or handle made per call, JAX's platform
-// allocator. None for the rest (a caching allocator is the advice).
+// The advice for a group whose frees or allocations (`alloc_frames`, the allocations' stack)
+// say why they churn, ending with the saving (`later`): PyTorch's cache emptied, thrust's
+// temporary storage, a library's plan or handle made per call, JAX's platform allocator. None
+// for the rest (a caching allocator is the advice).
 std::optional<std::string> KnownCause(const ProcessTrace& trace, const ChurnGroup& g,
-                                      uint64_t later) {
+                                      const std::vector<FrameView>& alloc_frames, uint64_t later) {
   const std::string saving = Dur(later) + " (every pair after the first)";
   const CacheEmptying emptying = EmptiedBy(trace, g.free_stack_id);
   if (emptying.who == CacheEmptying::Who::kProgram && !emptying.host) {
@@ -66,7 +67,6 @@ std::optional<std::string> KnownCause(const ProcessTrace& trace, const ChurnGrou
   // Thrust's algorithms allocate their temporary storage per call through cudaMalloc (its
   // default memory resource; .carry/s16/thrust_sort.cu on the H200): the fix is thrust's
   // allocator, passed in its execution policy.
-  const std::vector<FrameView> alloc_frames = FramesOfStack(trace, g.alloc_stack_id);
   if (std::any_of(alloc_frames.begin(), alloc_frames.end(), [](const FrameView& f) {
         return f.function.starts_with("thrust::") &&
                f.function.find("temporary_allocator") != std::string::npos;
@@ -184,7 +184,8 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
     // An autotuner's or a compiler's allocations are paid once per compilation, like its waits
     // (one_time_work.h): XLA's autotuning allocated 8 B of pinned memory 172 times to check its
     // candidates (.carry/s17b/jax_scan.py on the H200). A library's set-up is said below.
-    if (const OneTimeWork work = OneTimeWorkOf(FramesOfStack(trace, g.alloc_stack_id));
+    const std::vector<FrameView> alloc_frames = FramesOfStack(trace, g.alloc_stack_id);
+    if (const OneTimeWork work = OneTimeWorkOf(alloc_frames);
         work != OneTimeWork::kNone && work != OneTimeWork::kLibrarySetUp) {
       continue;
     }
@@ -203,7 +204,7 @@ void ChurnFindings(const ProcessTrace& trace, const MemoryReport& report,
              : std::to_string(g.implicit_syncs) + " of them synchronised the device, waiting " +
                    Dur(g.sync_wait_ns) + " for earlier work. ");
     // PyTorch's caching allocator already reuses memory, unless its cache is emptied.
-    if (const std::optional<std::string> advice = KnownCause(trace, g, later)) {
+    if (const std::optional<std::string> advice = KnownCause(trace, g, alloc_frames, later)) {
       f.explanation += *advice;
       f.details = std::move(details);
       out->push_back(std::move(f));

@@ -111,9 +111,7 @@ void PlanWindow::Learn() {
       auto [it, added] = busy.try_emplace(op.device_id, Interval{op.start_ns, op.end_ns});
       it->second.start_ns = std::min(it->second.start_ns, op.start_ns);
       it->second.end_ns = std::max(it->second.end_ns, op.end_ns);
-      if (op.kind == DeviceOpKind::kKernel || op.kind == DeviceOpKind::kGraph) {
-        last_kernel_end = std::max(last_kernel_end, op.end_ns);
-      }
+      if (op.runs_code()) last_kernel_end = std::max(last_kernel_end, op.end_ns);
     }
   }
   for (const CudaEvent& e : r.cuda_events) {

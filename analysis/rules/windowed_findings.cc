@@ -254,7 +254,6 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
   const Finding* marker = start_up_span ? &*start_up_span : nullptr;
   std::map<uint32_t, uint64_t> last_end;
   for (const auto& [device, span] : active_) last_end[device] = span.end_ns;
-
   // Each the workers', one window at a time in window order: `events` and `timeline` in their
   // turn's first chain, `gpu` in the third, the others in the second (PipelineTurn).
   CarriedEvents events;
