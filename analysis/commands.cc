@@ -3,36 +3,36 @@
 #include <fstream>
 #include <iterator>
 
-#include "analysis/process_loop.h"
-#include "analysis/process_findings.h"
-#include "analysis/model/trace_windows.h"
-#include "analysis/reports/collectives_report.h"
-#include "analysis/reports/findings_report.h"
-#include "analysis/reports/html_process_report.h"
-#include "analysis/reports/html_report.h"
 #include "analysis/metrics/memory.h"
 #include "analysis/metrics/memory_in_windows.h"
 #include "analysis/metrics/memory_pools.h"
 #include "analysis/metrics/memory_timeline.h"
+#include "analysis/metrics/streams.h"
+#include "analysis/metrics/summary.h"
+#include "analysis/metrics/summary_partial.h"
 #include "analysis/metrics/unified_memory.h"
+#include "analysis/model/trace_windows.h"
+#include "analysis/model/units.h"
+#include "analysis/process_findings.h"
+#include "analysis/process_loop.h"
+#include "analysis/reports/collectives_report.h"
+#include "analysis/reports/findings_report.h"
+#include "analysis/reports/html_process_report.h"
+#include "analysis/reports/html_report.h"
 #include "analysis/reports/memory_pools_report.h"
 #include "analysis/reports/memory_report.h"
 #include "analysis/reports/memory_timeline_report.h"
-#include "analysis/reports/unified_memory_report.h"
 #include "analysis/reports/output_file.h"
 #include "analysis/reports/sqlite_export.h"
 #include "analysis/reports/stacks_report.h"
-#include "analysis/metrics/streams.h"
 #include "analysis/reports/streams_report.h"
-#include "analysis/metrics/summary.h"
-#include "analysis/metrics/summary_partial.h"
 #include "analysis/reports/summary_report.h"
 #include "analysis/reports/table_renderer.h"
 #include "analysis/reports/timeline_export.h"
 #include "analysis/reports/trace_listing.h"
-#include "analysis/model/units.h"
+#include "analysis/reports/unified_memory_report.h"
+#include "analysis/rules/cross_process_rules.h"
 #include "analysis/rules/findings_partial.h"
-#include "analysis/rules/rank_rules.h"
 #include "analysis/rules/windowed_findings.h"
 
 namespace libprof::analysis {
@@ -276,9 +276,11 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   // The cross-rank rules need every rank: the collectives of each process are kept (a few
   // numbers per call) and the rules run once all are read.
   std::vector<ProcessCollectives> collectives;
+  std::vector<ProcessGpuUse> gpu_use;  // each process's GPUs, for shared-gpu
   FindingsOptions thresholds = options.thresholds;
   thresholds.call_sites = options.call_sites;
   auto whole = [&](const ProcessTrace& t) {
+    gpu_use.push_back(MeasureGpuUse(t));
     if (options.all) {
       findings.Add(FindFindings(t, thresholds));
     } else {
@@ -304,25 +306,28 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
     NoteMatches(plan->matches(), matches);
     if (!plan->kept()) return true;
+    GpuUseAccumulator use;
+    WindowedFindings::Hooks hooks;
+    hooks.in_order = [&](const WindowedFindings::Window& w) { use.Add(w.index.device_ops()); };
     if (options.all) {
       std::vector<std::pair<uint64_t, Finding>> found;  // --all lists them in order
       auto ran = plan->Run(
-          [&](Finding&& f, uint64_t seq) { found.push_back({seq, std::move(f)}); });
+          [&](Finding&& f, uint64_t seq) {
+            found.push_back({seq, std::move(f)});
+          },
+          {}, hooks);
       if (!ran) return std::unexpected(ran.error());
       findings.Add(InFindOrder(std::move(found)));
-    } else if (auto ran = plan->AddTo(&findings); !ran) {
+    } else if (auto ran = plan->AddTo(&findings, hooks); !ran) {
       return std::unexpected(ran.error());
     }
+    gpu_use.push_back(use.Finish(plan->whole()));
     context.trace_ns += plan->whole().window_ns();
     return true;
   };
   auto done = ForEachFileInWindows(options.files, options.filters, warnings, windowed, whole);
   if (!done) return std::unexpected(done.error());
-  if (collectives.size() > 1) {
-    const RankSkewReport skew = AnalyzeRankSkew(collectives, options.thresholds.min_wait_ns);
-    findings.BeginProcess();  // after every process's findings, as listed
-    findings.Add(FindLateRanks(collectives, skew, options.thresholds));
-  }
+  AddCrossProcessFindings(collectives, gpu_use, options.thresholds, &findings);
   switch (options.format) {
     case OutputFormat::kCsv:
       return FindingsCsv(findings, context);

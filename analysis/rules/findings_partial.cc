@@ -11,7 +11,7 @@
 #include "analysis/metrics/rank_skew.h"
 #include "analysis/model/trace_index.h"
 #include "analysis/model/trace_loader.h"
-#include "analysis/rules/rank_rules.h"
+#include "analysis/rules/cross_process_rules.h"
 #include "analysis/rules/rule_details.h"
 #include "analysis/rules/rule_registry.h"
 #include "analysis/rules/windowed_findings.h"
@@ -69,6 +69,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LateRankDetails, rank, communicator, seq, lat
                                    waiting_ranks)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GraphRebuildDetails, instantiations, graph_launches,
                                    exec_updates, instantiate_ns, capture_ns, destroy_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SharedGpuDetails, gpu, pids, processes, shared_ns, busy_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProcessGpuUse::Gpu, device_id, uuid, first_ns, last_ns, busy_ns,
+                                   ops)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProcessGpuUse, path, pid, hostname, rank, origin_ns, gpus)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CollectiveCall, op, comm, comm_size, comm_rank, seq, bytes,
                                    reduction, root, host_start_ns, host_end_ns, start_ns, end_ns,
                                    has_device_work, device_ops, device_id, thread_id)
@@ -273,22 +277,27 @@ std::string FindingsPartialJson(const FindingsPartial& p) {
   for (const auto& [process, c] : p.collectives) {
     collectives.push_back(json{{"process", process}, {"collectives", c}});
   }
+  json gpu_use = json::array();
+  for (const auto& [process, use] : p.gpu_use) {
+    gpu_use.push_back(json{{"process", process}, {"gpu_use", use}});
+  }
   json warnings = json::array();
   for (const FindingsPartial::Warning& w : p.warnings) {
     warnings.push_back(json{{"file", w.file}, {"text", w.text}});
   }
-  json out{{"format", kFindingsPartialFormat},
-           {"version", kFindingsPartialVersion},
-           {"thresholds", ThresholdsJson(p.thresholds)},
-           {"filters", FiltersJson(p.filters)},
-           {"files", p.files},
-           {"processes", processes},
-           {"digest", DigestJson(p.digest)},
-           {"collectives", collectives},
-           {"trace_ns", p.trace_ns},
-           {"matches",
-            {{"pids", p.matches.pids}, {"tids", p.matches.tids}, {"nvtx", p.matches.nvtx}}},
-           {"warnings", warnings}};
+  json out{
+      {"format", kFindingsPartialFormat},
+      {"version", kFindingsPartialVersion},
+      {"thresholds", ThresholdsJson(p.thresholds)},
+      {"filters", FiltersJson(p.filters)},
+      {"files", p.files},
+      {"processes", processes},
+      {"digest", DigestJson(p.digest)},
+      {"collectives", collectives},
+      {"gpu_use", gpu_use},
+      {"trace_ns", p.trace_ns},
+      {"matches", {{"pids", p.matches.pids}, {"tids", p.matches.tids}, {"nvtx", p.matches.nvtx}}},
+      {"warnings", warnings}};
   return out.dump() + "\n";
 }
 
@@ -324,6 +333,13 @@ std::expected<FindingsPartial, std::string> ParseFindingsPartial(std::string_vie
                          ", which it does not list"};
       }
       p.collectives.emplace_back(process, c.at("collectives").get<ProcessCollectives>());
+    }
+    for (const json& g : j.at("gpu_use")) {
+      const uint64_t process = g.at("process").get<uint64_t>();
+      if (process == 0 || process > p.processes.size()) {
+        throw BadPartial{"GPUs of process " + std::to_string(process) + ", which it does not list"};
+      }
+      p.gpu_use.emplace_back(process, g.at("gpu_use").get<ProcessGpuUse>());
     }
     p.trace_ns = j.at("trace_ns").get<uint64_t>();
     const json& m = j.at("matches");
@@ -370,7 +386,11 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
       NoteMatches(plan->matches(), &p.matches);
       if (plan->kept()) {
         p.processes.push_back({path, 0});
-        if (auto ran = plan->AddTo(&digest); !ran) return std::unexpected(ran.error());
+        GpuUseAccumulator use;
+        WindowedFindings::Hooks hooks;
+        hooks.in_order = [&](const WindowedFindings::Window& w) { use.Add(w.index.device_ops()); };
+        if (auto ran = plan->AddTo(&digest, hooks); !ran) return std::unexpected(ran.error());
+        p.gpu_use.emplace_back(p.processes.size(), use.Finish(plan->whole()));
         p.trace_ns += plan->whole().window_ns();
       }
       for (const std::string& w : plan->warnings()) p.warnings.push_back({path, w});
@@ -391,6 +411,7 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
           t, thresholds, [&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); },
           [&](const Finding& f, uint64_t seq) { return digest.WantsWhole(f, seq); });
       p.trace_ns += t.window_ns();
+      p.gpu_use.emplace_back(p.processes.size(), MeasureGpuUse(t));
       if (HasNcclRanges(t)) {
         ProcessCollectives collectives = ExtractCollectives(TraceIndex(t));
         for (const std::string& w : collectives.warnings) warnings.push_back(w);
@@ -447,11 +468,13 @@ FindingsPartial FindingsPartialsCombiner::MergeInto(FindingsDigest* digest) {
     out.processes.push_back({file, index});
   }
   std::vector<std::pair<uint64_t, ProcessCollectives>> collectives;
+  std::vector<std::pair<uint64_t, ProcessGpuUse>> gpu_use;
   std::set<uint32_t> pids, tids;
   for (size_t k = 0; k < partials_.size(); ++k) {
     FindingsPartial& p = partials_[k];
     digest->Merge(std::move(p.digest), [&](uint64_t own) { return number.at({k, own}); });
     for (auto& [own, c] : p.collectives) collectives.emplace_back(number.at({k, own}), std::move(c));
+    for (auto& [own, u] : p.gpu_use) gpu_use.emplace_back(number.at({k, own}), std::move(u));
     out.files.insert(out.files.end(), p.files.begin(), p.files.end());
     out.trace_ns += p.trace_ns;
     pids.insert(p.matches.pids.begin(), p.matches.pids.end());
@@ -463,6 +486,9 @@ FindingsPartial FindingsPartialsCombiner::MergeInto(FindingsDigest* digest) {
   std::sort(collectives.begin(), collectives.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   out.collectives = std::move(collectives);
+  std::sort(gpu_use.begin(), gpu_use.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.gpu_use = std::move(gpu_use);
   std::sort(out.files.begin(), out.files.end());
   out.matches.pids.assign(pids.begin(), pids.end());
   out.matches.tids.assign(tids.begin(), tids.end());
@@ -491,14 +517,13 @@ std::expected<FindingsPartialsCombiner::Result, std::string> FindingsPartialsCom
   }
   result.thresholds = all.thresholds;
   result.trace_ns = all.trace_ns;
-  // The cross-rank rules, once every rank is in, after every process's findings (RunFindings).
-  if (all.collectives.size() > 1) {
-    std::vector<ProcessCollectives> ranks;
-    for (auto& [process, c] : all.collectives) ranks.push_back(std::move(c));
-    const RankSkewReport skew = AnalyzeRankSkew(ranks, all.thresholds.min_wait_ns);
-    result.digest.BeginProcess();
-    result.digest.Add(FindLateRanks(ranks, skew, all.thresholds));
-  }
+  // The cross-process rules, once every process is in, after every process's findings
+  // (RunFindings).
+  std::vector<ProcessCollectives> ranks;
+  for (auto& [process, c] : all.collectives) ranks.push_back(std::move(c));
+  std::vector<ProcessGpuUse> gpu_use;
+  for (auto& [process, u] : all.gpu_use) gpu_use.push_back(std::move(u));
+  AddCrossProcessFindings(ranks, gpu_use, all.thresholds, &result.digest);
   return result;
 }
 

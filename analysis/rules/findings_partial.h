@@ -9,6 +9,7 @@
 // count, sums and worst finding, the headline's sums, the start-up findings), each process's
 // place (trace path, then its order in the file), the NCCL collectives of the processes that
 // have some (the late-rank rule compares ranks, so it runs only once everything is combined),
+// each process's GPUs (for shared-gpu, likewise),
 // the analysed time, the thresholds and filters it was made with, what the filters matched and
 // the traces' warnings. Combining renumbers the processes in trace path order, so that combining
 // the partials of any split of a set of files gives byte for byte what `findings` prints over
@@ -25,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/metrics/gpu_use.h"
 #include "analysis/model/collectives.h"
 #include "analysis/model/filters.h"
 #include "analysis/rules/findings.h"
@@ -44,7 +46,8 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 //    memory_wait_ns, other_device_ns); start-up's
 //    recurring_library_set_ups and recurring_module_loads.
 // 7: the graph-rebuild rule's findings (its details).
-inline constexpr uint32_t kFindingsPartialVersion = 7;
+// 8: each process's GPUs (gpu_use), for the cross-process rule shared-gpu.
+inline constexpr uint32_t kFindingsPartialVersion = 8;
 
 struct FindingsPartial {
   FindingsOptions thresholds;  // with the call-site rule
@@ -59,6 +62,8 @@ struct FindingsPartial {
   FindingsDigest::State digest;
   // Of the processes with NCCL ranges: the process number and its collectives.
   std::vector<std::pair<uint64_t, ProcessCollectives>> collectives;
+  // Every process's GPUs (shared-gpu), by process number.
+  std::vector<std::pair<uint64_t, ProcessGpuUse>> gpu_use;
   uint64_t trace_ns = 0;  // analysed time, summed over the processes
   FilterMatches matches;
   struct Warning {

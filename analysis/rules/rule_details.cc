@@ -36,4 +36,9 @@ std::string LateRankDetails::WaitingFor(std::optional<uint32_t> /*device_id*/) c
   return "rank " + std::to_string(rank) + " (#" + std::to_string(seq) + ")";
 }
 
+std::string SharedGpuDetails::WaitingFor(std::optional<uint32_t> device_id) const {
+  return "GPU " + std::to_string(device_id.value_or(0)) + ", " + std::to_string(processes) +
+         " processes";
+}
+
 }  // namespace libprof::analysis

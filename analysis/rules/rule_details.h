@@ -282,10 +282,29 @@ struct GraphRebuildDetails : DetailsBase {
   }
 };
 
+// shared-gpu: processes of one host that ran work on the same GPU at once (shared_gpu_rules.h;
+// the finding's process the first of them).
+struct SharedGpuDetails : DetailsBase {
+  std::string gpu{};       // its UUID, "GPU-222b92b5-..."
+  std::string pids{};      // "532, 533"
+  uint32_t processes = 0;  // how many
+  uint64_t shared_ns = 0;  // time in which two or more of them had work on it (first to last op)
+  uint64_t busy_ns = 0;    // their work in that time, summed (estimated: shared_gpu_rules.h)
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "GPU 0, 2 processes"
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("gpu", gpu, FieldUse::kMeasure);
+    out("pids", pids, FieldUse::kMeasure);
+    out("processes", processes, FieldUse::kTimeline);
+    out("shared_ns", shared_ns, FieldUse::kTimeline);
+    out("busy_ns", busy_ns, FieldUse::kTimeline);
+  }
+};
+
 using FindingDetails =
     std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
                  IdleBreakdownDetails, AllocChurnDetails, OverlapDetails, StartUpDetails,
-                 UnifiedMemoryDetails, LateRankDetails, GraphRebuildDetails>;
+                 UnifiedMemoryDetails, LateRankDetails, GraphRebuildDetails, SharedGpuDetails>;
 
 // The position of T in FindingDetails, for the registry (RuleInfo::details).
 template <class T, size_t I = 0>

@@ -69,6 +69,8 @@ constexpr std::string_view kUvmGpuFields[] = {"allocation", "kernel", "fault_gro
 constexpr std::string_view kUvmCpuFields[] = {"allocation", "fault_groups", "migrations",
                                               "migrated_bytes"};
 constexpr std::string_view kUvmThrashFields[] = {"event", "events", "migrated_bytes"};
+constexpr std::string_view kSharedGpuFields[] = {"gpu", "pids", "processes", "shared_ns",
+                                                 "busy_ns"};
 
 // The help lines are `profview findings --help`'s (a golden test pins them) and begin the
 // "reports" cell of USAGE.md's rules table (rule_registry_test checks it).
@@ -152,6 +154,10 @@ constexpr RuleInfo kRules[] = {
      "the driver reported thrashing, throttling or remote maps of managed memory between "
      "processors",
      DetailsIndex<UnifiedMemoryDetails>(), kUvmThrashFields, FindUnifiedMemoryFindings},
+    {RuleId::kSharedGpu, "shared-gpu", RuleFamily::kPattern,
+     "processes of one host that ran work on the same GPU at the same time for >= --min-wait "
+     "(traces of several processes): time-sliced, each waits for the others' work",
+     DetailsIndex<SharedGpuDetails>(), kSharedGpuFields, NoProcessPass, /*cross_rank=*/true},
 };
 
 constexpr bool InRuleIdOrder() {
@@ -161,7 +167,7 @@ constexpr bool InRuleIdOrder() {
   return true;
 }
 static_assert(InRuleIdOrder(), "kRules must list the rules in RuleId order");
-static_assert(std::size(kRules) == static_cast<size_t>(RuleId::kUvmThrashing) + 1,
+static_assert(std::size(kRules) == static_cast<size_t>(RuleId::kSharedGpu) + 1,
               "every RuleId needs its entry in kRules");
 
 // The ids of --help's rule list are padded to this width (the longest but one), so that the

@@ -51,6 +51,7 @@ enum class RuleId : uint8_t {
   kUvmGpuPageFaults,
   kUvmCpuFaults,
   kUvmThrashing,
+  kSharedGpu,
 };
 
 // What a rule's time lost (Finding::blocked_ns) is, which says how reports add it up.

@@ -224,10 +224,11 @@ std::expected<WindowedFindings, std::string> WindowedFindings::Read(WindowedFind
   return plan;
 }
 
-std::expected<void, std::string> WindowedFindings::AddTo(FindingsDigest* digest) const {
+std::expected<void, std::string> WindowedFindings::AddTo(FindingsDigest* digest,
+                                                         const Hooks& hooks) const {
   digest->BeginProcess();
   return Run([&](Finding&& f, uint64_t seq) { digest->Add(std::move(f), seq); },
-             [&](const Finding& f, uint64_t seq) { return digest->WantsWhole(f, seq); });
+             [&](const Finding& f, uint64_t seq) { return digest->WantsWhole(f, seq); }, hooks);
 }
 
 std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,

@@ -119,8 +119,9 @@ class WindowedFindings {
   // Where start-up ends and the one-time work later on, as the first read found them (only the
   // bounds: StartUpTally's fill-in is the second read's).
   const StartUp& bounds() const { return bounds_; }
-  // Run into `digest` as the next process's findings (BeginProcess, then each as found).
-  std::expected<void, std::string> AddTo(FindingsDigest* digest) const;
+  // Run into `digest` as the next process's findings (BeginProcess, then each as found), each
+  // window to `hooks` as Run gives it.
+  std::expected<void, std::string> AddTo(FindingsDigest* digest, const Hooks& hooks = {}) const;
 
  private:
   WindowedFindings(std::string path, const FindingsOptions& options, const WindowLimits& limits)

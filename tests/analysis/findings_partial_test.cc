@@ -22,7 +22,8 @@ namespace {
 // A job whose processes between them trip every family of rules: host waits (twice the same,
 // in two processes, so that which process's finding is the worst depends on their order), GPU
 // idle, launch-bound, overlap, start-up, call sites, unified memory, pools, and four ranks of an
-// NCCL job (late-rank, computed only once every rank is in); then some recorded traces.
+// NCCL job (late-rank, computed only once every rank is in), two processes on one GPU
+// (shared-gpu, likewise); then some recorded traces.
 std::vector<std::string> WriteJob(const TempDir& dir) {
   std::vector<TraceBuilder> traces;
   for (auto* make : {&Nrm2Scenario, &Nrm2Scenario, &IdleScenario, &LaunchBoundScenario,
@@ -31,6 +32,7 @@ std::vector<std::string> WriteJob(const TempDir& dir) {
     traces.push_back(make());
   }
   for (TraceBuilder& rank : LateRankScenario()) traces.push_back(std::move(rank));
+  for (TraceBuilder& p : SharedGpuScenario()) traces.push_back(std::move(p));
   std::vector<std::string> paths;
   for (size_t i = 0; i < traces.size(); ++i) {
     traces[i].header().pid = 7000 + static_cast<uint32_t>(i);
@@ -72,8 +74,9 @@ TEST_F(FindingsCombineTest, AnySplitPrintsWhatFindingsPrintsOverAllFiles) {
     const std::string expected = Findings(files, variants[v]);
     ASSERT_EQ(expected.find("error"), std::string::npos) << v << ": " << expected;
     if (v == 0) {
-      // What the job is there for: the cross-rank rule and a finding in two processes.
+      // What the job is there for: the cross-process rules and a finding in two processes.
       EXPECT_NE(expected.find("late-rank"), std::string::npos);
+      EXPECT_NE(expected.find("shared-gpu: processes"), std::string::npos);
       EXPECT_NE(expected.find("blocked-on-prior-work"), std::string::npos);
     }
     for (int trial = 0; trial < 5; ++trial) {

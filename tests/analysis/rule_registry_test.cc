@@ -14,14 +14,15 @@
 #include <set>
 #include <sstream>
 
-#include "tests/analysis/scenarios.h"
 #include "analysis/metrics/rank_skew.h"
 #include "analysis/model/collectives.h"
 #include "analysis/model/trace_index.h"
-#include "analysis/rules/rank_rules.h"
-#include "analysis/rules/findings.h"
-#include "analysis/rules/rule_details.h"
 #include "analysis/model/trace_loader.h"
+#include "analysis/rules/findings.h"
+#include "analysis/rules/rank_rules.h"
+#include "analysis/rules/rule_details.h"
+#include "analysis/rules/shared_gpu_rules.h"
+#include "tests/analysis/scenarios.h"
 
 namespace libprof::analysis::testing {
 namespace {
@@ -157,12 +158,16 @@ TEST(RuleRegistryTest, FindingsHoldTheDetailsTheirEntryNames) {
     ASSERT_TRUE(traces.has_value()) << traces.error();
     for (const ProcessTrace& t : *traces) CheckFindings(t, &seen);
   }
-  // The cross-rank rules, over the ranks of a job.
+  // The cross-process rules, over the ranks of a job.
   std::vector<ProcessCollectives> ranks;
   std::vector<ProcessTrace> traces;
   for (const TraceBuilder& b : LateRankScenario()) traces.push_back(b.Build());
   for (const ProcessTrace& t : traces) ranks.push_back(ExtractCollectives(TraceIndex(t)));
-  for (const Finding& f : FindLateRanks(ranks, AnalyzeRankSkew(ranks, 20'000), {})) {
+  std::vector<Finding> cross = FindLateRanks(ranks, AnalyzeRankSkew(ranks, 20'000), {});
+  std::vector<ProcessGpuUse> gpu_use;  // and processes on one GPU
+  for (const TraceBuilder& b : SharedGpuScenario()) gpu_use.push_back(MeasureGpuUse(b.Build()));
+  for (Finding& f : FindSharedGpus(gpu_use, {})) cross.push_back(std::move(f));
+  for (const Finding& f : cross) {
     const RuleInfo& rule = Rule(f.rule);
     EXPECT_TRUE(rule.cross_rank) << rule.id;
     seen.insert(f.rule);

@@ -623,6 +623,30 @@ std::vector<TraceBuilder> LateRankScenario() {
   return ranks;
 }
 
+std::vector<TraceBuilder> SharedGpuScenario() {
+  const std::string shared("\x22\x2b\x92\xb5\x44\x3f\x05\xf8\xb6\x63\xf5\xf7\xc1\x7b\x5e\x63", 16);
+  const std::string other("\x9a\x01\x92\xb5\x44\x3f\x05\xf8\xb6\x63\xf5\xf7\xc1\x7b\x5e\x00", 16);
+  const auto process = [&](uint32_t pid, const std::string& uuid, double first_us) {
+    TraceBuilder b(pid);
+    b.header().hostname = "node1";
+    b.header().start_time_ns = Us(100);
+    b.AddContext(1, 7);
+    b.AddStream(7, StreamType::kNull);
+    b.records().devices.push_back({.id = 0, .name = "H200", .uuid = uuid});
+    for (int k = 0; k < 20; ++k) {
+      const double at = first_us + 500.0 * k;
+      b.Launch("step_kernel", at - 10, at - 5, at, at + 100, 7);
+    }
+    b.SetEnd(13000);
+    return b;
+  };
+  std::vector<TraceBuilder> out;
+  out.push_back(process(7100, shared, 1000));
+  out.push_back(process(7101, shared, 3250));
+  out.push_back(process(7102, other, 1000));
+  return out;
+}
+
 }  // namespace libprof::analysis::testing
 
 namespace libprof::analysis::testing {

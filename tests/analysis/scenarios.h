@@ -52,6 +52,13 @@ TraceBuilder OverlapScenario();
 // in #0 and #2 the ranks arrive 10 µs apart (not late: under --min-wait). Exercises late-rank and `profview collectives`.
 std::vector<TraceBuilder> LateRankScenario();
 
+// Two processes of host "node1" (pids 7100 and 7101) on the same GPU (one UUID, device 0 in
+// both): each launches 20 kernels of 100 µs, one every 500 µs, A from 1 ms, B from 3.25 ms
+// (their kernels interleave: 1 to 10.6 ms and 3.25 to 12.85 ms, 2 ms busy each, shared from
+// 3.25 to 10.6 ms); and a third process (7102) on another GPU of that host at the same time.
+// Exercises shared-gpu.
+std::vector<TraceBuilder> SharedGpuScenario();
+
 // Only API calls, no device activity.
 // A copy between two GPUs staged through host memory, then the same copy direct (staged-peer-copy).
 TraceBuilder StagedPeerCopyScenario();
