@@ -118,6 +118,15 @@ std::string WorkApiName(const TraceIndex& window, const CallsWork& work, size_t 
 // Lazy loading in no recorded call, as start-up's "most in" names it.
 constexpr const char* kUnclaimedLoading = "CUDA's lazy loading outside recorded calls";
 
+// Merges `span` into *spans (sorted by start, disjoint).
+void AddSpan(const Interval& span, std::vector<Interval>* spans) {
+  if (!spans->empty() && span.start_ns <= spans->back().end_ns) {
+    spans->back().end_ns = std::max(spans->back().end_ns, span.end_ns);
+  } else {
+    spans->push_back(span);
+  }
+}
+
 }  // namespace
 
 StartUp FindStartUp(const TraceIndex& index) {
@@ -248,14 +257,12 @@ StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
   if (!any_op_) return s;
   const uint32_t library = OneTimeWorkBit(OneTimeWork::kLibrarySetUp);
   for (const StackRun& run : stack_runs_) s.library_set_ups += (run.kinds & library) != 0;
-  const uint32_t one_time_kinds = s.library_set_up_recurs() ? ~library : ~uint32_t{0};
+  RecurringCompilations(&s);
+  const uint32_t one_time_kinds =
+      (s.library_set_up_recurs() ? ~library : ~uint32_t{0}) & ~s.recurring_compile_kinds;
   for (const StackRun& run : stack_runs_) {
-    if (!s.library_set_up_recurs() || (run.kinds & library) == 0) continue;
-    if (!s.recurring_set_ups.empty() && run.span.start_ns <= s.recurring_set_ups.back().end_ns) {
-      s.recurring_set_ups.back().end_ns =
-          std::max(s.recurring_set_ups.back().end_ns, run.span.end_ns);
-    } else {
-      s.recurring_set_ups.push_back(run.span);
+    if (s.library_set_up_recurs() && (run.kinds & library) != 0) {
+      AddSpan(run.span, &s.recurring_set_ups);
     }
   }
   // The runs come in start order (each starts at its first call, the calls in time order); a
@@ -300,6 +307,29 @@ StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
     s.later_load.ns += s.later_loading.back().length();
   }
   return s;
+}
+
+void StartUpScan::RecurringCompilations(StartUp* s) const {
+  if (!any_kernel_ || last_op_end_ns_ <= first_kernel_ns_) return;
+  const uint32_t compiling = ~OneTimeWorkBit(OneTimeWork::kLibrarySetUp);
+  const uint64_t run = last_op_end_ns_ - first_kernel_ns_;
+  uint64_t runs = 0;
+  uint32_t kinds = 0;
+  std::array<uint64_t, 4> by_quarter{};  // of the run
+  for (const StackRun& r : stack_runs_) {
+    if ((r.kinds & compiling) == 0 || r.span.start_ns < first_kernel_ns_) continue;
+    ++runs;
+    kinds |= r.kinds & compiling;
+    ++by_quarter[4 * std::min(r.span.start_ns - first_kernel_ns_, run - 1) / run];
+  }
+  const bool spread = std::all_of(by_quarter.begin(), by_quarter.end(),
+                                  [&](uint64_t n) { return n > 0 && 2 * n <= runs; });
+  if (runs < StartUp::kRecurringCompilations || !spread) return;
+  s->recurring_compilations = runs;
+  s->recurring_compile_kinds = kinds;
+  for (const StackRun& r : stack_runs_) {
+    if ((r.kinds & kinds) != 0) AddSpan(r.span, &s->recurring_compiles);
+  }
 }
 
 void StartUpScan::RecurringLoads(const std::vector<Piece>& pieces, StartUp* s) const {

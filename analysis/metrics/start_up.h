@@ -100,6 +100,17 @@ struct StartUp {
   std::vector<Interval> recurring_set_ups;  // their spans when it recurs (sorted, disjoint)
   static constexpr uint64_t kRecurringLibrarySetUps = 10;
   bool library_set_up_recurs() const { return library_set_ups >= kRecurringLibrarySetUps; }
+  // Runs of an autotuner's or compiler's work (every one-time kind but a library's set-up) after
+  // the first kernel, when there are kRecurringCompilations or more, every quarter of the run
+  // from the first kernel to the last operation's end has one and none has half of them: a
+  // function compiled anew again and again (jax.jit for every new input shape: 40 runs over 40
+  // steps, 14/10/8/8 by quarter, in .carry/s18/jax_recompile.py), not paid once, so `one_time`
+  // leaves those kinds out, as a recurring library set-up's; 0 otherwise (the recorded
+  // torch.compile, autotuning and cuDNN traces: 2 to 5 runs). Their kinds and merged spans.
+  uint64_t recurring_compilations = 0;
+  uint32_t recurring_compile_kinds = 0;
+  std::vector<Interval> recurring_compiles;
+  static constexpr uint64_t kRecurringCompilations = 10;
   // cuModuleLoad* calls after the first kernel with device work since the one before, when
   // there are kRecurringModuleLoads or more, every quarter of the run from the first kernel to
   // the last operation's end has one and none has half of them: code compiled or loaded again
@@ -140,6 +151,7 @@ class StartUpScan {
   };
   void WarmUp(const std::vector<Piece>& pieces, StartUp* s) const;
   void RecurringLoads(const std::vector<Piece>& pieces, StartUp* s) const;
+  void RecurringCompilations(StartUp* s) const;
   // The calls with a call stack, in time order, as runs of one-time work's and of the rest's;
   // `kinds` the one-time kinds of a run (0 for the rest's). Two runs of a kind never follow
   // each other (a later window's first run joins the last one when both are one-time work).

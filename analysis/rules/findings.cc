@@ -295,7 +295,7 @@ class Analyzer {
       f.call_site = site.Chain(f.api);
       f.one_time = site.one_time;
       // A library's set-up made again and again is the program's cost, not paid once.
-      if (f.one_time == OneTimeWork::kLibrarySetUp && LibrarySetUpRecurs(out_->start_up)) {
+      if (OneTimeWorkRecurs(out_->start_up, f.one_time)) {
         f.one_time = OneTimeWork::kNone;
       }
     }
@@ -694,10 +694,12 @@ void FindHostCallFindings(const RuleInput& input, std::vector<Finding>* out) {
 // runs after the first kernel with the GPU nearly idle until the steady state's code is loaded:
 // its waits are the compiler's and autotuner's (cuDNN's benchmark mode synchronised 80 times in
 // the 2 s warm-up of a conv net on an H200, each on a different candidate kernel), paid once.
-bool LibrarySetUpRecurs(const Finding* start_up) {
+bool OneTimeWorkRecurs(const Finding* start_up, OneTimeWork work) {
   const auto* details =
       start_up == nullptr ? nullptr : std::get_if<StartUpDetails>(&start_up->details);
-  return details != nullptr && details->recurring_library_set_ups > 0;
+  if (details == nullptr || work == OneTimeWork::kNone) return false;
+  return work == OneTimeWork::kLibrarySetUp ? details->recurring_library_set_ups > 0
+                                            : details->recurring_compilations > 0;
 }
 
 bool IsPaidInStartUp(const Finding* start_up, const Finding& f) {

@@ -189,9 +189,10 @@ class HostCallFindings {
 // Whether `f` is a host-time finding that ended within `start_up` (the start-up finding; none:
 // no finding is) and is start-up's own work or lies in its warm-up (its StartUpDetails').
 bool IsPaidInStartUp(const Finding* start_up, const Finding& f);
-// Whether the start-up finding says a CUDA library's set-up recurs through the run (then it is
-// not one-time work: StartUp::library_set_up_recurs).
-bool LibrarySetUpRecurs(const Finding* start_up);
+// Whether the start-up finding says one-time work of `work`'s kind recurs through the run: a
+// CUDA library's set-up (StartUp::library_set_up_recurs), or an autotuner's or compiler's
+// (StartUp::recurring_compilations). Then it is not one-time work.
+bool OneTimeWorkRecurs(const Finding* start_up, OneTimeWork work);
 // Such a finding is marked in_start_up and says so.
 void MarkStartUp(const Finding* start_up, Finding* f);
 // Findings handed on with their seq (StreamFindings), in FindFindings' order.

@@ -57,7 +57,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StartUpDetails, first_kernel_ns, module_load_
                                    context_ns, allocation_ns, allocations, later_module_load_ns,
                                    later_module_loads, warm_up_ns, warm_up_gpu_busy_ns,
                                    gpu_busy_after, gpu_idle_ns, one_time_gpu_idle_ns,
-                                   recurring_library_set_ups, recurring_module_loads)
+                                   recurring_library_set_ups, recurring_module_loads,
+                                   recurring_compilations)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AllocChurnDetails, bytes, free_api, pairs, pairs_host_ns,
                                    implicit_syncs, sync_wait_ns, caching_saving_ns, async_saving_ns,
                                    pool_release_threshold, release_sync_ns)

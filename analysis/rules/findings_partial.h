@@ -46,7 +46,8 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 //    memory_wait_ns, other_device_ns); start-up's
 //    recurring_library_set_ups and recurring_module_loads.
 // 7: the graph-rebuild rule's findings (its details).
-// 8: each process's GPUs (gpu_use), for the cross-process rule shared-gpu.
+// 8: each process's GPUs (gpu_use), for the cross-process rule shared-gpu; start-up's
+//    recurring_compilations.
 inline constexpr uint32_t kFindingsPartialVersion = 8;
 
 struct FindingsPartial {

@@ -14,6 +14,14 @@
 namespace libprof::analysis {
 namespace {
 
+// What a recurring autotuner's or compiler's work (StartUp::recurring_compilations) asks of the
+// program; follows a clause.
+constexpr const char* kRecompileAdvice =
+    ": a function compiled anew again and again, as jax.jit does for every new input shape or "
+    "static argument value (torch.compile too, up to its recompile limit); give it a few fixed "
+    "shapes (pad or bucket the inputs) and arguments that rarely change, so that it compiles "
+    "once";
+
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
 std::string Pct(uint64_t part, uint64_t whole) {
@@ -304,14 +312,22 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
     one_time_pieces = PiecesIn(d.pieces, one_time_gaps);
     d = WithoutIdleIn(std::move(d), one_time_gaps.gaps);
   }
-  // The gaps in which the program made library plans or handles again and again (counted).
-  if (!bounds_.recurring_set_ups.empty()) {
-    std::vector<StartUp::OneTimeSpan> set_ups;
-    for (const Interval& span : bounds_.recurring_set_ups) set_ups.push_back({span, 1});
-    for (const Interval& g : GapsOverlapping(d.gaps, set_ups).gaps) {
-      dev.whole.set_up_idle_ns +=
-          SumIdle(d.pieces, std::max(g.start_ns, s0), std::min(g.end_ns, s1)).total();
+  // The gaps in which the program made library plans or handles, or compiled, again and again
+  // (counted).
+  const auto idle_in = [&](const std::vector<Interval>& spans) {
+    std::vector<StartUp::OneTimeSpan> listed;
+    for (const Interval& span : spans) listed.push_back({span, 1});
+    uint64_t ns = 0;
+    for (const Interval& g : GapsOverlapping(d.gaps, listed).gaps) {
+      ns += SumIdle(d.pieces, std::max(g.start_ns, s0), std::min(g.end_ns, s1)).total();
     }
+    return ns;
+  };
+  if (!bounds_.recurring_set_ups.empty()) {
+    dev.whole.set_up_idle_ns += idle_in(bounds_.recurring_set_ups);
+  }
+  if (!bounds_.recurring_compiles.empty()) {
+    dev.whole.compile_idle_ns += idle_in(bounds_.recurring_compiles);
   }
 
   // gpu-idle-gaps. The pieces cover exactly the gaps, in order: each gap's are the next ones
@@ -586,6 +602,7 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   details.later_module_loads = s.later_load.calls;
   if (s.library_set_up_recurs()) details.recurring_library_set_ups = s.library_set_ups;
   details.recurring_module_loads = s.recurring_module_loads;
+  details.recurring_compilations = s.recurring_compilations;
   if (s.warm_up) {
     details.warm_up_ns = s.warm_up_ns();
     details.warm_up_gpu_busy_ns = s.warm_up_busy_ns;
@@ -652,6 +669,13 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
                      "cuSOLVER handles, made again and again), so it is not left out as paid "
                      "once: its waits and idle time count with the rest; make each plan or "
                      "handle once and reuse it";
+  }
+  if (s.recurring_compilations > 0) {
+    f.explanation += "; " + OneTimeWorkNames(s.recurring_compile_kinds) + " ran " +
+                     std::to_string(s.recurring_compilations) +
+                     " times after it, all through the run, so it is not left out as paid once: "
+                     "its waits and idle time count with the rest" +
+                     kRecompileAdvice;
   }
   if (s.recurring_module_loads > 0) {
     f.explanation += "; code was loaded " + std::to_string(s.recurring_module_loads) +
@@ -758,6 +782,13 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
                      "again (cuFFT plans, or cuBLAS, cuDNN, cuSPARSE or cuSOLVER handles, " +
                      std::to_string(bounds_.library_set_ups) +
                      " set-ups): make each once, outside the loop, and reuse it";
+  } else if (2 * d.whole.compile_idle_ns >= idle) {
+    // Whatever else the host did in those gaps, it was compiling again and again.
+    f.explanation += "Most idle time (" + Dur(d.whole.compile_idle_ns) + ", " +
+                     Pct(d.whole.compile_idle_ns, idle) + ") was in gaps in which " +
+                     OneTimeWorkNames(bounds_.recurring_compile_kinds) + " ran again (" +
+                     std::to_string(bounds_.recurring_compilations) + " runs all through the run)" +
+                     kRecompileAdvice;
   } else if (const auto copies = SmallCopiesVerdict(whole, d, causes, idle)) {
     f.explanation += *copies;
   } else if (2 * causes.launch_ns >= idle && kernels > 0 && d.launches > 0 &&

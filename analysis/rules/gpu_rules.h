@@ -69,6 +69,8 @@ class GpuRulesAccumulator {
     // Of `idle`, the idle gaps' time in which the program made CUDA library plans or handles
     // again and again (StartUp::recurring_set_ups); only over the steady state (`whole`).
     uint64_t set_up_idle_ns = 0;
+    // The same for the autotuner's or compiler's work that recurs (StartUp::recurring_compiles).
+    uint64_t compile_idle_ns = 0;
     IdleByApi sync, other, host_functions, memory_waits;
     // Over the steady state only (`whole`): launch idle by the issuing call, and the copies.
     IdleByApi launches;

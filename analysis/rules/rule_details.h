@@ -156,6 +156,8 @@ struct StartUpDetails : DetailsBase {
   uint64_t recurring_library_set_ups = 0;
   // Module loads between the program's kernels all through the run (StartUp's): 0 if none.
   uint64_t recurring_module_loads = 0;
+  // Runs of an autotuner's or compiler's work all through the run (StartUp's): 0 if none.
+  uint64_t recurring_compilations = 0;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
   template <class Out>
   void Fields(Out&& out) const {
@@ -174,6 +176,7 @@ struct StartUpDetails : DetailsBase {
     out("one_time_gpu_idle_ns", one_time_gpu_idle_ns, FieldUse::kMeasure);
     out("recurring_library_set_ups", recurring_library_set_ups, FieldUse::kMeasure);
     out("recurring_module_loads", recurring_module_loads, FieldUse::kMeasure);
+    out("recurring_compilations", recurring_compilations, FieldUse::kMeasure);
   }
 };
 

@@ -39,6 +39,7 @@ constexpr std::string_view kStartUpFields[] = {"first_kernel_ns",
                                                "gpu_idle_ns",
                                                "one_time_gpu_idle_ns",
                                                "recurring_library_set_ups",
+                                               "recurring_compilations",
                                                "recurring_module_loads"};
 constexpr std::string_view kBreakdownFields[] = {"utilization",       "kernels",
                                                  "idle_launch_ns",    "idle_sync_ns",

@@ -250,6 +250,7 @@ std::expected<void, std::string> WindowedFindings::Run(const FindingSink& sink,
     if (bounds_.library_set_up_recurs()) {
       details.recurring_library_set_ups = bounds_.library_set_ups;
     }
+    details.recurring_compilations = bounds_.recurring_compilations;
     start_up_span->details = details;
   }
   const Finding* marker = start_up_span ? &*start_up_span : nullptr;

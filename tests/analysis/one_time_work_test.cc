@@ -508,5 +508,71 @@ TEST_F(OneTimeFindingsTest, ALibrarySetUpMadeAgainAndAgainIsNotPaidOnce) {
   EXPECT_GT(few_copies, 0u);
 }
 
+// A jitted function given a new input shape every step (as .carry/s18/jax_recompile.py ran on
+// the H200: 40 compilations over 40 steps): `steps` steps, each XLA's autotuner timing a
+// candidate for 2 ms (its sync from the tuner's stack, the GPU idle around it) and then the
+// step's kernel, its result read back from the program's own stack.
+TraceBuilder RecompileEveryStep(int steps) {
+  TraceBuilder b;
+  const uint32_t tuner = AddNativeStack(b, {"xla::gpu::GemmFusionAutotunerImpl::Profile()"});
+  const uint32_t own = AddNativeStack(b, {"main"});
+  b.Launch("first", 100, 105, 110, 120, 7);
+  for (int i = 0; i < steps; ++i) {
+    const double t = 200 + 3000.0 * i;
+    b.Launch("candidate", t, t + 5, t + 10, t + 30, 7, 200);
+    b.Api("cuStreamSynchronize", t + 6, t + 31, 200);
+    b.records().api_calls.back().stack_id = tuner;
+    b.Api("cuStreamSynchronize", t + 2000, t + 2031, 200);  // the tuner's last look, 2 ms on
+    b.records().api_calls.back().stack_id = tuner;
+    b.Launch("step", t + 2500, t + 2505, t + 2510, t + 2600, 7);
+    b.Api("cuStreamSynchronize", t + 2506, t + 2601);
+    b.records().api_calls.back().stack_id = own;
+  }
+  b.SetEnd(200 + 3000.0 * steps);
+  return b;
+}
+
+// Compiled again at every step, an autotuner's or compiler's work is no one-time work: its waits
+// and idle gaps count, and the verdict names the recompilation. Compiled a few times, it still
+// is paid once.
+TEST_F(OneTimeFindingsTest, CompilationAtEveryStepIsNotPaidOnce) {
+  const std::vector<Finding> all =
+      FindFindings(RecompileEveryStep(40).RoundTrip(dir_.Path("r.pb")), {});
+  const Finding* start_up = FindRule(all, RuleId::kStartUp);
+  ASSERT_NE(start_up, nullptr);
+  EXPECT_EQ(std::get<StartUpDetails>(start_up->details).recurring_compilations, 40u);
+  EXPECT_NE(start_up->explanation.find("XLA's autotuning ran 40 times after it, all through the "
+                                       "run, so it is not left out as paid once"),
+            std::string::npos)
+      << start_up->explanation;
+  const Finding* breakdown = FindRule(all, RuleId::kGpuIdleBreakdown);
+  ASSERT_NE(breakdown, nullptr);
+  EXPECT_FALSE(std::get<IdleBreakdownDetails>(breakdown->details).one_time_idle_ns);
+  EXPECT_NE(breakdown->explanation.find("in gaps in which XLA's autotuning ran again (40 runs all "
+                                        "through the run): a function compiled anew"),
+            std::string::npos)
+      << breakdown->explanation;
+  size_t tuner_waits = 0;
+  for (const Finding& f : all) {
+    if (f.thread_id != 200) continue;
+    ++tuner_waits;
+    EXPECT_EQ(f.one_time, OneTimeWork::kNone) << f.explanation;
+  }
+  EXPECT_GT(tuner_waits, 0u);
+
+  const std::vector<Finding> few =
+      FindFindings(RecompileEveryStep(4).RoundTrip(dir_.Path("f.pb")), {});
+  const Finding* few_start_up = FindRule(few, RuleId::kStartUp);
+  ASSERT_NE(few_start_up, nullptr);
+  EXPECT_EQ(std::get<StartUpDetails>(few_start_up->details).recurring_compilations, 0u);
+  size_t few_waits = 0;
+  for (const Finding& f : few) {
+    if (f.thread_id != 200) continue;
+    ++few_waits;
+    EXPECT_EQ(f.one_time, OneTimeWork::kXlaAutotuning) << f.explanation;
+  }
+  EXPECT_GT(few_waits, 0u);
+}
+
 }  // namespace
 }  // namespace libprof::analysis::testing
