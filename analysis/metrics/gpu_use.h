@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/metrics/streaming_union.h"
 #include "analysis/model/device_ops.h"
 #include "analysis/model/trace_loader.h"
 
@@ -36,24 +37,33 @@ struct ProcessGpuUse {
 };
 
 // Device operations, window by window in time order (no operation crosses a window's end, as
-// trace_windows.h cuts them), or all of a process's at once.
+// trace_windows.h cuts them), or all of a process's at once in any order.
 class GpuUseAccumulator {
  public:
-  // `ops` sorted by start (TraceIndex::device_ops()).
-  void Add(std::span<const DeviceOp> ops);
+  // `max_pending` as StreamingUnion's: the default settles the busy time's old pieces as windows
+  // come in time order; 0 keeps every piece until Finish, for operations in any order (a whole
+  // trace, already held in memory).
+  explicit GpuUseAccumulator(size_t max_pending = kWindowPieces) : max_pending_(max_pending) {}
+  void Add(const DeviceOp& op);
+  // A window's operations (TraceIndex::device_ops()).
+  void Add(std::span<const DeviceOp> ops) {
+    for (const DeviceOp& op : ops) Add(op);
+  }
   // The process's GPUs with a UUID recorded (`whole`'s definitions), with its identity.
-  ProcessGpuUse Finish(const ProcessTrace& whole) const;
+  ProcessGpuUse Finish(const ProcessTrace& whole);
 
  private:
+  static constexpr size_t kWindowPieces = 1024;
   struct Device {
-    uint64_t first_ns = UINT64_MAX, last_ns = 0, busy_ns = 0, ops = 0;
-    uint64_t open_start_ns = 0, open_end_ns = 0;  // the union's piece still growing
-    bool open = false;
+    explicit Device(size_t max_pending) : busy(max_pending, 0) {}
+    uint64_t first_ns = UINT64_MAX, last_ns = 0, ops = 0;
+    StreamingUnion busy;
   };
+  size_t max_pending_;
   std::map<uint32_t, Device> devices_;
 };
 
-// The same over a whole process (its device operations sorted here).
+// The same over a whole process.
 ProcessGpuUse MeasureGpuUse(const ProcessTrace& trace);
 
 }  // namespace libprof::analysis
