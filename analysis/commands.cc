@@ -273,14 +273,13 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
   FindingsReportContext context{.all = options.all,
                                 .thresholds = options.thresholds,
                                 .terminal_width = options.terminal_width};
-  // The cross-rank rules need every rank: the collectives of each process are kept (a few
-  // numbers per call) and the rules run once all are read.
-  std::vector<ProcessCollectives> collectives;
-  std::vector<ProcessGpuUse> gpu_use;  // each process's GPUs, for shared-gpu
+  // The cross-process rules need every process: a few numbers of each are kept
+  // (cross_process_rules.h) and the rules run once all are read.
+  CrossProcessInputs cross_process;
   FindingsOptions thresholds = options.thresholds;
   thresholds.call_sites = options.call_sites;
   auto whole = [&](const ProcessTrace& t) {
-    gpu_use.push_back(MeasureGpuUse(t));
+    cross_process.AddWhole(t, warnings);
     if (options.all) {
       findings.Add(FindFindings(t, thresholds));
     } else {
@@ -291,10 +290,6 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
           [&](const Finding& f, uint64_t seq) { return findings.WantsWhole(f, seq); });
     }
     context.trace_ns += t.window_ns();
-    if (HasNcclRanges(t)) {
-      collectives.push_back(ExtractCollectives(TraceIndex(t)));
-      for (const std::string& w : collectives.back().warnings) warnings->push_back(w);
-    }
   };
   // Each file in windows (bounded memory, windowed_findings.h), filtered there, else whole: the
   // same findings either way.
@@ -306,28 +301,26 @@ std::expected<std::string, std::string> RunFindings(const FindingsCommandOptions
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
     NoteMatches(plan->matches(), matches);
     if (!plan->kept()) return true;
-    GpuUseAccumulator use;
-    WindowedFindings::Hooks hooks;
-    hooks.in_order = [&](const WindowedFindings::Window& w) { use.Add(w.index.device_ops()); };
+    WindowedCrossProcessInputs process_inputs;
     if (options.all) {
       std::vector<std::pair<uint64_t, Finding>> found;  // --all lists them in order
       auto ran = plan->Run(
           [&](Finding&& f, uint64_t seq) {
             found.push_back({seq, std::move(f)});
           },
-          {}, hooks);
+          {}, process_inputs.Hooks());
       if (!ran) return std::unexpected(ran.error());
       findings.Add(InFindOrder(std::move(found)));
-    } else if (auto ran = plan->AddTo(&findings, hooks); !ran) {
+    } else if (auto ran = plan->AddTo(&findings, process_inputs.Hooks()); !ran) {
       return std::unexpected(ran.error());
     }
-    gpu_use.push_back(use.Finish(plan->whole()));
+    process_inputs.Finish(*plan, &cross_process);
     context.trace_ns += plan->whole().window_ns();
     return true;
   };
   auto done = ForEachFileInWindows(options.files, options.filters, warnings, windowed, whole);
   if (!done) return std::unexpected(done.error());
-  AddCrossProcessFindings(collectives, gpu_use, options.thresholds, &findings);
+  AddCrossProcessFindings(cross_process, options.thresholds, &findings);
   switch (options.format) {
     case OutputFormat::kCsv:
       return FindingsCsv(findings, context);

@@ -147,7 +147,7 @@ struct DiffCommandOptions {
   bool keep_warm_up = false;  // per iteration: keep the warm-up iterations (iterations.h)
   double threshold = 0.05;  // DiffOptions::threshold
   double min_share = 0.001;  // DiffOptions::min_share
-  bool findings = true;   // also compare findings (loads each file whole: not streamed yet)
+  bool findings = true;      // also compare findings (each file in windows where it can be)
   FindingsOptions thresholds;
   OutputFormat format = OutputFormat::kTable;
   size_t terminal_width = 120;

@@ -8,7 +8,6 @@
 #include <map>
 #include <optional>
 
-#include "proto/trace_inputs.h"
 #include "analysis/check_config.h"
 #include "analysis/commands.h"
 #include "analysis/metrics/iterations.h"
@@ -19,9 +18,11 @@
 #include "analysis/reports/check_report.h"
 #include "analysis/reports/diff_report.h"
 #include "analysis/reports/output_file.h"
+#include "analysis/rules/cross_process_rules.h"
 #include "analysis/rules/findings_diff.h"
 #include "analysis/rules/run_checks.h"
 #include "analysis/rules/windowed_findings.h"
+#include "proto/trace_inputs.h"
 
 namespace libprof::analysis {
 namespace {
@@ -37,12 +38,14 @@ std::expected<std::vector<std::string>, std::string> RunFiles(
   return ExpandTraceInputs(inputs);
 }
 
-// The findings of a run's files, totalled by key (findings_diff.h).
+// The findings of a run's files, totalled by key (findings_diff.h), the cross-process rules'
+// over all of its processes included.
 std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::string>& files,
                                                       const FilterOptions& filters,
                                                       const FindingsOptions& thresholds,
                                                       std::vector<std::string>* warnings) {
   FindingTotals totals;
+  CrossProcessInputs cross_process;
   auto add = [&](Finding&& f, uint64_t) { totals.Add(f); };
   // Totals read a finding's key and time lost only (KeyOf): none needs its text.
   auto no_text = [](const Finding&, uint64_t) { return false; };
@@ -55,14 +58,20 @@ std::expected<FindingTotals, std::string> RunFindings(const std::vector<std::str
     if (!plan->exact()) return false;
     warnings->insert(warnings->end(), plan->warnings().begin(), plan->warnings().end());
     NoteMatches(plan->matches(), matches);
-    if (auto ran = plan->Run(add, no_text); !ran) return std::unexpected(ran.error());
+    if (!plan->kept()) return true;
+    WindowedCrossProcessInputs process_inputs;
+    if (auto ran = plan->Run(add, no_text, process_inputs.Hooks()); !ran) {
+      return std::unexpected(ran.error());
+    }
+    process_inputs.Finish(*plan, &cross_process);
     return true;
   };
-  auto done = ForEachFileInWindows(files, filters, warnings, windowed,
-                                   [&](const ProcessTrace& t) {
-                                     StreamFindings(t, thresholds, add, no_text);
-                                   });
+  auto done = ForEachFileInWindows(files, filters, warnings, windowed, [&](const ProcessTrace& t) {
+    cross_process.AddWhole(t, warnings);
+    StreamFindings(t, thresholds, add, no_text);
+  });
   if (!done) return std::unexpected(done.error());
+  for (const Finding& f : FindCrossProcessFindings(cross_process, thresholds)) totals.Add(f);
   return totals;
 }
 

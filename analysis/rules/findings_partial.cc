@@ -387,11 +387,13 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
       NoteMatches(plan->matches(), &p.matches);
       if (plan->kept()) {
         p.processes.push_back({path, 0});
-        GpuUseAccumulator use;
-        WindowedFindings::Hooks hooks;
-        hooks.in_order = [&](const WindowedFindings::Window& w) { use.Add(w.index.device_ops()); };
-        if (auto ran = plan->AddTo(&digest, hooks); !ran) return std::unexpected(ran.error());
-        p.gpu_use.emplace_back(p.processes.size(), use.Finish(plan->whole()));
+        WindowedCrossProcessInputs process_inputs;
+        if (auto ran = plan->AddTo(&digest, process_inputs.Hooks()); !ran) {
+          return std::unexpected(ran.error());
+        }
+        CrossProcessInputs inputs;
+        process_inputs.Finish(*plan, &inputs);
+        p.gpu_use.emplace_back(p.processes.size(), std::move(inputs.gpu_use.front()));
         p.trace_ns += plan->whole().window_ns();
       }
       for (const std::string& w : plan->warnings()) p.warnings.push_back({path, w});
@@ -412,11 +414,11 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
           t, thresholds, [&](Finding&& f, uint64_t seq) { digest.Add(std::move(f), seq); },
           [&](const Finding& f, uint64_t seq) { return digest.WantsWhole(f, seq); });
       p.trace_ns += t.window_ns();
-      p.gpu_use.emplace_back(p.processes.size(), MeasureGpuUse(t));
-      if (HasNcclRanges(t)) {
-        ProcessCollectives collectives = ExtractCollectives(TraceIndex(t));
-        for (const std::string& w : collectives.warnings) warnings.push_back(w);
-        p.collectives.emplace_back(p.processes.size(), std::move(collectives));
+      CrossProcessInputs inputs;
+      inputs.AddWhole(t, &warnings);
+      p.gpu_use.emplace_back(p.processes.size(), std::move(inputs.gpu_use.front()));
+      if (!inputs.collectives.empty()) {
+        p.collectives.emplace_back(p.processes.size(), std::move(inputs.collectives.front()));
       }
     }
     for (std::string& w : warnings) p.warnings.push_back({path, std::move(w)});
@@ -520,11 +522,10 @@ std::expected<FindingsPartialsCombiner::Result, std::string> FindingsPartialsCom
   result.trace_ns = all.trace_ns;
   // The cross-process rules, once every process is in, after every process's findings
   // (RunFindings).
-  std::vector<ProcessCollectives> ranks;
-  for (auto& [process, c] : all.collectives) ranks.push_back(std::move(c));
-  std::vector<ProcessGpuUse> gpu_use;
-  for (auto& [process, u] : all.gpu_use) gpu_use.push_back(std::move(u));
-  AddCrossProcessFindings(ranks, gpu_use, all.thresholds, &result.digest);
+  CrossProcessInputs inputs;
+  for (auto& [process, c] : all.collectives) inputs.collectives.push_back(std::move(c));
+  for (auto& [process, u] : all.gpu_use) inputs.gpu_use.push_back(std::move(u));
+  AddCrossProcessFindings(inputs, all.thresholds, &result.digest);
   return result;
 }
 

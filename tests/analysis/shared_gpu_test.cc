@@ -1,7 +1,7 @@
 // shared-gpu: each process's GPUs (gpu_use.h) measured whole and window by window, and the
 // cross-process rule over them (shared_gpu_rules.h): processes of one host on one GPU at the
 // same time, and what is no sharing (another host, another GPU, one after the other, a shared
-// stretch under --min-wait); then `findings` over the scenario's files.
+// stretch under --min-wait); then `findings`, `check` and `diff` over the scenario's files.
 #include <gtest/gtest.h>
 
 #include "analysis/commands.h"
@@ -144,6 +144,38 @@ TEST(SharedGpuRuleTest, FindingsOverTheFiles) {
   // One process alone shares nothing.
   EXPECT_EQ(RunOver<FindingsCommandOptions>(&RunFindings, {files[0]}, {}).find("shared-gpu:"),
             std::string::npos);
+}
+
+// `check` and `diff` run the cross-process rules over a run's files too: a limit on shared-gpu
+// holds only where no two processes shared a GPU, and a run that adds a process on the same GPU
+// shows the finding as new.
+TEST(SharedGpuRuleTest, CheckAndDiffSeeIt) {
+  TempDir dir;
+  std::vector<std::string> files;
+  for (const TraceBuilder& b : SharedGpuScenario()) {
+    files.push_back(dir.Path(std::to_string(b.Build().header.pid) + ".pb"));
+    b.Write(files.back(), 512);
+  }
+  std::vector<std::string> warnings;
+  CheckCommandOptions check;
+  check.max = {"shared-gpu=0"};
+  check.files = {files[0]};
+  auto alone = RunCheck(check, &warnings);
+  ASSERT_TRUE(alone) << alone.error();
+  EXPECT_TRUE(alone->passed) << alone->text;
+  check.files = files;
+  auto shared = RunCheck(check, &warnings);
+  ASSERT_TRUE(shared) << shared.error();
+  EXPECT_FALSE(shared->passed) << shared->text;
+  EXPECT_NE(shared->text.find("shared-gpu"), std::string::npos) << shared->text;
+
+  DiffCommandOptions diff;
+  diff.base = {files[0]};
+  diff.next = files;
+  diff.format = OutputFormat::kJson;
+  auto compared = RunDiff(diff, &warnings);
+  ASSERT_TRUE(compared) << compared.error();
+  EXPECT_NE(compared->find("\"rule\": \"shared-gpu\""), std::string::npos) << *compared;
 }
 
 }  // namespace
