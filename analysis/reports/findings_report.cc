@@ -49,6 +49,9 @@ std::string FitWaitingFor(const std::string& text, size_t width) {
 
 namespace {
 
+// A steady state at least this busy is said to be GPU-bound (GpuBoundLine).
+constexpr double kGpuBoundShare = 0.8;
+
 std::string WaitingFor(const Finding& f) { return FindingWaitingFor(f); }
 
 // A "Called from" cell cut to `width`: "NormalizeLoop (app)" loses its module first, then the
@@ -189,21 +192,43 @@ std::string PaidOnceClause(const FindingsTotals& t) {
          ", paid once, listed last";
 }
 
+// A line after the host headline when the waits for the GPU exceed what they can cost: the
+// GPU's work takes as long without them, so they can shorten the run by at most the GPU's idle
+// time between its first operation and its last ("" when the waits are within it, or no
+// process had device work). The final torch.cuda.synchronize() of a loop of large GEMMs
+// (.carry/s18/one_gemm.py): 858 ms of waiting, the GPU busy 98% after start-up.
+std::string GpuBoundLine(const FindingsTotals& t) {
+  if (t.active_ns == 0 || t.active_gpu_busy_ns > t.active_ns) return "";
+  const uint64_t idle = t.active_ns - t.active_gpu_busy_ns;
+  if (t.host_waits <= idle) return "";
+  const double busy = static_cast<double>(t.active_gpu_busy_ns) / static_cast<double>(t.active_ns);
+  const bool paid_once = t.host_in_start_up + t.host_in_one_time > 0;
+  return std::string(t.active_processes > 1 ? "  Each process's busiest GPU was busy, in all, "
+                                            : "  The GPU was busy ") +
+         FormatPercent(busy, 1.0) + " of the time from its first operation to its last (" +
+         Dur(t.active_ns) + "), so the waits for its work" +
+         (paid_once ? " (after start-up: " : " (") + Dur(t.host_waits) +
+         ") can shorten the run by " + Dur(idle) + " at most, its idle time" +
+         (busy >= kGpuBoundShare
+              ? ": the host waited for a GPU-bound program, whose GPU work sets the pace; "
+                "make that faster"
+              : "") +
+         ".\n";
+}
+
 std::string Headline(TimeKind kind, size_t findings, const FindingsTotals& t,
                      const FindingsReportContext& c) {
   switch (kind) {
     case TimeKind::kHost:
       // Several threads lose time at once: a share of the trace would exceed 100% then.
       return "Host: API calls lost " + Dur(t.host) +
-             (t.host_threads > 1
-                  ? " summed over " + std::to_string(t.host_threads) + " threads"
-                  : " (" +
-                        FormatPercent(static_cast<double>(t.host),
-                                      static_cast<double>(c.trace_ns)) +
-                        " of the trace)") +
+             (t.host_threads > 1 ? " summed over " + std::to_string(t.host_threads) + " threads"
+                                 : " (" +
+                                       FormatPercent(static_cast<double>(t.host),
+                                                     static_cast<double>(c.trace_ns)) +
+                                       " of the trace)") +
              " waiting for the GPU or in synchronous work (" + Count(findings) + ")" +
-             PaidOnceClause(t) +
-             ".\n";
+             PaidOnceClause(t) + ".\n" + GpuBoundLine(t);
     case TimeKind::kGpuIdle:
       return "GPU idle: the GPU rules find " + Dur(t.gpu_idle) +
              " of idle GPU time in the steady state (" + Count(findings) + ")" +
@@ -412,6 +437,9 @@ std::string FindingsJson(const FindingsDigest& findings, const FindingsReportCon
       .Field("host_in_start_up_ns", totals.host_in_start_up)
       .Field("host_in_one_time_ns", totals.host_in_one_time)
       .Field("gpu_idle_in_one_time_ns", totals.gpu_idle_in_one_time)
+      .Field("host_waits_ns", totals.host_waits)
+      .Field("active_ns", totals.active_ns)
+      .Field("active_gpu_busy_ns", totals.active_gpu_busy_ns)
       .EndObject();
   j.Key("thresholds")
       .BeginObject()

@@ -50,6 +50,8 @@ void FindingsDigest::Add(Finding f, const Order& order) {
         sums_.one_time_kinds |= OneTimeWorkBit(f.one_time);
       } else if (f.in_start_up) {
         sums_.host_in_start_up += f.blocked_ns;
+      } else if (Rule(f.rule).family == RuleFamily::kHostWait) {
+        sums_.host_waits += f.blocked_ns;
       }
       host_threads_.insert({f.pid, f.thread_id});
       break;
@@ -193,6 +195,7 @@ void FindingsDigest::Merge(State s, const std::function<uint64_t(uint64_t)>& pro
   sums_.rank_wait += s.sums.rank_wait;
   sums_.host_in_start_up += s.sums.host_in_start_up;
   sums_.host_in_one_time += s.sums.host_in_one_time;
+  sums_.host_waits += s.sums.host_waits;
   sums_.gpu_idle_in_one_time += s.sums.gpu_idle_in_one_time;
   sums_.one_time_kinds |= s.sums.one_time_kinds;
   host_threads_.insert(s.host_threads.begin(), s.host_threads.end());
@@ -218,6 +221,13 @@ FindingsTotals FindingsDigest::Totals() const {
     t.gpu_idle += largest;
   }
   t.host_threads = host_threads_.size();
+  for (const Finding& f : start_ups_) {
+    if (const auto* d = std::get_if<StartUpDetails>(&f.details)) {
+      t.active_ns += d->active_ns;
+      t.active_gpu_busy_ns += d->active_gpu_busy_ns;
+      if (d->active_ns > 0) ++t.active_processes;
+    }
+  }
   return t;
 }
 

@@ -42,6 +42,15 @@ struct FindingsTotals {
   // rules left out (the start-up findings' one_time_gpu_idle_ns).
   uint64_t gpu_idle_in_one_time = 0;
   size_t host_threads = 0;        // distinct (pid, thread) with a host finding
+  // Of `host`: the host-wait rules' (waits for the GPU's work), neither start-up's nor one-time
+  // work's.
+  uint64_t host_waits = 0;
+  // Over the processes with a start-up finding: their busiest device's span from its first
+  // operation to its last and its busy time in it (StartUpDetails::active_ns,
+  // active_gpu_busy_ns), summed. The GPU's work takes as long without the host's waits, so
+  // they can shorten the runs by at most active_ns - active_gpu_busy_ns.
+  uint64_t active_ns = 0, active_gpu_busy_ns = 0;
+  size_t active_processes = 0;  // of those, the processes with device work
 };
 
 class FindingsDigest {

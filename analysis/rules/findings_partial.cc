@@ -58,7 +58,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StartUpDetails, first_kernel_ns, module_load_
                                    later_module_loads, warm_up_ns, warm_up_gpu_busy_ns,
                                    gpu_busy_after, gpu_idle_ns, one_time_gpu_idle_ns,
                                    recurring_library_set_ups, recurring_module_loads,
-                                   recurring_compilations)
+                                   recurring_compilations, active_ns, active_gpu_busy_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AllocChurnDetails, bytes, free_api, pairs, pairs_host_ns,
                                    implicit_syncs, sync_wait_ns, caching_saving_ns, async_saving_ns,
                                    pool_release_threshold, release_sync_ns)
@@ -225,6 +225,7 @@ json DigestJson(const FindingsDigest::State& s) {
                 {"rank_wait", s.sums.rank_wait},
                 {"host_in_start_up", s.sums.host_in_start_up},
                 {"host_in_one_time", s.sums.host_in_one_time},
+                {"host_waits", s.sums.host_waits},
                 {"gpu_idle_in_one_time", s.sums.gpu_idle_in_one_time},
                 {"one_time_kinds", s.sums.one_time_kinds}}},
               {"host_threads", s.host_threads},
@@ -256,6 +257,7 @@ FindingsDigest::State ParseDigest(const json& j) {
   s.sums.rank_wait = sums.at("rank_wait").get<uint64_t>();
   s.sums.host_in_start_up = sums.at("host_in_start_up").get<uint64_t>();
   s.sums.host_in_one_time = sums.at("host_in_one_time").get<uint64_t>();
+  s.sums.host_waits = sums.at("host_waits").get<uint64_t>();
   s.sums.gpu_idle_in_one_time = sums.at("gpu_idle_in_one_time").get<uint64_t>();
   s.sums.one_time_kinds = sums.at("one_time_kinds").get<uint32_t>();
   s.host_threads = j.at("host_threads").get<std::vector<std::pair<uint32_t, uint32_t>>>();

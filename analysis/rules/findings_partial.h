@@ -48,7 +48,9 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 // 7: the graph-rebuild rule's findings (its details).
 // 8: each process's GPUs (gpu_use), for the cross-process rule shared-gpu; start-up's
 //    recurring_compilations.
-inline constexpr uint32_t kFindingsPartialVersion = 8;
+// 9: the host-wait rules' time outside start-up and one-time work (sums' host_waits); start-up's
+//    active_ns and active_gpu_busy_ns.
+inline constexpr uint32_t kFindingsPartialVersion = 9;
 
 struct FindingsPartial {
   FindingsOptions thresholds;  // with the call-site rule

@@ -292,6 +292,7 @@ void GpuRulesAccumulator::AddDevice(const TraceIndex& window, DeviceIdle d,
   const ProcessTrace& trace = window.trace();
   const auto& ops = window.device_ops();
   Device& dev = *device;
+  dev.active_busy_ns += CoveredLength(d.busy, dev.active.start_ns, dev.active.end_ns);
   if (bounds_.known && bounds_.end_ns > dev.active.start_ns) {
     start_up_idle_ +=
         SumIdle(d.pieces, dev.active.start_ns, std::min(bounds_.end_ns, dev.active.end_ns))
@@ -598,6 +599,11 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
   details.allocations = s.allocation.calls;
   details.gpu_idle_ns = gpu_idle_ns;
   details.one_time_gpu_idle_ns = one_time_idle_;
+  for (const auto& [id, d] : devices_) {
+    if (d.active_busy_ns <= details.active_gpu_busy_ns) continue;
+    details.active_gpu_busy_ns = d.active_busy_ns;
+    details.active_ns = d.active.length();
+  }
   details.later_module_load_ns = s.later_load.ns;
   details.later_module_loads = s.later_load.calls;
   if (s.library_set_up_recurs()) details.recurring_library_set_ups = s.library_set_ups;

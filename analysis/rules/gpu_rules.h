@@ -78,6 +78,7 @@ class GpuRulesAccumulator {
   };
   struct Device {
     Interval active;         // the whole trace's
+    uint64_t active_busy_ns = 0;  // its busy time, start-up's included
     bool cut = false;        // start-up ends inside the active span: cut at from_ns
     uint64_t from_ns = 0;
     Interval steady;         // the active span from start-up's end

@@ -158,6 +158,11 @@ struct StartUpDetails : DetailsBase {
   uint64_t recurring_module_loads = 0;
   // Runs of an autotuner's or compiler's work all through the run (StartUp's): 0 if none.
   uint64_t recurring_compilations = 0;
+  // The busiest device (the most busy time): from its first operation's start to its last
+  // one's end, and its busy time in that span; 0 without device work. A wait for the GPU lies
+  // in that span, and the GPU's work takes as long without it, so the waits can shorten the
+  // run by at most active_ns - active_gpu_busy_ns.
+  uint64_t active_ns = 0, active_gpu_busy_ns = 0;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
   template <class Out>
   void Fields(Out&& out) const {
@@ -177,6 +182,8 @@ struct StartUpDetails : DetailsBase {
     out("recurring_library_set_ups", recurring_library_set_ups, FieldUse::kMeasure);
     out("recurring_module_loads", recurring_module_loads, FieldUse::kMeasure);
     out("recurring_compilations", recurring_compilations, FieldUse::kMeasure);
+    out("active_ns", active_ns, FieldUse::kMeasure);
+    out("active_gpu_busy_ns", active_gpu_busy_ns, FieldUse::kMeasure);
   }
 };
 

@@ -40,7 +40,9 @@ constexpr std::string_view kStartUpFields[] = {"first_kernel_ns",
                                                "one_time_gpu_idle_ns",
                                                "recurring_library_set_ups",
                                                "recurring_compilations",
-                                               "recurring_module_loads"};
+                                               "recurring_module_loads",
+                                               "active_ns",
+                                               "active_gpu_busy_ns"};
 constexpr std::string_view kBreakdownFields[] = {"utilization",       "kernels",
                                                  "idle_launch_ns",    "idle_sync_ns",
                                                  "idle_other_ns",     "idle_host_function_ns",

@@ -1272,6 +1272,43 @@ TEST_F(FindingsTest, JsonHasTheIssueShape) {
   EXPECT_NE(grouped.find("\"total_blocked_ns\": 4930000"), std::string::npos);
 }
 
+// The host headline's bound: nrm2's read-back waits 4.93 ms for a kernel that keeps the GPU busy
+// all that time. Its first operation (the upload at 50 µs) to its last (the read-back's copy,
+// ending at 5023.91 µs) spans 4973.91 µs, of which the copies and kernels fill 4941.625 µs:
+// removing the wait could save 32.285 µs at most. A trace whose GPU sat idle through its waits
+// gets no such line.
+TEST_F(FindingsTest, WaitsForABusyGpuAreBoundedByItsIdleTime) {
+  const auto all = FindFindings(Load(Nrm2Scenario()), {});
+  FindingsReportContext context;
+  context.trace_ns = 5'033'000;
+  const std::string table = FindingsTable(all, context);
+  EXPECT_NE(table.find("  The GPU was busy 99.35% of the time from its first operation to its last "
+                       "(4.97 ms), so the waits for its work (4.93 ms) can shorten the run by "
+                       "32.28 µs at most, its idle time: the host waited for a GPU-bound program"),
+            std::string::npos)
+      << table;
+  const auto json = nlohmann::json::parse(FindingsJson(all, context));
+  EXPECT_EQ(json["totals"]["host_waits_ns"], 4'930'000u);
+  EXPECT_EQ(json["totals"]["active_ns"], 4'973'910u);
+  EXPECT_EQ(json["totals"]["active_gpu_busy_ns"], 4'941'625u);
+
+  // The GPU idle while the host waits elsewhere: a wait shorter than the idle time is no news.
+  TraceBuilder idle(77);
+  idle.AddContext(1, 7);
+  idle.AddStream(7, StreamType::kNull);
+  const uint64_t launch = idle.Api("cudaLaunchKernel", 10, 12, 1);
+  idle.AddKernel("short", 15, 115, launch, 7);
+  const uint64_t sync = idle.Api("cudaStreamSynchronize", 20, 116, 1);
+  idle.AddSync(SyncType::kStreamSynchronize, 20, 116, sync, 7);
+  idle.Api("cudaMemGetInfo", 120, 5000, 1);  // host work, GPU idle
+  const uint64_t late = idle.Api("cudaLaunchKernel", 5001, 5003, 1);
+  idle.AddKernel("late", 5005, 5105, late, 7);
+  idle.SetEnd(5200);
+  const std::string quiet = FindingsTable(FindFindings(Load(idle), {}), context);
+  EXPECT_NE(quiet.find("Host: API calls lost 95.0 µs"), std::string::npos) << quiet;
+  EXPECT_EQ(quiet.find("at most, its idle time"), std::string::npos) << quiet;
+}
+
 // Issue 19: start-up (a context, a first copy, two lazily loaded modules) ends after the loads
 // that dominate it, not at the first kernel and not at a module loaded late in the steady state.
 TEST_F(FindingsTest, StartUpEndsAfterLazyLoadingButNotAtALateLoad) {
