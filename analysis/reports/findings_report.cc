@@ -194,21 +194,24 @@ std::string PaidOnceClause(const FindingsTotals& t) {
 
 // A line after the host headline when the waits for the GPU exceed what they can cost: the
 // GPU's work takes as long without them, so they can shorten the run by at most the GPU's idle
-// time between its first operation and its last ("" when the waits are within it, or no
-// process had device work). The final torch.cuda.synchronize() of a loop of large GEMMs
-// (.carry/s18/one_gemm.py): 858 ms of waiting, the GPU busy 98% after start-up.
+// time (FindingsTotals::bound_span_ns; "" when the waits are within it, or no bound is known).
+// The final torch.cuda.synchronize() of a loop of large GEMMs (.carry/s18/one_gemm.py): 858 ms
+// of waiting, the GPU busy 98% after start-up.
 std::string GpuBoundLine(const FindingsTotals& t) {
-  if (t.active_ns == 0 || t.active_gpu_busy_ns > t.active_ns) return "";
-  const uint64_t idle = t.active_ns - t.active_gpu_busy_ns;
+  if (t.bound_span_ns == 0 || t.bound_gpu_busy_ns > t.bound_span_ns) return "";
+  const uint64_t idle = t.bound_span_ns - t.bound_gpu_busy_ns;
   if (t.host_waits <= idle) return "";
-  const double busy = static_cast<double>(t.active_gpu_busy_ns) / static_cast<double>(t.active_ns);
+  const double busy =
+      static_cast<double>(t.bound_gpu_busy_ns) / static_cast<double>(t.bound_span_ns);
   const bool paid_once = t.host_in_start_up + t.host_in_one_time > 0;
-  return std::string(t.active_processes > 1 ? "  Each process's busiest GPU was busy, in all, "
-                                            : "  The GPU was busy ") +
-         FormatPercent(busy, 1.0) + " of the time from its first operation to its last (" +
-         Dur(t.active_ns) + "), so the waits for its work" +
-         (paid_once ? " (after start-up: " : " (") + Dur(t.host_waits) +
-         ") can shorten the run by " + Dur(idle) + " at most, its idle time" +
+  return std::string(t.bound_processes > 1 ? "  Each process's busiest GPU was busy, in all, "
+                                           : "  The GPU was busy ") +
+         FormatPercent(busy, 1.0) +
+         (t.bound_after_start_up ? " of the steady state ("
+                                 : " of the time from its first operation to its last (") +
+         Dur(t.bound_span_ns) + "), so the waits for its work (" +
+         (paid_once ? "after start-up: " : "") + Dur(t.host_waits) + ") can shorten the run by " +
+         Dur(idle) + " at most, its idle time" +
          (busy >= kGpuBoundShare
               ? ": the host waited for a GPU-bound program, whose GPU work sets the pace; "
                 "make that faster"
@@ -438,8 +441,9 @@ std::string FindingsJson(const FindingsDigest& findings, const FindingsReportCon
       .Field("host_in_one_time_ns", totals.host_in_one_time)
       .Field("gpu_idle_in_one_time_ns", totals.gpu_idle_in_one_time)
       .Field("host_waits_ns", totals.host_waits)
-      .Field("active_ns", totals.active_ns)
-      .Field("active_gpu_busy_ns", totals.active_gpu_busy_ns)
+      .Field("bound_span_ns", totals.bound_span_ns)
+      .Field("bound_gpu_busy_ns", totals.bound_gpu_busy_ns)
+      .Field("bound_after_start_up", totals.bound_after_start_up)
       .EndObject();
   j.Key("thresholds")
       .BeginObject()

@@ -1,6 +1,7 @@
 #include "analysis/rules/findings_digest.h"
 
 #include <algorithm>
+#include <set>
 
 #include "analysis/rules/rule_details.h"
 
@@ -52,6 +53,8 @@ void FindingsDigest::Add(Finding f, const Order& order) {
         sums_.host_in_start_up += f.blocked_ns;
       } else if (Rule(f.rule).family == RuleFamily::kHostWait) {
         sums_.host_waits += f.blocked_ns;
+        auto [first, added] = first_waits_.try_emplace(f.pid, f.host_start_ns);
+        if (!added) first->second = std::min(first->second, f.host_start_ns);
       }
       host_threads_.insert({f.pid, f.thread_id});
       break;
@@ -153,6 +156,7 @@ FindingsDigest::State FindingsDigest::TakeState() {
     for (const auto& [rule, ns] : sums) s.idle.push_back({device.first, device.second, rule, ns});
   }
   s.processes = process_;
+  s.first_waits.assign(first_waits_.begin(), first_waits_.end());
   *this = FindingsDigest(keep_all_);
   return s;
 }
@@ -196,6 +200,10 @@ void FindingsDigest::Merge(State s, const std::function<uint64_t(uint64_t)>& pro
   sums_.host_in_start_up += s.sums.host_in_start_up;
   sums_.host_in_one_time += s.sums.host_in_one_time;
   sums_.host_waits += s.sums.host_waits;
+  for (const auto& [pid, ns] : s.first_waits) {
+    auto [first, added] = first_waits_.try_emplace(pid, ns);
+    if (!added) first->second = std::min(first->second, ns);
+  }
   sums_.gpu_idle_in_one_time += s.sums.gpu_idle_in_one_time;
   sums_.one_time_kinds |= s.sums.one_time_kinds;
   host_threads_.insert(s.host_threads.begin(), s.host_threads.end());
@@ -221,12 +229,21 @@ FindingsTotals FindingsDigest::Totals() const {
     t.gpu_idle += largest;
   }
   t.host_threads = host_threads_.size();
+  // The bound of the waits: per process with waits, its start-up finding's figures.
+  std::set<uint32_t> bounded;
   for (const Finding& f : start_ups_) {
-    if (const auto* d = std::get_if<StartUpDetails>(&f.details)) {
-      t.active_ns += d->active_ns;
-      t.active_gpu_busy_ns += d->active_gpu_busy_ns;
-      if (d->active_ns > 0) ++t.active_processes;
-    }
+    const auto* d = std::get_if<StartUpDetails>(&f.details);
+    auto wait = first_waits_.find(f.pid);
+    if (d == nullptr || d->active_ns == 0 || wait == first_waits_.end()) continue;
+    if (!bounded.insert(f.pid).second) continue;  // (two processes of one pid: the first's)
+    const bool after = d->steady_ns > 0 && wait->second >= f.host_start_ns + f.host_duration_ns;
+    t.bound_span_ns += after ? d->steady_ns : d->active_ns;
+    t.bound_gpu_busy_ns += after ? d->steady_gpu_busy_ns : d->active_gpu_busy_ns;
+    t.bound_after_start_up &= after;
+  }
+  t.bound_processes = bounded.size();
+  if (bounded.size() < first_waits_.size()) {  // a process's waits without a bound
+    t.bound_span_ns = t.bound_gpu_busy_ns = 0;
   }
   return t;
 }

@@ -45,12 +45,15 @@ struct FindingsTotals {
   // Of `host`: the host-wait rules' (waits for the GPU's work), neither start-up's nor one-time
   // work's.
   uint64_t host_waits = 0;
-  // Over the processes with a start-up finding: their busiest device's span from its first
-  // operation to its last and its busy time in it (StartUpDetails::active_ns,
-  // active_gpu_busy_ns), summed. The GPU's work takes as long without the host's waits, so
-  // they can shorten the runs by at most active_ns - active_gpu_busy_ns.
-  uint64_t active_ns = 0, active_gpu_busy_ns = 0;
-  size_t active_processes = 0;  // of those, the processes with device work
+  // What bounds `host_waits`: the GPU's work takes as long without them, so they can shorten
+  // the run by at most bound_span_ns - bound_gpu_busy_ns. Summed over the processes with such
+  // waits: their busiest device's steady state and its busy time when all their waits came
+  // after start-up (StartUpDetails::steady_ns, steady_gpu_busy_ns), else its span from its
+  // first operation to its last (active_ns, active_gpu_busy_ns). 0 when a process with waits
+  // has no start-up finding (no bound known).
+  uint64_t bound_span_ns = 0, bound_gpu_busy_ns = 0;
+  size_t bound_processes = 0;
+  bool bound_after_start_up = true;  // every process's bound is its steady state's
 };
 
 class FindingsDigest {
@@ -112,6 +115,7 @@ class FindingsDigest {
     };
     std::vector<Idle> idle;
     uint64_t processes = 0;
+    std::vector<std::pair<uint32_t, uint64_t>> first_waits;  // (pid, FindingsDigest's)
   };
   State TakeState();
   // Adds a state of other processes than those added so far, renumbering its processes with
@@ -154,6 +158,9 @@ class FindingsDigest {
   FindingsTotals sums_;
   std::set<std::pair<uint32_t, uint32_t>> host_threads_;
   std::map<std::pair<uint32_t, uint32_t>, std::map<RuleId, uint64_t>> idle_;
+  // Per pid: the earliest start of a wait counted in host_waits (trace time from its recording
+  // start), which says whether all came after start-up.
+  std::map<uint32_t, uint64_t> first_waits_;
 };
 
 }  // namespace libprof::analysis

@@ -58,7 +58,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StartUpDetails, first_kernel_ns, module_load_
                                    later_module_loads, warm_up_ns, warm_up_gpu_busy_ns,
                                    gpu_busy_after, gpu_idle_ns, one_time_gpu_idle_ns,
                                    recurring_library_set_ups, recurring_module_loads,
-                                   recurring_compilations, active_ns, active_gpu_busy_ns)
+                                   recurring_compilations, active_ns, active_gpu_busy_ns, steady_ns,
+                                   steady_gpu_busy_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(AllocChurnDetails, bytes, free_api, pairs, pairs_host_ns,
                                    implicit_syncs, sync_wait_ns, caching_saving_ns, async_saving_ns,
                                    pool_release_threshold, release_sync_ns)
@@ -230,7 +231,8 @@ json DigestJson(const FindingsDigest::State& s) {
                 {"one_time_kinds", s.sums.one_time_kinds}}},
               {"host_threads", s.host_threads},
               {"idle", idle},
-              {"processes", s.processes}};
+              {"processes", s.processes},
+              {"first_waits", s.first_waits}};
 }
 
 FindingsDigest::State ParseDigest(const json& j) {
@@ -266,6 +268,7 @@ FindingsDigest::State ParseDigest(const json& j) {
                       RuleFromName(i.at("rule").get<std::string>()), i.at("ns").get<uint64_t>()});
   }
   s.processes = j.at("processes").get<uint64_t>();
+  s.first_waits = j.at("first_waits").get<std::vector<std::pair<uint32_t, uint64_t>>>();
   return s;
 }
 

@@ -48,8 +48,9 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 // 7: the graph-rebuild rule's findings (its details).
 // 8: each process's GPUs (gpu_use), for the cross-process rule shared-gpu; start-up's
 //    recurring_compilations.
-// 9: the host-wait rules' time outside start-up and one-time work (sums' host_waits); start-up's
-//    active_ns and active_gpu_busy_ns.
+// 9: the host-wait rules' time outside start-up and one-time work (sums' host_waits) and each
+//    pid's first such wait (first_waits); start-up's active_ns, active_gpu_busy_ns, steady_ns
+//    and steady_gpu_busy_ns.
 inline constexpr uint32_t kFindingsPartialVersion = 9;
 
 struct FindingsPartial {

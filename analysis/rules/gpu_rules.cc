@@ -604,6 +604,11 @@ void GpuRulesAccumulator::StartUpFinding(const ProcessTrace& whole, const StartU
     details.active_gpu_busy_ns = d.active_busy_ns;
     details.active_ns = d.active.length();
   }
+  for (const auto& [id, d] : devices_) {
+    if (d.steady.length() == 0 || d.whole.covered <= details.steady_gpu_busy_ns) continue;
+    details.steady_gpu_busy_ns = d.whole.covered;
+    details.steady_ns = d.whole.covered + d.whole.idle.total();
+  }
   details.later_module_load_ns = s.later_load.ns;
   details.later_module_loads = s.later_load.calls;
   if (s.library_set_up_recurs()) details.recurring_library_set_ups = s.library_set_ups;

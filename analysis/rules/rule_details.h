@@ -163,6 +163,9 @@ struct StartUpDetails : DetailsBase {
   // in that span, and the GPU's work takes as long without it, so the waits can shorten the
   // run by at most active_ns - active_gpu_busy_ns.
   uint64_t active_ns = 0, active_gpu_busy_ns = 0;
+  // The same over the steady state (busy plus idle time as gpu-idle-breakdown counts them), of
+  // the device busiest in it: the bound of waits that all came after start-up.
+  uint64_t steady_ns = 0, steady_gpu_busy_ns = 0;
   std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "module loading 150 ms"
   template <class Out>
   void Fields(Out&& out) const {
@@ -184,6 +187,8 @@ struct StartUpDetails : DetailsBase {
     out("recurring_compilations", recurring_compilations, FieldUse::kMeasure);
     out("active_ns", active_ns, FieldUse::kMeasure);
     out("active_gpu_busy_ns", active_gpu_busy_ns, FieldUse::kMeasure);
+    out("steady_ns", steady_ns, FieldUse::kMeasure);
+    out("steady_gpu_busy_ns", steady_gpu_busy_ns, FieldUse::kMeasure);
   }
 };
 

@@ -42,7 +42,9 @@ constexpr std::string_view kStartUpFields[] = {"first_kernel_ns",
                                                "recurring_compilations",
                                                "recurring_module_loads",
                                                "active_ns",
-                                               "active_gpu_busy_ns"};
+                                               "active_gpu_busy_ns",
+                                               "steady_ns",
+                                               "steady_gpu_busy_ns"};
 constexpr std::string_view kBreakdownFields[] = {"utilization",       "kernels",
                                                  "idle_launch_ns",    "idle_sync_ns",
                                                  "idle_other_ns",     "idle_host_function_ns",

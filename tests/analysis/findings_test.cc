@@ -1273,24 +1273,38 @@ TEST_F(FindingsTest, JsonHasTheIssueShape) {
 }
 
 // The host headline's bound: nrm2's read-back waits 4.93 ms for a kernel that keeps the GPU busy
-// all that time. Its first operation (the upload at 50 µs) to its last (the read-back's copy,
-// ending at 5023.91 µs) spans 4973.91 µs, of which the copies and kernels fill 4941.625 µs:
-// removing the wait could save 32.285 µs at most. A trace whose GPU sat idle through its waits
-// gets no such line.
+// all that time. The wait (from 90 µs) comes after start-up (which ends at the first kernel, at
+// 80 µs), so the bound is the steady state: 80 µs to the read-back copy's end at 5023.91 µs,
+// 4943.91 µs, of which the kernels and the copy fill 4940.91 µs: removing the wait could save
+// 3 µs at most. Had a wait come before start-up's end, the bound would be the span from the
+// first operation (the upload at 50 µs): 4973.91 µs, 4941.625 µs busy. A trace whose GPU sat
+// idle through its waits gets no such line.
 TEST_F(FindingsTest, WaitsForABusyGpuAreBoundedByItsIdleTime) {
   const auto all = FindFindings(Load(Nrm2Scenario()), {});
   FindingsReportContext context;
   context.trace_ns = 5'033'000;
   const std::string table = FindingsTable(all, context);
-  EXPECT_NE(table.find("  The GPU was busy 99.35% of the time from its first operation to its last "
-                       "(4.97 ms), so the waits for its work (4.93 ms) can shorten the run by "
-                       "32.28 µs at most, its idle time: the host waited for a GPU-bound program"),
+  EXPECT_NE(table.find("  The GPU was busy 99.94% of the steady state (4.94 ms), so the waits for "
+                       "its work (4.93 ms) can shorten the run by 3.0 µs at most, its idle time: "
+                       "the host waited for a GPU-bound program"),
             std::string::npos)
       << table;
   const auto json = nlohmann::json::parse(FindingsJson(all, context));
   EXPECT_EQ(json["totals"]["host_waits_ns"], 4'930'000u);
-  EXPECT_EQ(json["totals"]["active_ns"], 4'973'910u);
-  EXPECT_EQ(json["totals"]["active_gpu_busy_ns"], 4'941'625u);
+  EXPECT_EQ(json["totals"]["bound_span_ns"], 4'943'910u);
+  EXPECT_EQ(json["totals"]["bound_gpu_busy_ns"], 4'940'910u);
+  EXPECT_EQ(json["totals"]["bound_after_start_up"], true);
+  // The same findings with the wait moved before start-up's end: the whole active span.
+  std::vector<Finding> early = all;
+  for (Finding& f : early) {
+    if (RuleName(f.rule) == "blocked-on-prior-work") f.host_start_ns = 70'000;
+  }
+  const auto before = nlohmann::json::parse(FindingsJson(early, context));
+  EXPECT_EQ(before["totals"]["bound_span_ns"], 4'973'910u);
+  EXPECT_EQ(before["totals"]["bound_gpu_busy_ns"], 4'941'625u);
+  EXPECT_EQ(before["totals"]["bound_after_start_up"], false);
+  EXPECT_NE(FindingsTable(early, context).find("of the time from its first operation to its last"),
+            std::string::npos);
 
   // The GPU idle while the host waits elsewhere: a wait shorter than the idle time is no news.
   TraceBuilder idle(77);
