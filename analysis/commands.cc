@@ -95,7 +95,7 @@ std::expected<std::string, std::string> FormatSummary(const SummaryReport& repor
     case OutputFormat::kTable:
       break;
   }
-  return SummaryTable(report.parts, report.total, options.terminal_width);
+  return SummaryTable(report.parts, report.total, options.terminal_width, options.table_rows);
 }
 
 // A partial's `json` written to `output` ("-": returned), or a one-line report naming `what`

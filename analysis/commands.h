@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "proto/trace_merge.h"
 #include "analysis/model/filters.h"
+#include "analysis/reports/summary_report.h"
 #include "analysis/rules/findings.h"
+#include "proto/trace_merge.h"
 
 namespace libprof::analysis {
 
@@ -27,6 +28,8 @@ struct CommandOptions {
   bool by_caller = false;  // summary --by caller: host rows per API and call site
   CallSiteRule call_sites;  // --framework-path: which Python frames are framework code
   size_t terminal_width = 120;
+  // summary and combine: the rows each table shows (--rows; 0: all), the most time first
+  size_t table_rows = kSummaryTableRows;
 };
 
 struct SummaryCommandOptions : CommandOptions {

@@ -89,6 +89,15 @@ void AddPartialFlags(CLI::App* sub, bool* partial, std::string* output, const st
       ->type_name("FILE");
 }
 
+// `--rows N`: the rows each summary table shows.
+void AddRowsFlag(CLI::App* sub, size_t* rows) {
+  sub->add_option("--rows", *rows,
+                  "rows per table, the most time first (default " +
+                      std::to_string(libprof::analysis::kSummaryTableRows) +
+                      "; 0: all); a line says what the others took. JSON and CSV list every row")
+      ->type_name("N");
+}
+
 bool Finish(const CommonFlags& flags, CommandOptions* options, std::string* error) {
   options->format = flags.format == "csv"    ? OutputFormat::kCsv
                     : flags.format == "json" ? OutputFormat::kJson
@@ -391,6 +400,7 @@ int main(int argc, char** argv) {
   summary_cmd->footer(kSummaryDefinitions);
   AddCommon(summary_cmd, &summary, &summary_flags);
   summary_cmd->add_flag("--raw", summary.raw, "show nested, internal and noisy API calls too");
+  AddRowsFlag(summary_cmd, &summary.table_rows);
   std::string summary_by = "api";
   summary_cmd
       ->add_option("--by", summary_by,
@@ -417,6 +427,7 @@ int main(int argc, char** argv) {
       ->type_name("PARTIAL");
   combine_cmd->add_option("--format", combine_format, "output format: table (default), csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  AddRowsFlag(combine_cmd, &combine.table_rows);
   bool combine_partial = false;
   AddPartialFlags(combine_cmd, &combine_partial, &combine.partial_output,
                   "write the combination as one partial (-o FILE) instead of the tables: a "

@@ -49,26 +49,18 @@ constexpr size_t kDetailMarks = 40;
 
 std::string Dur(uint64_t ns) { return FormatDuration(static_cast<double>(ns)); }
 
-// Rows of each summary table on the page: a program may name thousands of things (XLA pushes an
-// NVTX range per compiled module and pass: 10,580 rows, 2.6 MB of a 4.2 MB page for a JAX
-// training loop of 200 steps), which no one reads on a page; `profview summary` lists them all.
-constexpr size_t kSummaryTableRows = 100;
-
-// The table of `rows` (sorted, most time first), cut to kSummaryTableRows with a note that says
-// what was left out.
+// The table of `rows` (sorted, most time first), cut to kSummaryTableRows (summary_report.h) with
+// a note that says what was left out.
 std::string SummaryTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx,
                          std::string_view css_class) {
-  if (rows.size() <= kSummaryTableRows) {
-    return HtmlTable(SummaryRowCells(rows, trace_ns, nvtx), css_class);
-  }
-  const std::vector<SummaryRow> shown(rows.begin(), rows.begin() + kSummaryTableRows);
-  uint64_t rest_ns = 0;
-  for (size_t i = kSummaryTableRows; i < rows.size(); ++i) rest_ns += rows[i].stats.total();
-  return HtmlTable(SummaryRowCells(shown, trace_ns, nvtx), css_class) +
-         HtmlNote("The " + std::to_string(kSummaryTableRows) + " rows with the most time of " +
+  const RowsShown shown = FirstRows(rows, kSummaryTableRows);
+  std::string table = HtmlTable(SummaryRowCells(shown.shown, trace_ns, nvtx), css_class);
+  if (shown.others == 0) return table;
+  return table +
+         HtmlNote("The " + std::to_string(shown.shown.size()) + " rows with the most time of " +
                   std::to_string(rows.size()) + " are shown; the other " +
-                  std::to_string(rows.size() - kSummaryTableRows) + " took " + Dur(rest_ns) +
-                  " in all. profview summary lists every row.");
+                  std::to_string(shown.others) + " took " + Dur(shown.others_ns) +
+                  " in all. profview summary --rows 0 lists every row.");
 }
 
 std::string Stat(const std::string& value, const std::string& label, bool warn = false) {

@@ -67,7 +67,7 @@ constexpr size_t kNameMinWidth = 34;
 // The distribution column narrowed to "mean ± std".
 constexpr size_t kDistributionMinWidth = 18;
 
-bool AnyRepeated(const std::vector<SummaryRow>& rows) {
+bool AnyRepeated(std::span<const SummaryRow> rows) {
   return std::any_of(rows.begin(), rows.end(),
                      [](const SummaryRow& r) { return r.stats.count() > 1; });
 }
@@ -101,7 +101,16 @@ std::string CopiesHeadline(const std::vector<CopyRow>& copies) {
 
 // The table of host, device or NVTX rows, CUDA.jl's columns plus bytes/bandwidth for copies and
 // GPU time for NVTX ranges.
-TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx) {
+RowsShown FirstRows(const std::vector<SummaryRow>& rows, size_t max_rows) {
+  RowsShown r{.shown = rows};
+  if (max_rows == 0 || rows.size() <= max_rows) return r;
+  r.shown = r.shown.first(max_rows);
+  r.others = rows.size() - max_rows;
+  for (size_t i = max_rows; i < rows.size(); ++i) r.others_ns += rows[i].stats.total();
+  return r;
+}
+
+TableCells SummaryRowCells(std::span<const SummaryRow> rows, uint64_t trace_ns, bool nvtx) {
   const bool distribution = AnyRepeated(rows);
   const bool bytes =
       std::any_of(rows.begin(), rows.end(), [](const SummaryRow& r) { return r.has_bytes; });
@@ -160,9 +169,16 @@ TableCells CopyRowCells(const std::vector<CopyRow>& copies) {
 namespace {
 
 std::string RowTable(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx,
-                     size_t width) {
-  const TableCells cells = SummaryRowCells(rows, trace_ns, nvtx);
-  return RenderTable(cells.columns, cells.rows, width);
+                     size_t width, size_t max_rows) {
+  const RowsShown rows_shown = FirstRows(rows, max_rows);
+  const TableCells cells = SummaryRowCells(rows_shown.shown, trace_ns, nvtx);
+  std::string table = RenderTable(cells.columns, cells.rows, width);
+  if (rows_shown.others > 0) {
+    table += "(The other " + std::to_string(rows_shown.others) + " rows took " +
+             FormatDuration(static_cast<double>(rows_shown.others_ns)) +
+             " in all; --rows 0 lists every row, as JSON and CSV do.)\n";
+  }
+  return table;
 }
 
 std::string CopyTable(const std::vector<CopyRow>& copies, size_t width) {
@@ -211,7 +227,7 @@ std::string FindingsLine(const ProcessFindings& f) {
          " findings; profview findings tells more).\n";
 }
 
-std::string Section(const Summary& s, size_t width) {
+std::string Section(const Summary& s, size_t width, size_t max_rows) {
   const double trace = static_cast<double>(s.trace_ns);
   std::string out = "Profiler ran for " + FormatDuration(trace) + ", capturing " +
                     std::to_string(s.events) + " events.\n";
@@ -226,7 +242,7 @@ std::string Section(const Summary& s, size_t width) {
     out += "Host-side activity: calling CUDA APIs took " +
            FormatDuration(static_cast<double>(s.host_api_ns)) + " (" +
            FormatPercent(static_cast<double>(s.host_api_ns), trace) + " of the trace)\n";
-    out += RowTable(s.host, s.trace_ns, false, width);
+    out += RowTable(s.host, s.trace_ns, false, width, max_rows);
   }
   if (s.hidden_calls > 0) {
     const bool one = s.hidden_calls == 1;
@@ -241,7 +257,7 @@ std::string Section(const Summary& s, size_t width) {
     out += "Device-side activity: GPU was busy for " +
            FormatDuration(static_cast<double>(s.gpu_busy_ns)) + " (" +
            FormatPercent(static_cast<double>(s.gpu_busy_ns), trace) + " of the trace)\n";
-    out += RowTable(s.device, s.trace_ns, false, width);
+    out += RowTable(s.device, s.trace_ns, false, width, max_rows);
     if (s.repaired_ends > 0) out += "(" + RepairedEndsSentence(s.repaired_ends) + ")\n";
   }
   if (!s.copies.empty()) {
@@ -250,7 +266,7 @@ std::string Section(const Summary& s, size_t width) {
   }
   if (!s.nvtx.empty()) {
     out += "\nNVTX ranges (GPU time: device time of the work launched inside the range)\n";
-    out += RowTable(s.nvtx, s.trace_ns, true, width);
+    out += RowTable(s.nvtx, s.trace_ns, true, width, max_rows);
   }
   return out;
 }
@@ -417,17 +433,17 @@ std::vector<std::string> DistributionCells(const std::vector<const Stats*>& stat
 }
 
 std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total,
-                         size_t terminal_width) {
+                         size_t terminal_width, size_t max_rows) {
   if (parts.size() == 1) {
     const Summary& s = parts.front();
-    return Section(s, terminal_width) + (s.findings ? FindingsLine(*s.findings) : "");
+    return Section(s, terminal_width, max_rows) + (s.findings ? FindingsLine(*s.findings) : "");
   }
   std::string out;
   for (const Summary& p : parts) {
-    out += ProcessTitle(p) + "\n" + Section(p, terminal_width) + "\n";
+    out += ProcessTitle(p) + "\n" + Section(p, terminal_width, max_rows) + "\n";
   }
   out += "Total over " + std::to_string(parts.size()) + " processes\n" +
-         Section(total, terminal_width);
+         Section(total, terminal_width, max_rows);
   out += "\n" + RankTable(parts, terminal_width);
   return out;
 }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,16 +26,30 @@
 
 namespace libprof::analysis {
 
+// Rows a summary table shows by default: a program may name thousands of things (XLA pushes an
+// NVTX range per compiled module and pass, each named with its program id: 94,000 rows for a
+// JAX function compiled anew at 40 steps), which no one reads in a table.
+inline constexpr size_t kSummaryTableRows = 100;
+
+// Of `rows` (sorted, most time first), the first `max_rows` (0: all) and what the others took.
+struct RowsShown {
+  std::span<const SummaryRow> shown;
+  size_t others = 0;
+  uint64_t others_ns = 0;  // their total times, summed
+};
+RowsShown FirstRows(const std::vector<SummaryRow>& rows, size_t max_rows);
+
 // `parts` are the per-process summaries, `total` their combination (CombineSummaries). With one
-// process only that process is printed.
+// process only that process is printed. Each table shows its first `max_rows` rows (0: all)
+// and says what the others took.
 std::string SummaryTable(const std::vector<Summary>& parts, const Summary& total,
-                         size_t terminal_width);
+                         size_t terminal_width, size_t max_rows = 0);
 std::string SummaryCsv(const std::vector<Summary>& parts, const Summary& total);
 std::string SummaryJson(const std::vector<Summary>& parts, const Summary& total);
 
 // The cells of the host, device or NVTX table (`nvtx`: with the GPU time column) and of the
 // copies table, as SummaryTable prints them; the HTML report renders the same cells.
-TableCells SummaryRowCells(const std::vector<SummaryRow>& rows, uint64_t trace_ns, bool nvtx);
+TableCells SummaryRowCells(std::span<const SummaryRow> rows, uint64_t trace_ns, bool nvtx);
 // "Memory copies: 100 copies, 400 B in 161.28 µs": the copies table's headline (text and HTML).
 std::string CopiesHeadline(const std::vector<CopyRow>& copies);
 // The sentence saying that `repaired_ends` (> 0) copies or memsets were ended early by the reader
