@@ -72,6 +72,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LateRankDetails, rank, communicator, seq, lat
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GraphRebuildDetails, instantiations, graph_launches,
                                    exec_updates, instantiate_ns, capture_ns, destroy_ns)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SharedGpuDetails, gpu, pids, processes, shared_ns, busy_ns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TwoWayCopiesDetails, pairs, copies, copy_ns, htod_bytes,
+                                   dtoh_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProcessGpuUse::Gpu, device_id, uuid, first_ns, last_ns, busy_ns,
                                    ops)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ProcessGpuUse, path, pid, hostname, rank, origin_ns, gpus)

@@ -87,12 +87,14 @@ class OverlapRules {
  public:
   OverlapRules(const TraceIndex& index, const StreamModel& model, const StartUp& bounds,
                std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::Sums>* legacy,
-               std::map<uint32_t, OverlapAccumulator::Sums>* pageable)
+               std::map<uint32_t, OverlapAccumulator::Sums>* pageable,
+               std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::TwoWaySums>* two_way)
       : index_(index),
         model_(model),
         bounds_(bounds),
         legacy_sums_(*legacy),
-        pageable_sums_(*pageable) {}
+        pageable_sums_(*pageable),
+        two_way_sums_(*two_way) {}
 
   void Run() {
     const auto& ops = index_.device_ops();
@@ -146,9 +148,58 @@ class OverlapRules {
       s.AddTo(&sums);
     }
     Pageable();
+    TwoWay();
   }
 
  private:
+  // Downloads queued behind an upload on their stream. A pair never spans a
+  // cut: the second copy was issued before the first ended, and a cut falls where nothing was
+  // issued and not yet done.
+  void TwoWay() {
+    const auto& ops = index_.device_ops();
+    const TraceRecords& r = index_.records();
+    struct Last {
+      uint32_t op = 0;
+      bool counted = false;  // already in a pair
+    };
+    std::map<std::pair<uint32_t, uint32_t>, Last> last;  // (device, stream): its latest op
+    for (uint32_t i = 0; i < ops.size(); ++i) {
+      const DeviceOp& b = ops[i];
+      const std::pair<uint32_t, uint32_t> key{b.device_id, b.stream_id};
+      auto [it, first] = last.try_emplace(key, Last{i, false});
+      if (first) continue;
+      const DeviceOp& a = ops[it->second.op];
+      const bool a_counted = it->second.counted;
+      it->second = {i, false};
+      if (a.kind != DeviceOpKind::kMemcpy || b.kind != DeviceOpKind::kMemcpy) continue;
+      const Memcpy& ma = r.memcpys[a.record];
+      const Memcpy& mb = r.memcpys[b.record];
+      if (ma.copy_kind != CopyKind::kHtoD || mb.copy_kind != CopyKind::kDtoH || !IsHostCopy(ma) ||
+          !IsHostCopy(mb) || IsPageableCopy(ma) || IsPageableCopy(mb) || PaidOnce(a, bounds_) ||
+          PaidOnce(b, bounds_)) {
+        continue;
+      }
+      const int64_t call = index_.LaunchingCall(b.correlation_id);
+      if (call < 0) continue;
+      const uint64_t issued = r.api_calls[static_cast<size_t>(call)].start_ns;
+      if (issued >= a.end_ns) continue;  // not queued: the first was done when it came
+      OverlapAccumulator::TwoWaySums& s = two_way_sums_[key];
+      ++s.pairs;
+      s.waits_ns += std::min(a.end_ns - std::max(issued, a.start_ns), b.duration());
+      for (const auto& [op, m, counted] : {std::tuple{&a, &ma, a_counted}, {&b, &mb, false}}) {
+        if (counted) continue;
+        ++s.copies;
+        s.copy_ns += op->duration();
+        const bool htod = m->copy_kind == CopyKind::kHtoD;
+        (htod ? s.htod_bytes : s.dtoh_bytes) += m->bytes;
+        (htod ? s.htod_ns : s.dtoh_ns) += op->duration();
+        s.first_ns = std::min(s.first_ns, op->start_ns);
+        s.last_ns = std::max(s.last_ns, op->end_ns);
+      }
+      it->second.counted = true;
+    }
+  }
+
   // Pageable copies whose call held the host, each paired with the kernel its thread launched
   // next when that kernel did not have to follow the copy.
   void Pageable() {
@@ -204,6 +255,7 @@ class OverlapRules {
   const StartUp& bounds_;
   std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::Sums>& legacy_sums_;
   std::map<uint32_t, OverlapAccumulator::Sums>& pageable_sums_;
+  std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::TwoWaySums>& two_way_sums_;
 };
 
 void Report(const ProcessTrace& trace, const FindingsOptions& options, uint32_t device,
@@ -256,10 +308,46 @@ void Report(const ProcessTrace& trace, const FindingsOptions& options, uint32_t 
   out->push_back(std::move(f));
 }
 
+void ReportTwoWay(const ProcessTrace& trace, const FindingsOptions& options, uint32_t device,
+                  uint32_t stream, const OverlapAccumulator::TwoWaySums& s,
+                  std::vector<Finding>* out) {
+  const uint64_t saving = s.saving_ns();
+  if (saving < options.min_wait_ns) return;
+  Finding f;
+  f.rule = RuleId::kTwoWayCopiesOneStream;
+  f.file = trace.path;
+  f.pid = trace.header.pid;
+  f.device_id = device;
+  f.stream_id = stream;
+  f.host_start_ns = s.first_ns > trace.origin_ns ? s.first_ns - trace.origin_ns : 0;
+  f.host_duration_ns = s.last_ns - s.first_ns;
+  f.blocked_ns = saving;
+  f.details = TwoWayCopiesDetails{.pairs = s.pairs,
+                                  .copies = s.copies,
+                                  .copy_ns = s.copy_ns,
+                                  .htod_bytes = s.htod_bytes,
+                                  .dtoh_bytes = s.dtoh_bytes};
+  f.explanation =
+      "On stream " + std::to_string(stream) + " of GPU " + std::to_string(device) + ", " +
+      std::to_string(s.pairs) + (s.pairs == 1 ? " time" : " times") +
+      " a device-to-host copy was queued behind a host-to-device copy with no other work "
+      "between (" +
+      std::to_string(s.copies) + " copies, " + Dur(s.copy_ns) + ": " + FormatBytes(s.htod_bytes) +
+      " up, " + FormatBytes(s.dtoh_bytes) +
+      " down): a stream runs its work one at a time, while the GPU's copy engines move data "
+      "both ways at once, and a download does not need the upload just before it. Issued to "
+      "two streams (downloads on a second non-blocking stream, after an event recorded where "
+      "the data they read is ready; pinned memory), up to " +
+      Dur(saving) +
+      " could overlap (per pair, the time the download waited for the upload, at most its "
+      "length; in all, at most the shorter direction's time)";
+  out->push_back(std::move(f));
+}
+
 }  // namespace
 
 void OverlapAccumulator::Add(const TraceIndex& window, const StreamModel& model) {
-  OverlapRules(window, model, bounds_, &legacy_, &pageable_).Run();
+  OverlapRules(window, model, bounds_, &legacy_, &pageable_, &two_way_).Run();
 }
 
 void OverlapAccumulator::Finish(const ProcessTrace& whole, const FindingsOptions& options,
@@ -273,6 +361,7 @@ void OverlapAccumulator::Finish(const ProcessTrace& whole, const FindingsOptions
   for (const auto& [device, s] : pageable_) {
     Report(whole, options, device, s, "pageable-memory", s.pairs_ns, out);
   }
+  for (const auto& [key, s] : two_way_) ReportTwoWay(whole, options, key.first, key.second, s, out);
 }
 
 std::vector<uint32_t> ThreadsWhosePageablePairLeavesWindow(const TraceIndex& window) {

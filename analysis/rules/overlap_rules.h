@@ -19,25 +19,38 @@
 //           or after the last can overlap none of its kernels (a model's weights uploaded
 //           before the loop, a result read back after it);
 //   pageable: the sum over (copy, kernel) pairs of the shorter of the two durations.
+// And the rule two-way-copies-one-stream, per stream: a device-to-host copy (pinned, more than
+// 64 KiB) queued behind a host-to-device one on its stream (issued before that one ended, with
+// no other work of the stream between them). A stream runs its work one at a time, while the
+// GPU's copy engines move data both ways at once; a download does not need the upload just
+// before it (it would read back what was just written), so on two streams the pair could
+// overlap. An upload queued behind a download is often the next step's input written into the
+// buffer just read (stream_overlap_serial.pb: an in-place pipeline of one buffer): not counted.
+// Time that could overlap: per pair, the time the download waited for the upload, at most its
+// length, summed, and at most the shorter direction's copy time (each direction's copies still
+// run one after another); an upper bound (other copies sharing the link give less). Paid-once
+// copies do not count, as above.
 //
 // Layer: analysis/rules/, rules; run from the rule registry. Built on TraceIndex
 // and StreamModel; pure computation.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <utility>
 #include <vector>
 
 #include "analysis/metrics/start_up.h"
-#include "analysis/rules/findings.h"
 #include "analysis/model/stream_deps.h"
 #include "analysis/model/trace_index.h"
+#include "analysis/rules/findings.h"
 
 namespace libprof::analysis {
 
-// The rule's pass, registered in rule_registry.cc: appends at most one finding per device and
-// cause, when its time is >= options.min_wait_ns.
+// The rules' pass, registered in rule_registry.cc: appends at most one finding per device and
+// cause, then one per stream with copies queued both ways, when its time is >=
+// options.min_wait_ns.
 void FindOverlapFindings(const RuleInput& input, std::vector<Finding>* out);
 
 // The rule over a one-process trace read in windows (trace_windows.h), which Add takes in
@@ -68,11 +81,20 @@ class OverlapAccumulator {
     bool kernel_seen = false;             // legacy: the stream ran a kernel (windows in order)
     std::vector<PendingCopy> pending;     // legacy
   };
+  // two-way-copies-one-stream, per (device, stream).
+  struct TwoWaySums {
+    uint64_t pairs = 0, copies = 0, copy_ns = 0, htod_bytes = 0, dtoh_bytes = 0;
+    uint64_t htod_ns = 0, dtoh_ns = 0;  // of copy_ns
+    uint64_t waits_ns = 0;              // per pair, the time the second waited, at most its length
+    uint64_t saving_ns() const { return std::min(waits_ns, std::min(htod_ns, dtoh_ns)); }
+    uint64_t first_ns = UINT64_MAX, last_ns = 0;
+  };
 
  private:
   StartUp bounds_;
   std::map<std::pair<uint32_t, uint32_t>, Sums> legacy_;  // (device, stream)
   std::map<uint32_t, Sums> pageable_;                     // device
+  std::map<std::pair<uint32_t, uint32_t>, TwoWaySums> two_way_;  // (device, stream)
 };
 
 // The threads of `window` with a pageable copy that would be paired with the next call of its

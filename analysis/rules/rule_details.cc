@@ -26,6 +26,10 @@ std::string OverlapDetails::WaitingFor(std::optional<uint32_t> device_id) const 
   return "GPU " + std::to_string(device_id.value_or(0)) + ", " + serialised_by;
 }
 
+std::string TwoWayCopiesDetails::WaitingFor(std::optional<uint32_t> device_id) const {
+  return "GPU " + std::to_string(device_id.value_or(0)) + ", copies both ways";
+}
+
 std::string UnifiedMemoryDetails::WaitingFor(std::optional<uint32_t> device_id) const {
   if (!kernel.empty()) return "GPU " + std::to_string(device_id.value_or(0)) + " page faults";
   if (!event.empty()) return event;

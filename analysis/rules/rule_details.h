@@ -236,6 +236,24 @@ struct OverlapDetails : DetailsBase {
   }
 };
 
+// two-way-copies-one-stream (overlap_rules.h): host copies of both directions queued one behind
+// the other on one stream.
+struct TwoWayCopiesDetails : DetailsBase {
+  uint64_t pairs = 0;    // times a copy was queued behind one of the other direction
+  uint64_t copies = 0;   // the copies in those pairs, each once
+  uint64_t copy_ns = 0;  // their summed time
+  uint64_t htod_bytes = 0, dtoh_bytes = 0;                          // theirs, by direction
+  std::string WaitingFor(std::optional<uint32_t> device_id) const;  // "GPU 0, copies both ways"
+  template <class Out>
+  void Fields(Out&& out) const {
+    out("pairs", pairs, FieldUse::kTimeline);
+    out("copies", copies, FieldUse::kMeasure);
+    out("copy_ns", copy_ns, FieldUse::kMeasure);
+    out("htod_bytes", htod_bytes, FieldUse::kMeasure);
+    out("dtoh_bytes", dtoh_bytes, FieldUse::kMeasure);
+  }
+};
+
 // uvm-gpu-page-faults, uvm-cpu-faults, uvm-thrashing (unified_memory_rules.h): what unified
 // memory did; each rule fills its own fields (the others stay empty and are not rendered).
 struct UnifiedMemoryDetails : DetailsBase {
@@ -316,10 +334,10 @@ struct SharedGpuDetails : DetailsBase {
   }
 };
 
-using FindingDetails =
-    std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
-                 IdleBreakdownDetails, AllocChurnDetails, OverlapDetails, StartUpDetails,
-                 UnifiedMemoryDetails, LateRankDetails, GraphRebuildDetails, SharedGpuDetails>;
+using FindingDetails = std::variant<NoDetails, CopyDetails, IdleGapDetails, LowUtilizationDetails,
+                                    IdleBreakdownDetails, AllocChurnDetails, OverlapDetails,
+                                    StartUpDetails, UnifiedMemoryDetails, LateRankDetails,
+                                    GraphRebuildDetails, SharedGpuDetails, TwoWayCopiesDetails>;
 
 // The position of T in FindingDetails, for the registry (RuleInfo::details).
 template <class T, size_t I = 0>

@@ -69,6 +69,8 @@ constexpr std::string_view kLateRankFields[] = {"rank", "communicator", "seq", "
                                                 "waiting_ranks"};
 constexpr std::string_view kOverlapFields[] = {"kernels", "serialised_by", "copies", "copy_ns",
                                                "kernel_ns"};
+constexpr std::string_view kTwoWayCopiesFields[] = {"pairs", "copies", "copy_ns", "htod_bytes",
+                                                    "dtoh_bytes"};
 constexpr std::string_view kUvmGpuFields[] = {"allocation", "kernel", "fault_groups",
                                               "migrated_bytes", "migration_ns"};
 constexpr std::string_view kUvmCpuFields[] = {"allocation", "fault_groups", "migrations",
@@ -147,6 +149,11 @@ constexpr RuleInfo kRules[] = {
      "kernel time) minus what already overlapped) or by pageable memory (a copy that held the "
      "host, then a kernel on another stream: min of the two per pair)",
      DetailsIndex<OverlapDetails>(), kOverlapFields, FindOverlapFindings},
+    {RuleId::kTwoWayCopiesOneStream, "two-way-copies-one-stream", RuleFamily::kPattern,
+     "host-to-device and device-to-host copies (pinned, > 64 KiB) queued one behind the other "
+     "on one stream with no other work between: on two streams the GPU's copy engines run both "
+     "directions at once",
+     DetailsIndex<TwoWayCopiesDetails>(), kTwoWayCopiesFields, FindOverlapFindings},
     {RuleId::kUvmGpuPageFaults, "uvm-gpu-page-faults", RuleFamily::kPattern,
      "a kernel's GPU page faults on managed memory made the driver migrate its data while it ran "
      "(>= --min-wait): prefetch with cudaMemPrefetchAsync, or use device memory",

@@ -48,6 +48,7 @@ enum class RuleId : uint8_t {
   kAllocChurn,
   kGraphRebuild,
   kNoOverlapDefaultStream,
+  kTwoWayCopiesOneStream,
   kUvmGpuPageFaults,
   kUvmCpuFaults,
   kUvmThrashing,

@@ -191,6 +191,16 @@ TraceBuilder FindingsLoop(uint64_t seed, int steps, const LoopShape& shape) {
                         start + uniform(5, 40), corr, stream, true);
             stream_free[stream] = start + 40;
             now += 4;
+            if ((step + it + t) % 4 == 1) {
+              // A download queued behind it on its stream (two-way-copies-one-stream). (Not
+              // drawn: the loop's other draws stay as they were.)
+              const uint64_t down = b.Api("cudaMemcpyAsync", now, now + 3, tid);
+              const double down_start = stream_free[stream];
+              b.AddMemcpy(CopyKind::kDtoH, MemoryKind::kDevice, MemoryKind::kPinned, 1 << 20,
+                          down_start, down_start + 30, down, stream, true);
+              stream_free[stream] = down_start + 30;
+              now += 4;
+            }
             break;
           }
           case 1: {  // pageable, async: holds the call; then a launch on another stream

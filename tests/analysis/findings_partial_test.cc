@@ -27,8 +27,8 @@ namespace {
 std::vector<std::string> WriteJob(const TempDir& dir) {
   std::vector<TraceBuilder> traces;
   for (auto* make : {&Nrm2Scenario, &Nrm2Scenario, &IdleScenario, &LaunchBoundScenario,
-                     &OverlapScenario, &StartUpScenario, &CallSitesScenario,
-                     &UnifiedMemoryScenario, &MemoryPoolScenario}) {
+                     &OverlapScenario, &StartUpScenario, &CallSitesScenario, &UnifiedMemoryScenario,
+                     &MemoryPoolScenario, &TwoWayCopiesScenario}) {
     traces.push_back(make());
   }
   for (TraceBuilder& rank : LateRankScenario()) traces.push_back(std::move(rank));

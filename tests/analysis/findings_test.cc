@@ -866,6 +866,43 @@ TEST_F(FindingsTest, AHostFunctionOnTheLegacyStreamHoldsTheBlockingStreams) {
   EXPECT_EQ(free.launch_ns, 2'003'000u);
 }
 
+// Downloads queued behind uploads on one stream: four pairs, each download waiting the whole
+// 200 µs of its upload; an upload behind a download, a download issued once its upload was done,
+// one with a kernel between, and a pageable one do not count.
+TEST_F(FindingsTest, DownloadsQueuedBehindUploadsOnOneStream) {
+  const ProcessTrace t = Load(TwoWayCopiesScenario());
+  const auto all = Of(FindFindings(t, {}), "two-way-copies-one-stream");
+  ASSERT_EQ(all.size(), 1u);
+  const Finding& f = all[0];
+  EXPECT_EQ(f.device_id, 0u);
+  EXPECT_EQ(f.stream_id, 17u);
+  const auto& d = std::get<TwoWayCopiesDetails>(f.details);
+  EXPECT_EQ(d.pairs, 4u);
+  EXPECT_EQ(d.copies, 8u);
+  EXPECT_EQ(d.copy_ns, 8u * 200'000u);
+  EXPECT_EQ(d.htod_bytes, 4u * (8u << 20));
+  EXPECT_EQ(d.dtoh_bytes, 4u * (8u << 20));
+  EXPECT_EQ(f.blocked_ns, 800'000u);
+  EXPECT_EQ(f.host_start_ns, 105'000u);       // the first upload
+  EXPECT_EQ(f.host_duration_ns, 3'400'000u);  // to the last pair's download end, 3.505 ms
+  EXPECT_NE(f.explanation.find("4 times a device-to-host copy was queued behind a host-to-device"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.explanation.find("up to 800.0 µs could overlap"), std::string::npos) << f.explanation;
+  // At most the shorter direction's time: downloads of 50 µs waiting 200 µs each.
+  TraceBuilder short_downloads = TwoWayCopiesScenario();
+  for (Memcpy& m : short_downloads.records().memcpys) {
+    if (m.copy_kind == CopyKind::kDtoH && m.end_ns - m.start_ns == 200'000) {
+      m.end_ns = m.start_ns + 50'000;
+    }
+  }
+  const auto shorter = Of(FindFindings(Load(short_downloads), {}), "two-way-copies-one-stream");
+  ASSERT_EQ(shorter.size(), 1u);
+  EXPECT_EQ(shorter[0].blocked_ns, 4u * 50'000u);
+  // Below --min-wait it is not reported.
+  EXPECT_TRUE(Of(FindFindings(t, MinWait(800'001)), "two-way-copies-one-stream").empty());
+}
+
 TEST_F(FindingsTest, NoOverlapOnTheLegacyStreamAndThroughPageableMemory) {
   const ProcessTrace t = Load(OverlapScenario());
   const auto all = Of(FindFindings(t, {}), "no-overlap-default-stream");

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   t::HostOnlyScenario().Write(dir + "/hostonly.pb");
   t::LaunchBoundScenario().Write(dir + "/launch_bound.pb");
   t::OverlapScenario().Write(dir + "/overlap.pb");
+  t::TwoWayCopiesScenario().Write(dir + "/two_way_copies.pb");
   t::CallSitesScenario().Write(dir + "/callsites.pb");
   {
     const auto ranks = t::LateRankScenario();  // one file per rank, in a directory of their own

@@ -148,7 +148,7 @@ TEST(RuleRegistryTest, FindingsHoldTheDetailsTheirEntryNames) {
   for (const TraceBuilder& b :
        {Nrm2Scenario(), StreamsScenario(), ThreadsScenario(), IdleScenario(), LaunchBoundScenario(),
         OverlapScenario(), CallSitesScenario(), UnifiedMemoryScenario(), StagedPeerCopyScenario(),
-        HostFunctionScenario(), GraphRebuildScenario(12, 1, true)}) {
+        HostFunctionScenario(), GraphRebuildScenario(12, 1, true), TwoWayCopiesScenario()}) {
     CheckFindings(b.RoundTrip(dir.Path(std::to_string(n++) + ".pb")), &seen);
   }
   for (const auto& entry : std::filesystem::directory_iterator(LIBPROF_SAMPLE_TRACES)) {

@@ -264,6 +264,44 @@ TraceBuilder OverlapScenario() {
   return b;
 }
 
+TraceBuilder TwoWayCopiesScenario() {
+  TraceBuilder b(4646);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  b.AddStream(17, StreamType::kNonBlocking);
+  b.AddStream(18, StreamType::kNonBlocking);
+  constexpr uint64_t kChunk = 8 << 20;
+  auto copy = [&](CopyKind kind, MemoryKind host, double call, double start, double end) {
+    const bool up = kind == CopyKind::kHtoD;
+    const double call_end = host == MemoryKind::kPageable ? end + 1 : call + 2;
+    const uint64_t corr = b.Api("cudaMemcpyAsync", call, call_end);
+    b.AddMemcpy(kind, up ? host : MemoryKind::kDevice, up ? MemoryKind::kDevice : host, kChunk,
+                start, end, corr, 17, true);
+  };
+  for (int i = 0; i < 4; ++i) {
+    const double base = 100 + 1000.0 * i;
+    b.Launch("_Z7computePf", base - 10, base - 8, base, base + 600, 18);
+    copy(CopyKind::kHtoD, MemoryKind::kPinned, base, base + 5, base + 205);
+    copy(CopyKind::kDtoH, MemoryKind::kPinned, base + 3, base + 205, base + 405);
+  }
+  // Not counted: an upload queued behind a download (the next input written into the buffer
+  // just read, often), ...
+  copy(CopyKind::kDtoH, MemoryKind::kPinned, 5000, 5005, 5105);
+  copy(CopyKind::kHtoD, MemoryKind::kPinned, 5002, 5105, 5205);
+  // ... a download issued after its upload ended, ...
+  copy(CopyKind::kHtoD, MemoryKind::kPinned, 6000, 6005, 6105);
+  copy(CopyKind::kDtoH, MemoryKind::kPinned, 6110, 6115, 6215);
+  // ... a kernel between the two on their stream, ...
+  copy(CopyKind::kHtoD, MemoryKind::kPinned, 7000, 7005, 7105);
+  b.Launch("_Z7computePf", 7002, 7003, 7105, 7150, 17);
+  copy(CopyKind::kDtoH, MemoryKind::kPinned, 7004, 7150, 7250);
+  // ... and a download to pageable memory (it holds the host: no-overlap-default-stream's).
+  copy(CopyKind::kHtoD, MemoryKind::kPinned, 8000, 8005, 8105);
+  copy(CopyKind::kDtoH, MemoryKind::kPageable, 8003, 8105, 8205);
+  b.SetEnd(9000);
+  return b;
+}
+
 // Two H200s without peer access (.carry/s14/multi_dev.cu, 2026-11-29): cudaMemcpyPeerAsync of
 // 256 MiB held the host 7.85 ms while CUPTI recorded a 22 µs DtoH on GPU 0 and a 22 µs HtoD on
 // GPU 1, each device→device with the whole copy's bytes; after cudaDeviceEnablePeerAccess the

@@ -46,6 +46,14 @@ TraceBuilder LaunchBoundScenario();
 // a cudaStreamSynchronize between, a pinned copy that returned at once). See scenarios.cc.
 TraceBuilder OverlapScenario();
 
+// Downloads queued behind uploads on one stream (two-way-copies-one-stream): four steps, each an
+// 8 MiB pinned upload of 200 µs on non-blocking stream 17 and an 8 MiB pinned download of 200 µs
+// issued 3 µs after it, queued behind it (waits 200 µs each: 800 µs could overlap), while a
+// kernel runs on stream 18; then four that do not count: an upload queued behind a download, a
+// download issued after its upload ended, a kernel between the two, a pageable download. See
+// scenarios.cc.
+TraceBuilder TwoWayCopiesScenario();
+
 // Four ranks of one job (one trace each, clocks off by 0, +150, -70 and +310 µs) running three
 // 8 MiB AllReduces of 500 µs of transfer on one communicator: in #1 rank 3 arrives 2.1 ms after
 // the others (which arrive 10 µs apart), so they wait 2.12, 2.11 and 2.10 ms (6.33 ms in all);

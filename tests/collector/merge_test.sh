@@ -80,11 +80,11 @@ test_directory() {
   rm future_schema.pb other_program.pb nrm2_rank0.pb steps_*.pb
   local listing
   listing=$("$profview" merge -o ../all.pb .)
-  [[ $listing == "Merged 13 processes from 13 files into ../all.pb"* ]] ||
+  [[ $listing == "Merged 14 processes from 14 files into ../all.pb"* ]] ||
     fail_check "listing: $listing"
   expect_same_analysis ../all.pb callsites.pb empty.pb hostonly.pb idle.pb launch_bound.pb \
     memory_pools.pb nrm2.pb nrm2_b.pb overlap.pb startup.pb streams.pb threads.pb \
-    unified_memory.pb
+    two_way_copies.pb unified_memory.pb
   # The other subcommands take a directory the same way.
   expect_same_analysis ../all.pb .
 }
