@@ -59,6 +59,7 @@ CallSite Resolve(const std::vector<FrameView>& frames) {
   if (python != nullptr) {
     site.caller = python->Label();
     site.caller_module = python->file;
+    site.caller_line = python->line > 0;
     site.caller_frame = static_cast<size_t>(python - frames.data());
   }
   for (const FrameView& frame : frames) {

@@ -78,6 +78,9 @@ struct CallSite {
   std::string through;  // Label() of the CUDA library entry point; "" when none
   std::string caller_module;  // a Python call site: its file's path
   std::string through_module;
+  // The call-site frame names a line of source (a Python frame with its line): unlike a native
+  // function, which may wait at several places, it says where the call is.
+  bool caller_line = false;
   // The call-site frame's index in CallSites::Frames(); npos when every frame is CUDA's.
   size_t caller_frame = std::string::npos;
   // The one-time work (an autotuner, torch.compile) the stack lies in (one_time_work.h).

@@ -293,6 +293,7 @@ class Analyzer {
     if (c.stack_id != 0) {
       const CallSite& site = call_sites_.Of(c.stack_id);
       f.call_site = site.Chain(f.api);
+      f.call_site_line = site.caller_line;
       f.one_time = site.one_time;
       // A library's set-up made again and again is the program's cost, not paid once.
       if (OneTimeWorkRecurs(out_->start_up, f.one_time)) {
@@ -657,6 +658,7 @@ Finding HostCallFindings::Textless(const Finding& whole) {
   f.blamed.assign(whole.blamed.begin(), whole.blamed.begin() + blamed);
   f.blamed_omitted = whole.blamed_omitted;
   f.call_site = whole.call_site;
+  f.call_site_line = whole.call_site_line;
   f.details = whole.details;
   f.in_start_up = whole.in_start_up;
   f.one_time = whole.one_time;

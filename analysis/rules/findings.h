@@ -91,6 +91,9 @@ struct Finding {
   // Where the call came from, when its stack was recorded (analysis/model/call_sites.h):
   // "cudaMemcpyAsync ← cublasSnrm2_v2 (libcublas.so.13) ← NormalizeLoop (app)"; "" when not.
   std::string call_site;
+  // The call site names a line of source (a Python frame, CallSite::caller_line): it alone
+  // says which wait this is, whichever kernel the wait met (findings_digest.cc GroupBlamed).
+  bool call_site_line = false;
   // The call-site frame alone (CallSite::caller: "NormalizeLoop (app)"), for the host table's
   // "Called from" column; "" when not known.
   std::string caller;

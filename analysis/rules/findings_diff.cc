@@ -15,7 +15,7 @@ FindingKey KeyOf(const Finding& f) {
   key.one_time = f.one_time;
   if (f.one_time != OneTimeWork::kNone) return key;
   key.call_site = f.call_site;
-  if (!f.blamed.empty()) {
+  if (!f.blamed.empty() && !f.call_site_line) {  // (a line says which wait: GroupBlamed's rule)
     key.blamed_kind = f.blamed.front().kind;
     key.blamed = f.blamed.front().name;
   }

@@ -131,6 +131,7 @@ json FindingJson(const Finding& f) {
               {"blamed_omitted", f.blamed_omitted},
               {"nvtx", f.nvtx},
               {"call_site", f.call_site},
+              {"call_site_line", f.call_site_line},
               {"caller", f.caller},
               {"stack", f.stack},
               {"explanation", f.explanation},
@@ -156,6 +157,7 @@ Finding ParseFinding(const json& j) {
   f.blamed_omitted = j.at("blamed_omitted").get<uint64_t>();
   f.nvtx = j.at("nvtx").get<std::vector<std::string>>();
   f.call_site = j.at("call_site").get<std::string>();
+  f.call_site_line = j.at("call_site_line").get<bool>();
   f.caller = j.at("caller").get<std::string>();
   f.stack = j.at("stack").get<std::vector<FindingFrame>>();
   f.explanation = j.at("explanation").get<std::string>();

@@ -50,7 +50,7 @@ inline constexpr std::string_view kFindingsPartialFormat = "libprof-findings-par
 //    recurring_compilations.
 // 9: the host-wait rules' time outside start-up and one-time work (sums' host_waits) and each
 //    pid's first such wait (first_waits); start-up's active_ns, active_gpu_busy_ns, steady_ns
-//    and steady_gpu_busy_ns.
+//    and steady_gpu_busy_ns; each finding's call_site_line.
 inline constexpr uint32_t kFindingsPartialVersion = 9;
 
 struct FindingsPartial {

@@ -14,8 +14,9 @@
 #include <string_view>
 #include <tuple>
 
-#include "tests/analysis/scenarios.h"
 #include "analysis/reports/findings_report.h"
+#include "analysis/rules/findings_diff.h"
+#include "tests/analysis/scenarios.h"
 
 namespace libprof::analysis::testing {
 namespace {
@@ -254,6 +255,39 @@ TEST(FindingsDigestTest, WaitsOnDifferentGraphsAreOneGroup) {
   EXPECT_EQ(groups[0].total_blocked_ns, 60u);
   EXPECT_EQ(groups[0].worst.blamed.front().name, "[graph 8]");
   EXPECT_EQ(groups[1].count, 1u);
+}
+
+// A wait whose call site names a line of Python groups by that line whichever kernel it met
+// (a CuPy loop's cupy.asnumpy waited on 7 kernels over 400 steps); a native call site, a
+// function that may wait at several places, keeps the blamed work in the key. diff's key
+// (findings_diff.h) does the same.
+TEST(FindingsDigestTest, WaitsAtOnePythonLineAreOneGroup) {
+  for (const bool line : {true, false}) {
+    FindingsDigest digest;
+    digest.BeginProcess();
+    FindingTotals totals;
+    uint64_t seq = 0;
+    for (const auto& [kernel, blocked] :
+         {std::pair{"cupy_add", 10u}, std::pair{"cupy_sqrt", 30u}, std::pair{"cupy_exp", 20u}}) {
+      Finding f;
+      f.rule = RuleId::kBlockedOnPriorWork;
+      f.api = "cudaMemcpyAsync";
+      f.pid = 1;
+      f.correlation_id = seq + 1;
+      f.host_start_ns = seq * 100;
+      f.blocked_ns = blocked;
+      f.call_site =
+          line ? "cudaMemcpyAsync ← loop.py:8 in <module>" : "cudaMemcpyAsync ← main (app)";
+      f.call_site_line = line;
+      f.blamed.push_back({.kind = "kernel", .name = kernel});
+      totals.Add(f);
+      digest.Add(std::move(f), seq++);
+    }
+    const std::vector<FindingGroup> groups = digest.Groups();
+    ASSERT_EQ(groups.size(), line ? 1u : 3u);
+    EXPECT_EQ(groups[0].worst.blamed.front().name, "cupy_sqrt");
+    EXPECT_EQ(totals.Totals().size(), line ? 1u : 3u);
+  }
 }
 
 }  // namespace
