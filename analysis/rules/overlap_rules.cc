@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "analysis/model/api_names.h"
 #include "analysis/model/intervals.h"
@@ -152,25 +153,19 @@ class OverlapRules {
   }
 
  private:
-  // Downloads queued behind an upload on their stream. A pair never spans a
-  // cut: the second copy was issued before the first ended, and a cut falls where nothing was
-  // issued and not yet done.
+  // Downloads queued behind an upload on their stream (so no copy is in two pairs). A pair
+  // never spans a cut: the download was issued before the upload ended, and a cut falls where
+  // nothing was issued and not yet done.
   void TwoWay() {
     const auto& ops = index_.device_ops();
     const TraceRecords& r = index_.records();
-    struct Last {
-      uint32_t op = 0;
-      bool counted = false;  // already in a pair
-    };
-    std::map<std::pair<uint32_t, uint32_t>, Last> last;  // (device, stream): its latest op
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> last;  // (device, stream): its latest op
     for (uint32_t i = 0; i < ops.size(); ++i) {
       const DeviceOp& b = ops[i];
       const std::pair<uint32_t, uint32_t> key{b.device_id, b.stream_id};
-      auto [it, first] = last.try_emplace(key, Last{i, false});
+      auto [it, first] = last.try_emplace(key, i);
       if (first) continue;
-      const DeviceOp& a = ops[it->second.op];
-      const bool a_counted = it->second.counted;
-      it->second = {i, false};
+      const DeviceOp& a = ops[std::exchange(it->second, i)];
       if (a.kind != DeviceOpKind::kMemcpy || b.kind != DeviceOpKind::kMemcpy) continue;
       const Memcpy& ma = r.memcpys[a.record];
       const Memcpy& mb = r.memcpys[b.record];
@@ -186,8 +181,7 @@ class OverlapRules {
       OverlapAccumulator::TwoWaySums& s = two_way_sums_[key];
       ++s.pairs;
       s.waits_ns += std::min(a.end_ns - std::max(issued, a.start_ns), b.duration());
-      for (const auto& [op, m, counted] : {std::tuple{&a, &ma, a_counted}, {&b, &mb, false}}) {
-        if (counted) continue;
+      for (const auto& [op, m] : {std::pair{&a, &ma}, {&b, &mb}}) {
         ++s.copies;
         s.copy_ns += op->duration();
         const bool htod = m->copy_kind == CopyKind::kHtoD;
@@ -196,7 +190,6 @@ class OverlapRules {
         s.first_ns = std::min(s.first_ns, op->start_ns);
         s.last_ns = std::max(s.last_ns, op->end_ns);
       }
-      it->second.counted = true;
     }
   }
 
