@@ -160,6 +160,7 @@ class OverlapRules {
     const auto& ops = index_.device_ops();
     const TraceRecords& r = index_.records();
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> last;  // (device, stream): its latest op
+    std::map<uint32_t, std::vector<Interval>> kernels;       // device: merged, when needed
     for (uint32_t i = 0; i < ops.size(); ++i) {
       const DeviceOp& b = ops[i];
       const std::pair<uint32_t, uint32_t> key{b.device_id, b.stream_id};
@@ -181,6 +182,9 @@ class OverlapRules {
       OverlapAccumulator::TwoWaySums& s = two_way_sums_[key];
       ++s.pairs;
       s.waits_ns += std::min(a.end_ns - std::max(issued, a.start_ns), b.duration());
+      auto [merged, absent] = kernels.try_emplace(a.device_id);
+      if (absent) merged->second = KernelsOf(a.device_id);
+      s.alone_ns += (b.end_ns - a.start_ns) - CoveredLength(merged->second, a.start_ns, b.end_ns);
       for (const auto& [op, m] : {std::pair{&a, &ma}, {&b, &mb}}) {
         ++s.copies;
         s.copy_ns += op->duration();
@@ -191,6 +195,17 @@ class OverlapRules {
         s.last_ns = std::max(s.last_ns, op->end_ns);
       }
     }
+  }
+
+  // The kernels of `device` in this window, merged.
+  std::vector<Interval> KernelsOf(uint32_t device) const {
+    std::vector<Interval> spans;
+    for (const DeviceOp& op : index_.device_ops()) {
+      if (op.kind == DeviceOpKind::kKernel && op.device_id == device) {
+        spans.push_back({op.start_ns, op.end_ns});
+      }
+    }
+    return MergeIntervals(std::move(spans));
   }
 
   // Pageable copies whose call held the host, each paired with the kernel its thread launched
@@ -333,7 +348,8 @@ void ReportTwoWay(const ProcessTrace& trace, const FindingsOptions& options, uin
       "the data they read is ready; pinned memory), up to " +
       Dur(saving) +
       " could overlap (per pair, the time the download waited for the upload, at most its "
-      "length; in all, at most the shorter direction's time)";
+      "length; in all, at most the shorter direction's time, and at most the pairs' time in "
+      "which no kernel ran: kernels running meanwhile set the pace)";
   out->push_back(std::move(f));
 }
 

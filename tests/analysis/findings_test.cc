@@ -899,6 +899,15 @@ TEST_F(FindingsTest, DownloadsQueuedBehindUploadsOnOneStream) {
   const auto shorter = Of(FindFindings(Load(short_downloads), {}), "two-way-copies-one-stream");
   ASSERT_EQ(shorter.size(), 1u);
   EXPECT_EQ(shorter[0].blocked_ns, 4u * 50'000u);
+  // At most the pairs' time without a kernel: with compute of 350 µs on stream 18 from each
+  // step's start, only 55 µs of each pair's 400 µs (from 5 to 405 µs) run alone.
+  TraceBuilder heavy = TwoWayCopiesScenario();
+  for (Kernel& k : heavy.records().kernels) {
+    if (k.stream_id == 18) k.end_ns = k.start_ns + 350'000;
+  }
+  const auto paced = Of(FindFindings(Load(heavy), {}), "two-way-copies-one-stream");
+  ASSERT_EQ(paced.size(), 1u);
+  EXPECT_EQ(paced[0].blocked_ns, 4u * 55'000u);
   // Below --min-wait it is not reported.
   EXPECT_TRUE(Of(FindFindings(t, MinWait(800'001)), "two-way-copies-one-stream").empty());
 }

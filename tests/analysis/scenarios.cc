@@ -280,7 +280,7 @@ TraceBuilder TwoWayCopiesScenario() {
   };
   for (int i = 0; i < 4; ++i) {
     const double base = 100 + 1000.0 * i;
-    b.Launch("_Z7computePf", base - 10, base - 8, base, base + 600, 18);
+    b.Launch("_Z7computePf", base - 10, base - 8, base, base + 100, 18);
     copy(CopyKind::kHtoD, MemoryKind::kPinned, base, base + 5, base + 205);
     copy(CopyKind::kDtoH, MemoryKind::kPinned, base + 3, base + 205, base + 405);
   }

@@ -49,7 +49,8 @@ TraceBuilder OverlapScenario();
 // Downloads queued behind uploads on one stream (two-way-copies-one-stream): four steps, each an
 // 8 MiB pinned upload of 200 µs on non-blocking stream 17 and an 8 MiB pinned download of 200 µs
 // issued 3 µs after it, queued behind it (waits 200 µs each: 800 µs could overlap), while a
-// kernel runs on stream 18; then four that do not count: an upload queued behind a download, a
+// 100 µs kernel runs on stream 18 (the copies run 305 µs of each pair's 400 µs alone); then
+// four that do not count: an upload queued behind a download, a
 // download issued after its upload ended, a kernel between the two, a pageable download. See
 // scenarios.cc.
 TraceBuilder TwoWayCopiesScenario();
