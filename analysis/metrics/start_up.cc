@@ -196,10 +196,27 @@ void StartUpScan::Add(const TraceIndex& window) {
       defining_.push_back(piece);
     }
   }
+  // The short idle gaps between the busy stretches, the one from the window before included.
+  std::vector<Interval> short_gaps;
+  for (const Interval& b : busy) {
+    if (any_busy_ && b.start_ns > last_busy_end_ns_ &&
+        b.start_ns - last_busy_end_ns_ < kWarmUpLongGapNs) {
+      short_gaps.push_back({last_busy_end_ns_, b.start_ns});
+    }
+    if (!any_busy_) first_busy_ns_ = b.start_ns;
+    any_busy_ = true;
+    last_busy_end_ns_ = std::max(last_busy_end_ns_, b.end_ns);
+  }
   for (size_t i = first_new; i < defining_.size(); ++i) {
-    defining_[i].busy_before_end_ns = busy_ns_ + CoveredLength(busy, 0, defining_[i].span.end_ns);
+    Piece& piece = defining_[i];
+    piece.busy_before_end_ns = busy_ns_ + CoveredLength(busy, 0, piece.span.end_ns);
+    piece.short_idle_before_end_ns = short_idle_ns_;
+    for (const Interval& g : short_gaps) {
+      if (g.end_ns <= piece.span.end_ns) piece.short_idle_before_end_ns += g.length();
+    }
   }
   for (const Interval& b : busy) busy_ns_ += b.length();
+  for (const Interval& g : short_gaps) short_idle_ns_ += g.length();
 
   // One-time work: the calls with a stack in time order, in runs (StackRun).
   std::vector<const ApiCall*> stacked;
@@ -243,11 +260,25 @@ void StartUpScan::Add(const StartUpScan& later) {
     first_kernel_ns_ = later.first_kernel_ns_;
     busy_before_first_kernel_ns_ = busy_ns_ + later.busy_before_first_kernel_ns_;
   }
+  // The gap between this scan's last busy stretch and the later one's first, when short.
+  uint64_t junction = 0;
+  if (any_busy_ && later.any_busy_ && later.first_busy_ns_ > last_busy_end_ns_ &&
+      later.first_busy_ns_ - last_busy_end_ns_ < kWarmUpLongGapNs) {
+    junction = later.first_busy_ns_ - last_busy_end_ns_;
+  }
   for (Piece piece : later.defining_) {
     piece.busy_before_end_ns += busy_ns_;
+    piece.short_idle_before_end_ns +=
+        short_idle_ns_ + (piece.span.end_ns >= later.first_busy_ns_ ? junction : 0);
     defining_.push_back(piece);
   }
   busy_ns_ += later.busy_ns_;
+  short_idle_ns_ += junction + later.short_idle_ns_;
+  if (later.any_busy_) {
+    if (!any_busy_) first_busy_ns_ = later.first_busy_ns_;
+    any_busy_ = true;
+    last_busy_end_ns_ = std::max(last_busy_end_ns_, later.last_busy_end_ns_);
+  }
   last_op_end_ns_ = std::max(last_op_end_ns_, later.last_op_end_ns_);
   for (const StackRun& run : later.stack_runs_) AddRun(run);
 }
@@ -290,6 +321,8 @@ StartUp StartUpScan::Bounds(uint64_t origin_ns) const {
       Piece& last = pieces.back();
       last.span.end_ns = std::max(last.span.end_ns, piece.span.end_ns);
       last.busy_before_end_ns = std::max(last.busy_before_end_ns, piece.busy_before_end_ns);
+      last.short_idle_before_end_ns =
+          std::max(last.short_idle_before_end_ns, piece.short_idle_before_end_ns);
       last.named = last.named || piece.named;
       last.module = last.module || piece.module;
     } else {
@@ -355,11 +388,14 @@ void StartUpScan::RecurringLoads(const std::vector<Piece>& pieces, StartUp* s) c
 // before it and a far busier one after it.
 void StartUpScan::WarmUp(const std::vector<Piece>& pieces, StartUp* s) const {
   uint64_t busy_at_end = 0;  // the GPU's busy time up to s->end_ns
+  uint64_t short_idle_at_end = 0;  // and its idle time in short gaps (none before the first op)
   if (s->end_ns == s->first_op_ns) {
     busy_at_end = any_kernel_ ? busy_before_first_kernel_ns_ : 0;
   } else {
     for (const Piece& piece : pieces) {
-      if (piece.span.end_ns == s->end_ns) busy_at_end = piece.busy_before_end_ns;
+      if (piece.span.end_ns != s->end_ns) continue;
+      busy_at_end = piece.busy_before_end_ns;
+      short_idle_at_end = piece.short_idle_before_end_ns;
     }
   }
   for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
@@ -374,6 +410,11 @@ void StartUpScan::WarmUp(const std::vector<Piece>& pieces, StartUp* s) const {
         after < kWarmUpContrast * before) {
       continue;
     }
+    // Idle mostly in short gaps: a loop ran there, not a compiler.
+    const uint64_t stretch = end - s->end_ns;
+    const uint64_t busy = it->busy_before_end_ns - busy_at_end;
+    const uint64_t idle = stretch > busy ? stretch - busy : 0;
+    if (2 * (it->short_idle_before_end_ns - short_idle_at_end) > idle) continue;
     s->warm_up = true;
     s->warm_up_from_ns = s->end_ns;
     s->warm_up_busy_ns = it->busy_before_end_ns - busy_at_end;

@@ -26,7 +26,11 @@
 // their last load, 15-80% after). Counted as steady state, that compilation made every one of
 // them "GPU idle over 90%: profile the host code". A long host-bound phase followed by a busier
 // one that loads new code needs the contrast, so is not taken for a warm-up; a GPU busy 10% or
-// more is never called warm-up.
+// more is never called warm-up; nor is a stretch whose idle time lies mostly in gaps shorter
+// than kWarmUpLongGapNs: a compiler keeps the GPU idle for long stretches, a running loop in
+// short gaps between its kernels (an eager PyTorch loop of tiny kernels, 93% idle for 513 ms
+// in gaps of tens of µs, then a CUDA graph captured and replayed: the loop was taken for a
+// warm-up, and its launch-bound verdict lost).
 //
 // One-time work later in the run (an autotuner timing candidates, a compiler: one_time_work.h,
 // told from call stacks) is paid once too: StartUp::one_time holds its stretches, and the GPU
@@ -54,6 +58,7 @@ inline constexpr double kStartUpWorkShare = 0.5;
 inline constexpr double kWarmUpBusyShare = 0.10;
 inline constexpr double kWarmUpContrast = 10.0;
 inline constexpr double kWarmUpMinBusyAfter = 0.01;
+inline constexpr uint64_t kWarmUpLongGapNs = 1'000'000;
 
 struct StartUp {
   bool known = false;         // the process ran device work (else the rest is zero)
@@ -148,6 +153,8 @@ class StartUpScan {
     uint64_t busy_before_end_ns = 0;
     bool named = true;
     bool module = false;  // a cuModuleLoad* call (a program's own code, not a library's)
+    // The GPU's idle time in gaps shorter than kWarmUpLongGapNs that ended by the piece's end.
+    uint64_t short_idle_before_end_ns = 0;
   };
   void WarmUp(const std::vector<Piece>& pieces, StartUp* s) const;
   void RecurringLoads(const std::vector<Piece>& pieces, StartUp* s) const;
@@ -166,6 +173,12 @@ class StartUpScan {
   uint64_t busy_before_first_kernel_ns_ = 0;  // copies and memsets before it
   uint64_t busy_ns_ = 0;                      // so far
   uint64_t last_op_end_ns_ = 0;
+  // The GPU's idle gaps shorter than kWarmUpLongGapNs (all devices' operations together): their
+  // time so far, and the first busy start and last busy end seen (a later scan's gap before its
+  // first busy start is added when it joins: Add(const StartUpScan&)).
+  uint64_t short_idle_ns_ = 0;
+  bool any_busy_ = false;
+  uint64_t first_busy_ns_ = 0, last_busy_end_ns_ = 0;
   std::vector<Piece> defining_;  // merged per window
 };
 

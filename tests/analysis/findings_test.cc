@@ -1857,6 +1857,23 @@ TEST_F(FindingsTest, AHostBoundPhaseBeforeALateLoadIsNoWarmUp) {
   EXPECT_FALSE(s.warm_up);
 }
 
+// A running loop is no warm-up however idle it keeps the GPU: an eager loop of 1 µs kernels
+// every 40 µs (2.5% busy, idle in 39 µs gaps) before the late load and the busy phase after it
+// stays in the steady state, where its launch-bound idle time is found; a compiler keeps the
+// GPU idle in long gaps (the 100 µs kernels every 10 ms above still make a warm-up).
+TEST_F(FindingsTest, AnEagerLoopBeforeALateLoadIsNoWarmUp) {
+  TraceBuilder b = WarmUpScenario(0);
+  for (double at = 10000; at < 1990000; at += 40)
+    b.Launch("eager_op", at, at + 1, at + 2, at + 3, 7);
+  const ProcessTrace t = Load(std::move(b));
+  const StartUp s = FindStartUp(TraceIndex(t));
+  EXPECT_FALSE(s.warm_up);
+  EXPECT_EQ(s.end_ns, Us(6000));
+  const auto breakdown = Of(FindFindings(t, {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  EXPECT_LT(breakdown[0].host_start_ns, 10'000'000u);  // from start-up's end, at 6 ms
+}
+
 // Start-up is one finding; the GPU rules count from its end, so the 80 ms of idle GPU time while
 // modules load are no gpu-low-utilization chunks, and the chunks without a kernel around the
 // late load are one finding.
