@@ -902,10 +902,41 @@ void GpuRulesAccumulator::Breakdown(const ProcessTrace& whole, uint32_t id, cons
               "interpreter overhead): the GPU waited for the program, not for CUDA; profile "
               "the host code between launches" +
                   HostBoundHint(whole, mean_kernel);
+  } else if (2 * (causes.launch_ns + causes.other_ns) >= idle) {
+    f.explanation += HostPaceVerdict(whole, d, causes, idle, mean_kernel);
   } else {
     f.explanation += "No single cause holds half of it";
   }
   out->push_back(std::move(f));
+}
+
+// The verdict when launching and the host's own time (outside CUDA calls) together hold half of
+// the idle time, neither alone: one cure for both. A cuBLAS loop of 3.2 µs sgemms, each followed
+// by cudaStreamSynchronize (.carry/s19/cublas_small_gemms.cu on the H200: 14.22 ms launching,
+// 10.42 ms outside calls, 4.96 ms in the syncs; without the syncs 15 ms faster), and an eager
+// PyTorch loop split 49/51 had no advice at all.
+std::string GpuRulesAccumulator::HostPaceVerdict(const ProcessTrace& whole, const Device& d,
+                                                 const IdleTotals& causes, uint64_t idle,
+                                                 uint64_t mean_kernel) {
+  std::string text = "Most idle time (" + Pct(causes.launch_ns + causes.other_ns, idle) +
+                     ") had the host launching the next work or outside CUDA calls: the host "
+                     "set the pace";
+  if (d.whole.kernels > 0) text += ", with kernels averaging " + Dur(mean_kernel);
+  text += d.launches > 0 && 2 * d.graph_launches >= d.launches
+              ? "; the work is in CUDA graphs already: fewer, larger kernels (fusion) or more of "
+                "each step in each graph cut both"
+              : "; fewer, larger kernels (fusion) or CUDA graphs (a captured sequence replays "
+                "with one launch and no host code between its kernels) cut both";
+  // A synchronising call drains the queue: the launches after it start on an idle GPU, so its
+  // cost shows as launch time too.
+  if (10 * causes.sync_ns >= idle) {
+    const std::string top = TopOf(whole, d.whole.sync).name;
+    text +=
+        "; synchronising calls (" + Pct(causes.sync_ns, idle) + ", most in " + top +
+        ") drain the GPU's queue, so the launches after each start on an idle GPU: " +
+        (AllocatesOrFrees(top) ? "allocate once and reuse the memory" : "drop the ones not needed");
+  }
+  return text + HostBoundHint(whole, mean_kernel);
 }
 
 void FindGpuFindings(const RuleInput& input, std::vector<Finding>* out) {

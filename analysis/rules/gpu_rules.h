@@ -107,6 +107,9 @@ class GpuRulesAccumulator {
   // otherwise.
   static std::optional<std::string> SmallCopiesVerdict(const ProcessTrace& whole, const Device& d,
                                                        const IdleTotals& causes, uint64_t idle);
+  // The verdict when launching and the host's own time together hold half the idle time.
+  static std::string HostPaceVerdict(const ProcessTrace& whole, const Device& d,
+                                     const IdleTotals& causes, uint64_t idle, uint64_t mean_kernel);
   void StartUpFinding(const ProcessTrace& whole, const StartUp& s,
                       std::vector<Finding>* out) const;
 

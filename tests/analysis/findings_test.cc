@@ -501,6 +501,41 @@ TEST_F(FindingsTest, LaunchBoundSentence) {
   EXPECT_NE(f.explanation.find("most in cudaMemcpy, 30.0 µs"), std::string::npos);
 }
 
+// Launching and the host's own time split the idle time, neither half of it, with a sync after
+// every kernel (a cuBLAS loop of tiny sgemms, each followed by cudaStreamSynchronize): one
+// verdict for both, and the syncs named. Step i at 1000 + 17i µs: the launch call [0, 5), its
+// 3 µs kernel from 6 µs, cudaStreamSynchronize [6, 11), then 6 µs outside CUDA calls: each gap
+// of 14 µs is 2 µs in the sync, 6 µs outside calls and 6 µs launching.
+TEST_F(FindingsTest, LaunchingAndHostTimeTogetherSetThePace) {
+  TraceBuilder b(5252);
+  b.AddContext(1, 7);
+  b.AddStream(7, StreamType::kNull);
+  for (int i = 0; i < 100; ++i) {
+    const double base = 1000 + 17.0 * i;
+    b.Launch("_Z4gemmv", base, base + 5, base + 6, base + 9, 7);
+    const uint64_t sync = b.Api("cudaStreamSynchronize", base + 6, base + 11);
+    b.AddSync(SyncType::kStreamSynchronize, base + 6, base + 11, sync, 7);
+  }
+  b.SetEnd(3000);
+  const auto breakdown = Of(FindFindings(Load(b), {}), "gpu-idle-breakdown");
+  ASSERT_EQ(breakdown.size(), 1u);
+  const Finding& f = breakdown[0];
+  const auto& d = std::get<IdleBreakdownDetails>(f.details);
+  EXPECT_EQ(d.idle.sync_ns, 99u * 2'000u);
+  EXPECT_EQ(d.idle.other_ns, 99u * 6'000u);
+  EXPECT_EQ(d.idle.launch_ns, 99u * 6'000u);
+  EXPECT_NE(f.explanation.find("Most idle time (85.71%) had the host launching the next work or "
+                               "outside CUDA calls: the host set the pace, with kernels averaging "
+                               "3.0 µs; fewer, larger kernels (fusion) or CUDA graphs"),
+            std::string::npos)
+      << f.explanation;
+  EXPECT_NE(f.explanation.find("synchronising calls (14.29%, most in cudaStreamSynchronize) drain "
+                               "the GPU's queue, so the launches after each start on an idle GPU: "
+                               "drop the ones not needed"),
+            std::string::npos)
+      << f.explanation;
+}
+
 // A program already on CUDA graphs whose graphs hold too little work (samples/graph_replay.cu):
 // the launch-bound sentence must not tell it to use CUDA graphs, but say its graphs are too small.
 TEST_F(FindingsTest, LaunchBoundOnGraphLaunchesSaysTheGraphsAreTooSmall) {
