@@ -129,12 +129,16 @@ bool IsLibrarySetUp(const FrameView& f) {
   return false;
 }
 
+// Compiling, and recording the CUDA graphs of mode="reduce-overhead" (once per shape: its
+// torch.cuda.synchronize() in record_function, .carry/s19/pt_compile_graphs.py on the H200).
 bool IsTorchCompile(const FrameView& f) {
   return f.python && (PathIs(f.file, "torch/_dynamo/convert_frame.py") ||
                       PathIs(f.file, "torch/_functorch/_aot_autograd/graph_compile.py") ||
                       PathIs(f.file, "torch/_inductor/graph.py") ||
                       PathIs(f.file, "torch/_inductor/scheduler.py") ||
-                      PathUnder(f.file, "torch/_inductor/fx_passes/"));
+                      PathUnder(f.file, "torch/_inductor/fx_passes/") ||
+                      (PathIs(f.file, "torch/_inductor/cudagraph_trees.py") &&
+                       f.function == "CUDAGraphTreeManager.record_function"));
 }
 
 }  // namespace

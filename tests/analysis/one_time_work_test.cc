@@ -119,6 +119,13 @@ TEST(OneTimeWorkTest, EachTunerIsToldFromTheFramesItsLibraryRecorded) {
             OneTimeWork::kTorchCompile);
   EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_dynamo/convert_frame.py"), "_compile")}),
             OneTimeWork::kTorchCompile);
+  // mode="reduce-overhead" recording a CUDA graph (once per shape), its synchronize.
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/cuda/__init__.py"), "synchronize"),
+                           Python(Installed("torch/_inductor/cudagraph_trees.py"),
+                                  "CUDAGraphTreeManager.record_function"),
+                           Python(Installed("torch/_inductor/cudagraph_trees.py"),
+                                  "CUDAGraphTreeManager._run")}),
+            OneTimeWork::kTorchCompile);
 }
 
 TEST(OneTimeWorkTest, TheSteadyStatesOwnFramesAreNotOneTimeWork) {
@@ -131,6 +138,12 @@ TEST(OneTimeWorkTest, TheSteadyStatesOwnFramesAreNotOneTimeWork) {
   EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/cuda/__init__.py"), "synchronize"),
                            Python(Installed("triton/testing.py"), "do_bench"),
                            Python("/home/me/bench_add.py", "main")}),
+            OneTimeWork::kNone);
+  // Replaying a recorded CUDA graph is the steady state's.
+  EXPECT_EQ(OneTimeWorkOf({Python(Installed("torch/_inductor/cudagraph_trees.py"),
+                                  "CUDAGraphTreeManager.execute_node"),
+                           Python(Installed("torch/_inductor/cudagraph_trees.py"),
+                                  "CUDAGraphTreeManager._run")}),
             OneTimeWork::kNone);
   // Triton's autotuner launching its chosen config, and an ordinary synchronize.
   EXPECT_EQ(OneTimeWorkOf({Python(Installed("triton/runtime/autotuner.py"), "Autotuner.run"),
