@@ -41,8 +41,12 @@ std::expected<void, std::string> ForEachProcess(const std::vector<std::string>& 
   if (!files) return std::unexpected(files.error());
   FilterMatches matches;
   for (const std::string& path : *files) {
+    const FilterMatches before = matches;
     if (auto done = ForEachProcessOf(path, filters, warnings, &matches, analyse); !done) {
       return done;
+    }
+    if (std::string w = NvtxLeftOutWarning(path, before, matches); !w.empty()) {
+      warnings->push_back(std::move(w));
     }
   }
   return CheckFilterMatches(filters, matches);
@@ -65,11 +69,16 @@ std::expected<void, std::string> ForEachFileInWindows(const std::vector<std::str
   if (!files) return std::unexpected(files.error());
   FilterMatches matches;
   for (const std::string& path : *files) {
+    const FilterMatches before = matches;
     std::expected<bool, std::string> done = windowed(path, &matches);
     if (!done) return std::unexpected(done.error());
-    if (*done) continue;
-    if (auto loaded = ForEachProcessOf(path, filters, warnings, &matches, whole); !loaded) {
-      return loaded;
+    if (!*done) {
+      if (auto loaded = ForEachProcessOf(path, filters, warnings, &matches, whole); !loaded) {
+        return loaded;
+      }
+    }
+    if (std::string w = NvtxLeftOutWarning(path, before, matches); !w.empty()) {
+      warnings->push_back(std::move(w));
     }
   }
   return CheckFilterMatches(filters, matches);

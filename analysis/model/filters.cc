@@ -5,8 +5,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/model/device_ops.h"
 #include "analysis/model/intervals.h"
 #include "analysis/model/nvtx_selection.h"
+#include "analysis/model/units.h"
 
 namespace libprof::analysis {
 namespace {
@@ -77,12 +79,14 @@ void ApplyWindow(ProcessTrace* trace, uint64_t from, uint64_t to) {
 }
 
 // Returns false when no range of this process matches.
-bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names) {
+bool ApplyNvtx(ProcessTrace* trace, const std::vector<std::string>& names, FilterMatches* matches) {
   NvtxSelection selection;
   for (const NvtxRange& range : MatchingRanges(*trace, names)) selection.Add(range);
   if (selection.empty()) return false;
   selection.Seal();
-  KeepInside(trace, selection);
+  const NvtxKept kept = KeepInside(trace, selection);
+  matches->nvtx_device_ns += kept.device_ns;
+  matches->nvtx_left_out_ns += kept.left_out_ns;
   trace->windows = Intersect(trace->windows, selection.spans());
   return true;
 }
@@ -140,8 +144,17 @@ std::vector<NvtxRange> MatchingRanges(const ProcessTrace& trace,
   return ranges;
 }
 
-void KeepInside(ProcessTrace* trace, const NvtxSelection& selection) {
+NvtxKept KeepInside(ProcessTrace* trace, const NvtxSelection& selection) {
   TraceRecords& r = trace->records;
+  // The device work that started during the ranges, before and after the calls outside them go.
+  auto during = [&] {
+    uint64_t ns = 0;
+    ForEachDeviceOp(r, [&]<typename T>(const DeviceOp& op, const T&) {
+      if (InWindows(selection.spans(), op.start_ns)) ns += op.duration();
+    });
+    return ns;
+  };
+  NvtxKept kept{.device_ns = during()};
   auto inside = [&](uint32_t thread, uint64_t start, uint64_t end) {
     return selection.Inside(thread, start, end);
   };
@@ -159,6 +172,8 @@ void KeepInside(ProcessTrace* trace, const NvtxSelection& selection) {
       KeepIf(&list, [&](const T& x) { return inside(x.thread_id, StartNs(x), StartNs(x)); });
     }
   });
+  kept.left_out_ns = kept.device_ns - during();
+  return kept;
 }
 
 void NoteMatches(const FilterMatches& seen, FilterMatches* into) {
@@ -169,6 +184,21 @@ void NoteMatches(const FilterMatches& seen, FilterMatches* into) {
     if (!Contains(into->tids, tid)) into->tids.push_back(tid);
   }
   into->nvtx = into->nvtx || seen.nvtx;
+  into->nvtx_device_ns += seen.nvtx_device_ns;
+  into->nvtx_left_out_ns += seen.nvtx_left_out_ns;
+}
+
+std::string NvtxLeftOutWarning(const std::string& path, const FilterMatches& before,
+                               const FilterMatches& after) {
+  const uint64_t during = after.nvtx_device_ns - before.nvtx_device_ns;
+  const uint64_t left_out = after.nvtx_left_out_ns - before.nvtx_left_out_ns;
+  if (left_out == 0 || 4 * left_out < during) return "";
+  return path + ": --nvtx kept " + FormatDuration(static_cast<double>(during - left_out)) +
+         " of the " + FormatDuration(static_cast<double>(during)) +
+         " of device work that ran during the selected ranges: the rest was issued by calls "
+         "outside them, before a range opened or on another thread (a range holds its own "
+         "thread's calls; PyTorch runs the backward pass on its autograd thread); --from/--to "
+         "select by time instead";
 }
 
 bool NvtxNameMatches(const std::string& wanted, const std::string& domain,
@@ -211,7 +241,7 @@ std::expected<std::vector<ProcessTrace>, std::string> FilterProcesses(
   if (!options.nvtx.empty()) {
     std::vector<ProcessTrace> kept;
     for (ProcessTrace& t : traces) {
-      if (ApplyNvtx(&t, options.nvtx)) {
+      if (ApplyNvtx(&t, options.nvtx, matches)) {
         matches->nvtx = true;
         kept.push_back(std::move(t));
       }

@@ -51,6 +51,9 @@ struct FilterMatches {
   std::vector<uint32_t> pids;  // of FilterOptions::pids, those seen
   std::vector<uint32_t> tids;  // of FilterOptions::tids, those seen
   bool nvtx = false;           // a matching range was seen
+  // --nvtx: the device work that started during the selected ranges (summed durations), and of
+  // it what --nvtx left out, its calls being outside the ranges (KeepInside).
+  uint64_t nvtx_device_ns = 0, nvtx_left_out_ns = 0;
 };
 std::expected<std::vector<ProcessTrace>, std::string> FilterProcesses(
     std::vector<ProcessTrace> traces, const FilterOptions& options, FilterMatches* matches);
@@ -59,6 +62,12 @@ std::expected<void, std::string> CheckFilterMatches(const FilterOptions& options
 
 // Adds to *into what `seen` matched (the matches of one file read apart, window_filter.h).
 void NoteMatches(const FilterMatches& seen, FilterMatches* into);
+// The warning for file `path` when --nvtx left out a quarter or more of the device work that ran
+// during its selected ranges (`before` and `after`: the matches before and after reading it):
+// work issued before a range opened or by other threads, which a range on one thread does not
+// hold (PyTorch runs the backward pass on its autograd thread); "" otherwise.
+std::string NvtxLeftOutWarning(const std::string& path, const FilterMatches& before,
+                               const FilterMatches& after);
 
 // The steps of FilterProcesses on one process, each keeping or dropping records one at a time
 // (by its own time, thread or range, or by its call's correlation id), so that a trace read in
@@ -76,7 +85,11 @@ void KeepThreads(ProcessTrace* trace, const std::vector<uint32_t>& tids);
 // inside the selected ranges (ApplyFilters' --nvtx above; the caller narrows the windows).
 std::vector<NvtxRange> MatchingRanges(const ProcessTrace& trace,
                                       const std::vector<std::string>& names);
-void KeepInside(ProcessTrace* trace, const NvtxSelection& selection);
+// Returns the device time that started during the ranges (summed) and, of it, what it left out.
+struct NvtxKept {
+  uint64_t device_ns = 0, left_out_ns = 0;
+};
+NvtxKept KeepInside(ProcessTrace* trace, const NvtxSelection& selection);
 
 // True when NVTX range name `wanted` designates `domain`/`message` ("m" or "d:m" or "d: m").
 bool NvtxNameMatches(const std::string& wanted, const std::string& domain,

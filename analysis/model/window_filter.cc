@@ -79,7 +79,11 @@ bool WindowFilter::Learn(ProcessTrace* window, const WindowSpan& span) {
         ranges_.push_back(r);
       }
     }
-    KeepInside(window, SelectionFor(*window));
+    const NvtxKept kept = KeepInside(window, SelectionFor(*window));
+    if (!ranges_known_) {  // (the first read's count; a read again is the same trace)
+      nvtx_device_ns_ += kept.device_ns;
+      nvtx_left_out_ns_ += kept.left_out_ns;
+    }
   }
   return true;
 }
@@ -130,6 +134,8 @@ FilterMatches WindowFilter::matches() const {
     }
   }
   m.nvtx = !options_.nvtx.empty() && !ranges_.empty();
+  m.nvtx_device_ns = nvtx_device_ns_;
+  m.nvtx_left_out_ns = nvtx_left_out_ns_;
   return m;
 }
 

@@ -73,6 +73,7 @@ class WindowFilter {
   std::vector<NvtxRange> ranges_;  // selected so far; every one once Settle knows them
   bool ranges_known_ = false;
   bool late_range_ = false;                  // a selected range arrived after a cut it precedes
+  uint64_t nvtx_device_ns_ = 0, nvtx_left_out_ns_ = 0;  // FilterMatches', by the first read
   std::unordered_set<uint32_t> unknown_domains_;  // named by a range before their definition
   uint32_t pid_ = 0;
   std::vector<bool> tid_seen_;  // per options_.tids: active in the windows so far

@@ -387,6 +387,13 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
   p.filters = filters;
   FindingsDigest digest;
   for (const std::string& path : *files) {
+    const FilterMatches before = p.matches;
+    // The warning of --nvtx's left-out work, with the file's others (as RunFindings gives it).
+    auto note_left_out = [&] {
+      if (std::string w = NvtxLeftOutWarning(path, before, p.matches); !w.empty()) {
+        p.warnings.push_back({path, std::move(w)});
+      }
+    };
     // In windows, filtered there, when they give the exact findings (bounded memory,
     // windowed_findings.h), as RunFindings reads a file.
     auto plan = WindowedFindings::Plan(path, thresholds, filters);
@@ -406,6 +413,7 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
         p.trace_ns += plan->whole().window_ns();
       }
       for (const std::string& w : plan->warnings()) p.warnings.push_back({path, w});
+      note_left_out();
       continue;
     }
     std::vector<std::string> warnings;
@@ -431,6 +439,7 @@ std::expected<FindingsPartial, std::string> FindFindingsPartial(
       }
     }
     for (std::string& w : warnings) p.warnings.push_back({path, std::move(w)});
+    note_left_out();
   }
   p.digest = digest.TakeState();
   return p;

@@ -82,6 +82,29 @@ TEST(FiltersTest, NvtxKeepsActivityInsideTheRangeOnItsThread) {
   EXPECT_EQ(missing.error(), "no NVTX range named 'nope' in the traces");
 }
 
+// --nvtx keeps the work its ranges' calls issued, and says how much work that ran during the
+// ranges it left out: the four threads' kernels start during the "copy" ranges ([15, 1725] µs)
+// but were launched just before each thread's range opened (1000 + 1200 + 1400 + 1600 µs);
+// the four 4 µs copies are kept.
+TEST(FiltersTest, NvtxCountsTheWorkDuringTheRangesItLeavesOut) {
+  FilterMatches matches;
+  auto out = FilterProcesses({ThreadsScenario().Build()}, Nvtx({"copy"}), &matches);
+  ASSERT_TRUE(out.has_value()) << out.error();
+  EXPECT_EQ(matches.nvtx_device_ns, 5'216'000u);
+  EXPECT_EQ(matches.nvtx_left_out_ns, 5'200'000u);
+  const std::string w = NvtxLeftOutWarning("t.pb", FilterMatches{}, matches);
+  EXPECT_EQ(w.rfind("t.pb: --nvtx kept 16.0 µs of the 5.22 ms of device work that ran during the "
+                    "selected ranges",
+                    0),
+            0u)
+      << w;
+  // Nothing said when it kept three quarters or more, or the ranges saw no device work.
+  FilterMatches most = matches;
+  most.nvtx_left_out_ns = most.nvtx_device_ns / 4 - 1;
+  EXPECT_EQ(NvtxLeftOutWarning("t.pb", FilterMatches{}, most), "");
+  EXPECT_EQ(NvtxLeftOutWarning("t.pb", matches, matches), "");
+}
+
 TEST(FiltersTest, TimeWindowIsRelativeToTheRecordingStart) {
   auto out = Apply({Nrm2Scenario().Build()}, Window(59'000, 89'000));
   ASSERT_EQ(out.size(), 1u);
