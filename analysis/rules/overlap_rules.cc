@@ -266,19 +266,28 @@ class OverlapRules {
   std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::TwoWaySums>& two_way_sums_;
 };
 
+// A finding of `rule` on `device` spanning the operations from first_ns to last_ns, saving
+// `saving`.
+Finding DeviceFinding(const ProcessTrace& trace, RuleId rule, uint32_t device, uint64_t first_ns,
+                      uint64_t last_ns, uint64_t saving) {
+  Finding f;
+  f.rule = rule;
+  f.file = trace.path;
+  f.pid = trace.header.pid;
+  f.device_id = device;
+  f.host_start_ns = first_ns > trace.origin_ns ? first_ns - trace.origin_ns : 0;
+  f.host_duration_ns = last_ns - first_ns;
+  f.blocked_ns = saving;
+  return f;
+}
+
 void Report(const ProcessTrace& trace, const FindingsOptions& options, uint32_t device,
             const OverlapAccumulator::Sums& s, const std::string& cause, uint64_t possible,
             std::vector<Finding>* out) {
   if (possible < options.min_wait_ns) return;
   const uint64_t copy_ns = s.copy_ns, kernel_ns = s.kernel_ns;
-  Finding f;
-  f.rule = RuleId::kNoOverlapDefaultStream;
-  f.file = trace.path;
-  f.pid = trace.header.pid;
-  f.device_id = device;
-  f.host_start_ns = s.first_ns > trace.origin_ns ? s.first_ns - trace.origin_ns : 0;
-  f.host_duration_ns = s.last_ns - s.first_ns;
-  f.blocked_ns = possible;
+  Finding f = DeviceFinding(trace, RuleId::kNoOverlapDefaultStream, device, s.first_ns, s.last_ns,
+                            possible);
   OverlapDetails details;
   details.serialised_by = cause;
   details.copies = s.copies;
@@ -321,15 +330,9 @@ void ReportTwoWay(const ProcessTrace& trace, const FindingsOptions& options, uin
                   std::vector<Finding>* out) {
   const uint64_t saving = s.saving_ns();
   if (saving < options.min_wait_ns) return;
-  Finding f;
-  f.rule = RuleId::kTwoWayCopiesOneStream;
-  f.file = trace.path;
-  f.pid = trace.header.pid;
-  f.device_id = device;
+  Finding f =
+      DeviceFinding(trace, RuleId::kTwoWayCopiesOneStream, device, s.first_ns, s.last_ns, saving);
   f.stream_id = stream;
-  f.host_start_ns = s.first_ns > trace.origin_ns ? s.first_ns - trace.origin_ns : 0;
-  f.host_duration_ns = s.last_ns - s.first_ns;
-  f.blocked_ns = saving;
   f.details = TwoWayCopiesDetails{.pairs = s.pairs,
                                   .copies = s.copies,
                                   .copy_ns = s.copy_ns,
