@@ -100,18 +100,6 @@ class OverlapRules {
   void Run() {
     const auto& ops = index_.device_ops();
     const TraceRecords& r = index_.records();
-    std::map<uint32_t, std::vector<Interval>> kernels;  // device -> all kernels
-    for (const DeviceOp& op : ops) {
-      if (op.kind == DeviceOpKind::kKernel) {
-        kernels[op.device_id].push_back({op.start_ns, op.end_ns});
-      }
-    }
-    std::map<uint32_t, std::vector<Interval>> merged;  // only for devices with a legacy copy
-    auto kernels_of = [&](uint32_t device) -> const std::vector<Interval>& {
-      auto [it, added] = merged.try_emplace(device);
-      if (added) it->second = MergeIntervals(std::move(kernels[device]));
-      return it->second;
-    };
     // The legacy stream's kernels (unions per window) and copies, in start order: a copy counts
     // once a kernel of its stream follows it, and only after the stream's first kernel, since
     // one before the first or after the last kernel can overlap none of them (a model's
@@ -139,8 +127,8 @@ class OverlapRules {
         OverlapAccumulator::Sums& sums = legacy_sums_[key];
         if (!sums.kernel_seen) continue;
         sums.pending.push_back(
-            {{op.start_ns, op.end_ns}, CoveredLength(kernels_of(op.device_id), op.start_ns,
-                                                     op.end_ns)});
+            {{op.start_ns, op.end_ns},
+             CoveredLength(MergedKernels(op.device_id), op.start_ns, op.end_ns)});
       }
     }
     for (auto& [key, s] : legacy_kernels) {
@@ -160,7 +148,6 @@ class OverlapRules {
     const auto& ops = index_.device_ops();
     const TraceRecords& r = index_.records();
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> last;  // (device, stream): its latest op
-    std::map<uint32_t, std::vector<Interval>> kernels;       // device: merged, when needed
     for (uint32_t i = 0; i < ops.size(); ++i) {
       const DeviceOp& b = ops[i];
       const std::pair<uint32_t, uint32_t> key{b.device_id, b.stream_id};
@@ -182,9 +169,8 @@ class OverlapRules {
       OverlapAccumulator::TwoWaySums& s = two_way_sums_[key];
       ++s.pairs;
       s.waits_ns += std::min(a.end_ns - std::max(issued, a.start_ns), b.duration());
-      auto [merged, absent] = kernels.try_emplace(a.device_id);
-      if (absent) merged->second = KernelsOf(a.device_id);
-      s.alone_ns += (b.end_ns - a.start_ns) - CoveredLength(merged->second, a.start_ns, b.end_ns);
+      s.alone_ns +=
+          (b.end_ns - a.start_ns) - CoveredLength(MergedKernels(a.device_id), a.start_ns, b.end_ns);
       for (const auto& [op, m] : {std::pair{&a, &ma}, {&b, &mb}}) {
         ++s.copies;
         s.copy_ns += op->duration();
@@ -197,15 +183,20 @@ class OverlapRules {
     }
   }
 
-  // The kernels of `device` in this window, merged.
-  std::vector<Interval> KernelsOf(uint32_t device) const {
-    std::vector<Interval> spans;
-    for (const DeviceOp& op : index_.device_ops()) {
-      if (op.kind == DeviceOpKind::kKernel && op.device_id == device) {
-        spans.push_back({op.start_ns, op.end_ns});
+  // The kernels of `device` in this window, merged: made when first asked for (only devices
+  // with a legacy copy or a two-way pair need them), for the legacy copies and the pairs alike.
+  const std::vector<Interval>& MergedKernels(uint32_t device) {
+    auto [it, added] = merged_kernels_.try_emplace(device);
+    if (added) {
+      std::vector<Interval> spans;
+      for (const DeviceOp& op : index_.device_ops()) {
+        if (op.kind == DeviceOpKind::kKernel && op.device_id == device) {
+          spans.push_back({op.start_ns, op.end_ns});
+        }
       }
+      it->second = MergeIntervals(std::move(spans));
     }
-    return MergeIntervals(std::move(spans));
+    return it->second;
   }
 
   // Pageable copies whose call held the host, each paired with the kernel its thread launched
@@ -264,6 +255,7 @@ class OverlapRules {
   std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::Sums>& legacy_sums_;
   std::map<uint32_t, OverlapAccumulator::Sums>& pageable_sums_;
   std::map<std::pair<uint32_t, uint32_t>, OverlapAccumulator::TwoWaySums>& two_way_sums_;
+  std::map<uint32_t, std::vector<Interval>> merged_kernels_;  // MergedKernels'
 };
 
 // A finding of `rule` on `device` spanning the operations from first_ns to last_ns, saving
