@@ -57,10 +57,11 @@ uint64_t Saving(const Sharers& sharers, uint64_t shared_ns) {
   return static_cast<uint64_t>(at_once / static_cast<double>(sharers.size()));
 }
 
-std::string JoinPids(const std::vector<uint32_t>& pids, const char* last) {
+// "a, b and c" (`last` " and ") or "a, b, c" (`last` ", ").
+std::string Join(const std::vector<std::string>& items, const char* last) {
   std::string out;
-  for (size_t i = 0; i < pids.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == pids.size() ? last : ", ") + std::to_string(pids[i]);
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == items.size() ? last : ", ") + items[i];
   }
   return out;
 }
@@ -95,10 +96,11 @@ std::optional<Finding> SharedGpuFinding(const std::vector<User>& all, const std:
     return a.user.process->pid < b.user.process->pid;
   });
   uint64_t busy_ns = 0;
-  std::vector<uint32_t> pids;
+  std::vector<std::string> pids, busy;
   for (const Sharer& s : sharers) {
     busy_ns += s.busy_ns;
-    pids.push_back(s.user.process->pid);
+    pids.push_back(std::to_string(s.user.process->pid));
+    busy.push_back(FormatDuration(static_cast<double>(s.busy_ns)));
   }
   const User& first = sharers.front().user;
   Finding f;
@@ -110,22 +112,15 @@ std::optional<Finding> SharedGpuFinding(const std::vector<User>& all, const std:
       shared.front().start_ns - std::min(shared.front().start_ns, first.process->origin_ns);
   f.host_duration_ns = shared.back().end_ns - shared.front().start_ns;
   f.blocked_ns = Saving(sharers, shared_ns);
-  std::string busy_list;
-  for (size_t i = 0; i < sharers.size(); ++i) {
-    busy_list += (i == 0                    ? ""
-                  : i + 1 == sharers.size() ? " and "
-                                            : ", ") +
-                 FormatDuration(static_cast<double>(sharers[i].busy_ns));
-  }
   f.explanation =
-      "processes " + JoinPids(pids, " and ") + (host.empty() ? "" : " on " + host) +
+      "processes " + Join(pids, " and ") + (host.empty() ? "" : " on " + host) +
       " ran work on the same GPU (" + first.gpu->uuid + ") at the same time for " +
       FormatDuration(static_cast<double>(shared_ns)) +
       ". CUDA time-slices a GPU between processes (without MPS): while one's work runs the "
       "others' waits, so a kernel's recorded time includes the other processes' turns and each "
       "process's idle GPU time includes their work. Their recorded GPU busy time in that "
       "stretch: about " +
-      busy_list + " (" +
+      Join(busy, " and ") + " (" +
       FormatPercent(static_cast<double>(busy_ns), static_cast<double>(shared_ns)) +
       " of it together" +
       (busy_ns > shared_ns ? ": over 100%, so their kernels ran at the same time, taking turns, "
@@ -135,7 +130,7 @@ std::optional<Finding> SharedGpuFinding(const std::vector<User>& all, const std:
       "CUDA_VISIBLE_DEVICES) unless they are meant to share it (MPS)";
   SharedGpuDetails details;
   details.gpu = first.gpu->uuid;
-  details.pids = JoinPids(pids, ", ");
+  details.pids = Join(pids, ", ");
   details.processes = static_cast<uint32_t>(pids.size());
   details.shared_ns = shared_ns;
   details.busy_ns = busy_ns;
